@@ -1,0 +1,113 @@
+//! Command-line parsing: `<bench>... [--quick]`, where `all` stands for every bench.
+
+/// The usage text, printed on stderr for `--help` and after a bad argument.
+pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
+    benches: spawn_join yield_pingpong parked_memory skynet all";
+
+/// One benchmark the binary can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bench {
+    /// Trivial spawn + join, in batches.
+    SpawnJoin,
+    /// Park/unpark ping-pong between two fibers on one worker.
+    YieldPingpong,
+    /// RSS per parked fiber, each system in its own child process.
+    ParkedMemory,
+    /// The 10-ary skynet tree.
+    Skynet,
+}
+
+impl Bench {
+    /// Every bench, in the order `all` runs them.
+    const ALL: [Bench; 4] = [
+        Bench::SpawnJoin,
+        Bench::YieldPingpong,
+        Bench::ParkedMemory,
+        Bench::Skynet,
+    ];
+
+    /// The bench's name on the command line and in the JSON output.
+    fn from_name(name: &str) -> Option<Bench> {
+        match name {
+            "spawn_join" => Some(Bench::SpawnJoin),
+            "yield_pingpong" => Some(Bench::YieldPingpong),
+            "parked_memory" => Some(Bench::ParkedMemory),
+            "skynet" => Some(Bench::Skynet),
+            _ => None,
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Print the usage text.
+    Help,
+    /// Run these benches, each once, in this order.
+    Run {
+        /// The benches, without duplicates.
+        benches: Vec<Bench>,
+        /// Shrink every workload.
+        quick: bool,
+    },
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+    let mut benches = Vec::new();
+    let mut quick = false;
+    for arg in args {
+        let named: &[Bench] = match arg.as_str() {
+            "--quick" => {
+                quick = true;
+                continue;
+            }
+            "-h" | "--help" => return Ok(Command::Help),
+            "all" => &Bench::ALL,
+            name => &[Bench::from_name(name).ok_or_else(|| format!("unknown bench `{name}`"))?],
+        };
+        for bench in named {
+            if !benches.contains(bench) {
+                benches.push(*bench);
+            }
+        }
+    }
+    if benches.is_empty() {
+        return Err("no bench named".to_string());
+    }
+    Ok(Command::Run { benches, quick })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(args: &[&str]) -> Result<Command, String> {
+        parse(args.iter().map(|a| a.to_string()))
+    }
+
+    #[test]
+    fn all_expands_and_duplicates_collapse() {
+        let parsed = parse_str(&["skynet", "all", "--quick"]).unwrap();
+        let expected = vec![
+            Bench::Skynet,
+            Bench::SpawnJoin,
+            Bench::YieldPingpong,
+            Bench::ParkedMemory,
+        ];
+        assert_eq!(
+            parsed,
+            Command::Run {
+                benches: expected,
+                quick: true
+            }
+        );
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(parse_str(&["nope"]).unwrap_err().contains("nope"));
+        assert!(parse_str(&["--quick"]).is_err());
+        assert_eq!(parse_str(&["--help"]).unwrap(), Command::Help);
+    }
+}

@@ -1,0 +1,45 @@
+//! `fibra-compare`: fibra and its peers on the same workloads, side by side in one process run
+//! (DESIGN §15).
+//!
+//! ```text
+//! cargo run --release -p fibra-bench --bin fibra-compare -- <bench>... [--quick]
+//! ```
+//!
+//! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, or `all`. Rounds alternate
+//! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
+//! rounds. stdout carries one JSON object per line and nothing else: one line per system and
+//! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
+//! to stderr. `--quick` shrinks the workloads so that `all --quick` takes a few minutes.
+
+use std::process::ExitCode;
+
+use fibra_bench::args::{self, Bench, Command};
+use fibra_bench::{child, parked_memory, runtimes, skynet, spawn_join, yield_pingpong};
+
+fn main() -> ExitCode {
+    runtimes::init_may();
+    if let Some(job) = child::requested() {
+        return parked_memory::run_child(&job);
+    }
+    match args::parse(std::env::args().skip(1)) {
+        Ok(Command::Help) => {
+            eprintln!("{}", args::USAGE);
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Run { benches, quick }) => {
+            for bench in benches {
+                match bench {
+                    Bench::SpawnJoin => spawn_join::run(quick),
+                    Bench::YieldPingpong => yield_pingpong::run(quick),
+                    Bench::ParkedMemory => parked_memory::run(quick),
+                    Bench::Skynet => skynet::run(quick),
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("fibra-compare: {message}\n{}", args::USAGE);
+            ExitCode::from(2)
+        }
+    }
+}

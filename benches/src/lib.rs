@@ -1,0 +1,18 @@
+//! fibra's side-by-side peer benchmarks: the workloads and the harness behind the
+//! `fibra-compare` binary (DESIGN §15).
+//!
+//! The harness: [`args`] (command line), [`rounds`] (alternating rounds), [`report`] (JSON
+//! lines), [`runtimes`] (how every system is set up), [`child`] and [`rss`] (for measurements
+//! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
+//! [`parked_memory`], [`skynet`]; each has a `run(quick)` that measures and prints.
+
+pub mod args;
+pub mod child;
+pub mod parked_memory;
+pub mod report;
+pub mod rounds;
+pub mod rss;
+pub mod runtimes;
+pub mod skynet;
+pub mod spawn_join;
+pub mod yield_pingpong;

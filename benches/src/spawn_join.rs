@@ -1,0 +1,161 @@
+//! `spawn_join`: trivial spawn + join, in batches of [`BATCH`]: spawn a batch, join it, repeat.
+//!
+//! Variant `2w` (1 000 000 tasks, 100 000 with `--quick`): a fibra scope per batch with 2 workers
+//! vs tokio multi-thread (2 workers, `tokio::spawn` + `.await`) vs `may` (2 workers). Variant
+//! `2w_10k` (10 000 tasks in both modes): fibra again vs `std::thread::spawn` + `join`. Each
+//! task returns its index and the joined sum is checked. Metric: ns per spawn + join.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Tasks spawned before the spawner joins them.
+const BATCH: u64 = 1000;
+/// Workers of every multi-worker system.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs both variants and prints their JSON lines.
+pub fn run(quick: bool) {
+    let tasks = if quick { 100_000 } else { 1_000_000 };
+    let case = Case {
+        bench: "spawn_join",
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_op(fibra(tasks), tasks)),
+            Contender::new("tokio", || per_op(tokio(tasks), tasks)),
+            Contender::new("may", || per_op(may(tasks), tasks)),
+        ],
+    );
+    let threads = 10_000;
+    let case = Case {
+        variant: "2w_10k",
+        ..case
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_op(fibra(threads), threads)),
+            Contender::new("std_thread", || per_op(std_thread(threads), threads)),
+        ],
+    );
+}
+
+/// Nanoseconds per task.
+fn per_op(elapsed: Duration, tasks: u64) -> f64 {
+    elapsed.as_nanos() as f64 / tasks as f64
+}
+
+/// The sum every run must join: each batch returns `0 + 1 + … + BATCH - 1`.
+fn expected_sum(tasks: u64) -> u64 {
+    tasks / BATCH * (BATCH * (BATCH - 1) / 2)
+}
+
+/// fibra: one scope per batch, children spawned with `s.spawn` and joined in order.
+fn fibra(tasks: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let start = Instant::now();
+        let mut sum = 0;
+        for _ in 0..tasks / BATCH {
+            sum += fibra::scope(|s| {
+                let handles: Vec<_> = (0..BATCH).map(|i| s.spawn(move || black_box(i))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("fibra child panicked"))
+                    .sum::<u64>()
+            });
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(tasks));
+        elapsed
+    })
+}
+
+/// tokio: the spawner is itself a task on a 2-worker multi-thread runtime.
+fn tokio(tasks: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let start = Instant::now();
+        let mut sum = 0;
+        for _ in 0..tasks / BATCH {
+            let handles: Vec<_> = (0..BATCH)
+                .map(|i| tokio::spawn(async move { black_box(i) }))
+                .collect();
+            for handle in handles {
+                sum += handle.await.expect("tokio task panicked");
+            }
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(tasks));
+        elapsed
+    })
+}
+
+/// may: the spawner is itself a coroutine on may's 2-worker scheduler.
+fn may(tasks: u64) -> Duration {
+    let spawner = move || {
+        let start = Instant::now();
+        let mut sum = 0;
+        for _ in 0..tasks / BATCH {
+            let handles: Vec<_> = (0..BATCH)
+                // SAFETY: `may::coroutine::spawn` is unsafe because a coroutine may move between
+                // threads (so a thread-local must not be held across a switch) and has a small
+                // fixed stack. This child touches no thread-local and uses a few bytes of stack.
+                .map(|i| unsafe { may::coroutine::spawn(move || black_box(i)) })
+                .collect();
+            for handle in handles {
+                sum += handle.join().expect("may coroutine panicked");
+            }
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(tasks));
+        elapsed
+    };
+    // SAFETY: as for the children above: the spawner touches no thread-local (only `Instant`,
+    // the allocator and may's own join handles, which are made for coroutines) and its frames
+    // are a few hundred bytes, far within may's default coroutine stack.
+    let handle = unsafe { may::coroutine::spawn(spawner) };
+    handle.join().expect("may spawner panicked")
+}
+
+/// std threads: the spawner is the calling thread.
+fn std_thread(tasks: u64) -> Duration {
+    let start = Instant::now();
+    let mut sum = 0;
+    for _ in 0..tasks / BATCH {
+        let handles: Vec<_> = (0..BATCH)
+            .map(|i| std::thread::spawn(move || black_box(i)))
+            .collect();
+        for handle in handles {
+            sum += handle.join().expect("thread panicked");
+        }
+    }
+    let elapsed = start.elapsed();
+    assert_eq!(sum, expected_sum(tasks));
+    elapsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_joins_every_task() {
+        // Each function asserts the joined sum itself.
+        runtimes::init_may();
+        fibra(2 * BATCH);
+        tokio(2 * BATCH);
+        may(2 * BATCH);
+        std_thread(BATCH);
+    }
+}

@@ -1,0 +1,242 @@
+//! Runtime settings: what the builder was given, else the environment, else the defaults; a bad
+//! value is reported in one line on stderr together with the fallback used (DESIGN §14).
+
+use crate::stack::GuardMode;
+use std::env;
+use std::num::NonZeroUsize;
+use std::thread;
+
+/// Default usable stack of a spawned fiber.
+pub(crate) const DEFAULT_STACK_SIZE: usize = 1 << 20;
+/// Default usable stack of the main fiber.
+pub(crate) const DEFAULT_MAIN_STACK_SIZE: usize = 8 << 20;
+/// Default reductions per slice (DESIGN §2).
+pub(crate) const DEFAULT_REDUCTIONS: u32 = 4000;
+/// Warm stacks a worker keeps per size class.
+const DEFAULT_WARM_STACKS: usize = 256;
+const MAX_WORKERS: usize = 1024;
+
+/// Settings after every source has been resolved.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) workers: usize,
+    pub(crate) stack_size: usize,
+    pub(crate) main_stack_size: usize,
+    pub(crate) reductions: u32,
+    pub(crate) warm_stacks: usize,
+    /// How stack guards are made: `FIBRA_STACK_GUARD` = `auto` (default), `madvise` or
+    /// `mprotect` (the fallback for kernels before 6.13, forced for testing it).
+    pub(crate) guard: GuardMode,
+}
+
+/// What the builder was explicitly given.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Requested {
+    pub(crate) workers: Option<usize>,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) main_stack_size: Option<usize>,
+    pub(crate) reductions: Option<u32>,
+    pub(crate) warm_stacks: Option<usize>,
+}
+
+impl Requested {
+    /// Resolves every setting, reading the environment through `var`.
+    pub(crate) fn resolve_with(&self, var: impl Fn(&str) -> Option<String>) -> Config {
+        Config {
+            workers: self.workers_with(&var),
+            stack_size: self
+                .stack_size
+                .or_else(|| from_env(&var, "FIBRA_STACK_SIZE", parse_size, "1MiB"))
+                .unwrap_or(DEFAULT_STACK_SIZE),
+            main_stack_size: self
+                .main_stack_size
+                .or_else(|| from_env(&var, "FIBRA_MAIN_STACK_SIZE", parse_size, "8MiB"))
+                .unwrap_or(DEFAULT_MAIN_STACK_SIZE),
+            reductions: self.reductions.map_or(DEFAULT_REDUCTIONS, |r| r.max(1)),
+            warm_stacks: self.warm_stacks.unwrap_or(DEFAULT_WARM_STACKS),
+            guard: from_env(&var, "FIBRA_STACK_GUARD", parse_guard, "auto")
+                .unwrap_or(GuardMode::Auto),
+        }
+    }
+
+    /// Resolves every setting from the process environment.
+    pub(crate) fn resolve(&self) -> Config {
+        self.resolve_with(|name| env::var(name).ok())
+    }
+
+    fn workers_with(&self, var: &impl Fn(&str) -> Option<String>) -> usize {
+        let parallelism = || thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        let wanted = match self.workers {
+            Some(0) => {
+                eprintln!("fibra: workers(0) is not a worker count; using 1 worker");
+                1
+            }
+            Some(n) => n,
+            None => {
+                let fallback = parallelism();
+                from_env(
+                    var,
+                    "FIBRA_WORKERS",
+                    parse_count,
+                    &format!("{fallback} (available parallelism)"),
+                )
+                .unwrap_or(fallback)
+            }
+        };
+        if wanted > MAX_WORKERS {
+            eprintln!("fibra: {wanted} workers is above the limit; using {MAX_WORKERS}");
+        }
+        wanted.clamp(1, MAX_WORKERS)
+    }
+}
+
+/// Reads `name`; an unset variable is `None` silently, a bad one is `None` with a diagnostic.
+fn from_env<T>(
+    var: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    parse: fn(&str) -> Option<T>,
+    fallback: &str,
+) -> Option<T> {
+    let raw = var(name)?;
+    let parsed = parse(raw.trim());
+    if parsed.is_none() {
+        eprintln!("fibra: ignoring {name}={raw:?}: not a valid value; using {fallback}");
+    }
+    parsed
+}
+
+fn parse_guard(raw: &str) -> Option<GuardMode> {
+    match raw {
+        "auto" => Some(GuardMode::Auto),
+        "madvise" => Some(GuardMode::Madvise),
+        "mprotect" => Some(GuardMode::Mprotect),
+        _ => None,
+    }
+}
+
+fn parse_count(raw: &str) -> Option<usize> {
+    raw.parse().ok().filter(|&n| n > 0)
+}
+
+/// Bytes, optionally with a binary suffix: `65536`, `64k`, `64KiB`, `2M`, `1G`.
+fn parse_size(raw: &str) -> Option<usize> {
+    let digits = raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len());
+    let (number, suffix) = raw.split_at(digits);
+    let shift = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return None,
+    };
+    let number: usize = number.parse().ok().filter(|&n| n > 0)?;
+    number.checked_mul(1 << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn resolve(requested: Requested, env: &[(&str, &str)]) -> Config {
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        requested.resolve_with(|name| env.get(name).cloned())
+    }
+
+    #[test]
+    fn builder_beats_env_beats_parallelism() {
+        let both = Requested {
+            workers: Some(3),
+            ..Requested::default()
+        };
+        assert_eq!(resolve(both, &[("FIBRA_WORKERS", "5")]).workers, 3);
+        assert_eq!(
+            resolve(Requested::default(), &[("FIBRA_WORKERS", "5")]).workers,
+            5
+        );
+        let parallelism = thread::available_parallelism()
+            .unwrap()
+            .get()
+            .min(MAX_WORKERS);
+        assert_eq!(resolve(Requested::default(), &[]).workers, parallelism);
+    }
+
+    #[test]
+    fn bad_env_and_zero_fall_back() {
+        let parallelism = thread::available_parallelism()
+            .unwrap()
+            .get()
+            .min(MAX_WORKERS);
+        for bad in ["zero", "0", "-2", ""] {
+            let config = resolve(Requested::default(), &[("FIBRA_WORKERS", bad)]);
+            assert_eq!(config.workers, parallelism, "FIBRA_WORKERS={bad:?}");
+        }
+        let zero = Requested {
+            workers: Some(0),
+            ..Requested::default()
+        };
+        assert_eq!(resolve(zero, &[]).workers, 1);
+    }
+
+    #[test]
+    fn workers_are_clamped_to_1024() {
+        let many = Requested {
+            workers: Some(5000),
+            ..Requested::default()
+        };
+        assert_eq!(resolve(many, &[]).workers, 1024);
+        assert_eq!(
+            resolve(Requested::default(), &[("FIBRA_WORKERS", "4096")]).workers,
+            1024
+        );
+    }
+
+    #[test]
+    fn stack_sizes_from_builder_env_and_defaults() {
+        let config = resolve(Requested::default(), &[]);
+        assert_eq!(config.stack_size, DEFAULT_STACK_SIZE);
+        assert_eq!(config.main_stack_size, DEFAULT_MAIN_STACK_SIZE);
+        let config = resolve(
+            Requested::default(),
+            &[
+                ("FIBRA_STACK_SIZE", "256k"),
+                ("FIBRA_MAIN_STACK_SIZE", "2MiB"),
+            ],
+        );
+        assert_eq!(config.stack_size, 256 << 10);
+        assert_eq!(config.main_stack_size, 2 << 20);
+        let config = resolve(Requested::default(), &[("FIBRA_STACK_SIZE", "lots")]);
+        assert_eq!(config.stack_size, DEFAULT_STACK_SIZE);
+        let given = Requested {
+            stack_size: Some(4096 * 20),
+            ..Requested::default()
+        };
+        assert_eq!(
+            resolve(given, &[("FIBRA_STACK_SIZE", "2M")]).stack_size,
+            4096 * 20
+        );
+    }
+
+    #[test]
+    fn guard_mode_from_env() {
+        assert_eq!(resolve(Requested::default(), &[]).guard, GuardMode::Auto);
+        let forced = resolve(Requested::default(), &[("FIBRA_STACK_GUARD", "mprotect")]);
+        assert_eq!(forced.guard, GuardMode::Mprotect);
+        let bad = resolve(Requested::default(), &[("FIBRA_STACK_GUARD", "none")]);
+        assert_eq!(bad.guard, GuardMode::Auto);
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("65536"), Some(65536));
+        assert_eq!(parse_size("64k"), Some(64 << 10));
+        assert_eq!(parse_size("64 KiB"), Some(64 << 10));
+        assert_eq!(parse_size("3G"), Some(3 << 30));
+        assert_eq!(parse_size("1T"), None);
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_size("k"), None);
+    }
+}

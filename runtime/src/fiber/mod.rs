@@ -1,0 +1,115 @@
+//! A fiber: its identity, its park/wake latch, and its body (a closure not yet started, a
+//! suspended coroutine on a pooled stack, or nothing once finished).
+
+mod body;
+mod handle;
+
+pub(crate) use body::{Body, Entry, Suspend, Yielder};
+pub use handle::{Fiber, FiberId};
+
+use crate::latch::{Latch, Unpark};
+use crate::sched::Shared;
+use crate::stack::StackTicket;
+use std::cell::{Cell, UnsafeCell};
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::Wake;
+
+/// `home` of a fiber that has not started: any worker may take it.
+pub(crate) const NO_HOME: usize = usize::MAX;
+
+/// Everything about one fiber; shared as `Arc<Core>` by its queues, wakers and handles.
+pub(crate) struct Core {
+    pub(crate) id: FiberId,
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) location: &'static Location<'static>,
+    pub(crate) stack_size: usize,
+    pub(crate) latch: Latch,
+    /// The worker that first ran the fiber, where it stays (the pinning rule, DESIGN §2).
+    pub(crate) home: AtomicUsize,
+    pub(crate) shared: Arc<Shared>,
+    /// Only ever touched by the thread that currently runs the fiber: the worker that popped it
+    /// from a queue (before it started) or its home worker (after).
+    body: UnsafeCell<Body>,
+    /// The coroutine's yielder, set when it starts; read only on the home worker while the
+    /// fiber runs.
+    yielder: Cell<*const Yielder>,
+}
+
+// SAFETY: the non-thread-safe parts are `body` and `yielder`. A fiber is handed between threads
+// only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
+// at any moment at most one thread holds it for running: before it starts, the one worker that
+// popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
+// suspension, and only to its home worker's queues). `body` and `yielder` are accessed only by
+// that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
+// dropped elsewhere: `Body::Running` holds it in `ManuallyDrop`, so dropping a `Core` on another
+// thread leaks it instead of touching it.
+unsafe impl Send for Core {}
+// SAFETY: see `Send`; every other field is `Sync`.
+unsafe impl Sync for Core {}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Core {
+    pub(crate) fn new(
+        name: Option<Arc<str>>,
+        location: &'static Location<'static>,
+        stack_size: usize,
+        shared: Arc<Shared>,
+        entry: Entry,
+        ticket: StackTicket,
+    ) -> Core {
+        Core {
+            id: FiberId(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
+            name,
+            location,
+            stack_size,
+            latch: Latch::new(),
+            home: AtomicUsize::new(NO_HOME),
+            shared,
+            body: UnsafeCell::new(Body::Unstarted(entry, ticket)),
+            yielder: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// The body, for the thread that holds the fiber for running.
+    ///
+    /// # Safety
+    ///
+    /// The caller is that thread (see the `Send` impl) and holds no other reference to the body.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn body(&self) -> &mut Body {
+        // SAFETY: exclusive per the caller's contract.
+        unsafe { &mut *self.body.get() }
+    }
+
+    /// Records the running coroutine's yielder.
+    pub(crate) fn set_yielder(&self, yielder: &Yielder) {
+        self.yielder.set(yielder);
+    }
+
+    /// The running coroutine's yielder (null before the fiber starts).
+    pub(crate) fn yielder(&self) -> *const Yielder {
+        self.yielder.get()
+    }
+
+    /// Sets the unpark token; if the fiber was parked, puts it back on its home worker.
+    pub(crate) fn unpark(self: &Arc<Self>) {
+        if self.latch.unpark() == Unpark::Dispatch {
+            crate::sched::dispatch(self.clone());
+        }
+    }
+}
+
+impl Wake for Core {
+    fn wake(self: Arc<Self>) {
+        if self.latch.unpark() == Unpark::Dispatch {
+            crate::sched::dispatch(self);
+        }
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.unpark();
+    }
+}

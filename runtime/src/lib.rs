@@ -1,0 +1,38 @@
+//! fibra's core: fibers on pooled guarded stacks, the M:N scheduler, the park/wake latch,
+//! spawn/join and borrowing scopes (DESIGN §2–§4).
+//!
+//! Code in a fiber blocks in plain function calls — [`park`], [`JoinHandle::join`], and the
+//! channels and locks built on [`wait`] — and only the fiber is suspended. Users reach all of
+//! this through the `fibra` facade crate.
+//!
+//! ```
+//! let results = fibra_runtime::run(|| {
+//!     let mut slots = vec![0u64; 8];
+//!     fibra_runtime::scope(|s| {
+//!         for (i, slot) in slots.iter_mut().enumerate() {
+//!             s.spawn(move || *slot = (i as u64).pow(2));
+//!         }
+//!     });
+//!     slots
+//! });
+//! assert_eq!(results, [0, 1, 4, 9, 16, 25, 36, 49]);
+//! ```
+
+mod config;
+mod fiber;
+mod latch;
+mod outside;
+mod runtime;
+mod sched;
+mod shim;
+mod spawn;
+mod stack;
+mod this_fiber;
+pub mod wait;
+
+pub use fiber::{Fiber, FiberId};
+pub use runtime::{run, Handle, Runtime, RuntimeBuilder};
+pub use spawn::{
+    scope, spawn, spawn_local, Builder, JoinError, JoinHandle, Scope, ScopedJoinHandle,
+};
+pub use this_fiber::{checkpoint, current, current_worker, park, yield_now};

@@ -1,0 +1,399 @@
+//! The runtime: building it, running the main fiber, handles, and shutting down.
+
+use crate::config::Requested;
+use crate::fiber::Core;
+use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
+use crate::spawn::{create, entry_local, Builder, JoinHandle, Packet, Pinned, Spec};
+use crate::stack::{install_overflow_handler, StackError};
+use crossbeam_deque::Worker;
+use std::fmt;
+use std::io;
+use std::panic;
+use std::sync::Arc;
+use std::thread;
+
+/// A fibra runtime: `N` worker threads running fibers (DESIGN §2).
+///
+/// The thread that calls [`Runtime::block_on`] becomes worker 0 and runs the main fiber; the
+/// other workers start at [`RuntimeBuilder::build`]. When `block_on` returns, the runtime shuts
+/// down: every worker thread is joined and every pooled stack unmapped. Fibers still running
+/// then are abandoned: never resumed again; their joins report [`JoinError`](crate::JoinError)
+/// `is_cancelled()`, and their stacks stay mapped (their frames may be borrowed from).
+///
+/// ```
+/// let runtime = fibra_runtime::Runtime::builder().workers(2).build()?;
+/// let answer = runtime.block_on(|| fibra_runtime::spawn(|| 42).join().unwrap());
+/// assert_eq!(answer, 42);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct Runtime {
+    shared: Arc<Shared>,
+    threads: Vec<thread::JoinHandle<()>>,
+    /// Worker 0's queue of unstarted fibers, until `block_on` runs worker 0.
+    first: Option<Worker<Arc<Core>>>,
+}
+
+/// Configures a [`Runtime`]: `Runtime::builder().workers(4).build()`.
+///
+/// Every setting falls back to an environment variable, then to a default: workers
+/// (`FIBRA_WORKERS`, else `available_parallelism()`), fiber stack size (`FIBRA_STACK_SIZE`,
+/// 1 MiB), main fiber stack size (`FIBRA_MAIN_STACK_SIZE`, 8 MiB). A bad value is reported in
+/// one line on stderr and the fallback used.
+///
+/// ```
+/// let runtime = fibra_runtime::Runtime::builder()
+///     .workers(1)
+///     .stack_size(128 * 1024)
+///     .reductions(1000)
+///     .build()
+///     .unwrap();
+/// runtime.block_on(|| assert_eq!(fibra_runtime::current_worker(), Some(0)));
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use = "a RuntimeBuilder does nothing until `build` is called"]
+pub struct RuntimeBuilder {
+    requested: Requested,
+}
+
+impl RuntimeBuilder {
+    /// Worker threads, including the one that calls `block_on`; clamped to 1..=1024.
+    /// `workers(0)` is reported on stderr and means 1.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(3).build().unwrap();
+    /// assert_eq!(runtime.handle().workers(), 3);
+    /// ```
+    pub fn workers(mut self, workers: usize) -> RuntimeBuilder {
+        self.requested.workers = Some(workers);
+        self
+    }
+
+    /// Default usable stack size of spawned fibers, in bytes.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().stack_size(64 * 1024).build().unwrap();
+    /// runtime.block_on(|| fibra_runtime::spawn(|| ()).join().unwrap());
+    /// ```
+    pub fn stack_size(mut self, bytes: usize) -> RuntimeBuilder {
+        self.requested.stack_size = Some(bytes);
+        self
+    }
+
+    /// Usable stack size of the main fiber, in bytes.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().main_stack_size(1 << 20).build().unwrap();
+    /// runtime.block_on(|| ());
+    /// ```
+    pub fn main_stack_size(mut self, bytes: usize) -> RuntimeBuilder {
+        self.requested.main_stack_size = Some(bytes);
+        self
+    }
+
+    /// Reductions per slice (default 4000): after this many runtime operations a fiber goes to
+    /// the back of its worker's ready queue at its next one.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().reductions(10).build().unwrap();
+    /// runtime.block_on(|| fibra_runtime::checkpoint());
+    /// ```
+    pub fn reductions(mut self, reductions: u32) -> RuntimeBuilder {
+        self.requested.reductions = Some(reductions);
+        self
+    }
+
+    /// Finished fibers' stacks each worker keeps warm per stack size (default 256); memory of
+    /// stacks returned beyond that goes back to the kernel.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().warm_stacks(8).build().unwrap();
+    /// runtime.block_on(|| ());
+    /// ```
+    pub fn warm_stacks(mut self, stacks: usize) -> RuntimeBuilder {
+        self.requested.warm_stacks = Some(stacks);
+        self
+    }
+
+    /// Starts the worker threads (all but worker 0, which is `block_on`'s caller).
+    ///
+    /// # Errors
+    ///
+    /// When a worker thread cannot be spawned.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().build()?;
+    /// runtime.block_on(|| ());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn build(self) -> io::Result<Runtime> {
+        let config = self.requested.resolve();
+        install_overflow_handler(describe_running);
+        let mut deques: Vec<Worker<Arc<Core>>> =
+            (0..config.workers).map(|_| Worker::new_fifo()).collect();
+        let stealers = deques.iter().map(Worker::stealer).collect();
+        let shared = Arc::new(Shared::new(config, stealers));
+        let mut runtime = Runtime {
+            shared: shared.clone(),
+            threads: Vec::with_capacity(deques.len().saturating_sub(1)),
+            first: None,
+        };
+        let rest = deques.split_off(1);
+        runtime.first = deques.pop();
+        for (offset, deque) in rest.into_iter().enumerate() {
+            let index = offset + 1;
+            let shared = shared.clone();
+            let thread = thread::Builder::new()
+                .name(format!("fibra-worker-{index}"))
+                .spawn(move || run_worker(&Local::new(index, shared, deque)))?;
+            runtime.threads.push(thread);
+        }
+        Ok(runtime)
+    }
+}
+
+impl Runtime {
+    /// A runtime with every setting from the environment or its default.
+    ///
+    /// # Errors
+    ///
+    /// As [`RuntimeBuilder::build`].
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::new()?;
+    /// assert_eq!(runtime.block_on(|| 1), 1);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn new() -> io::Result<Runtime> {
+        Runtime::builder().build()
+    }
+
+    /// A builder to configure a runtime.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build().unwrap();
+    /// runtime.block_on(|| ());
+    /// ```
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// A handle for spawning onto this runtime from anywhere.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// let handle = runtime.handle();
+    /// let fiber = handle.spawn(|| 5);
+    /// runtime.block_on(move || assert_eq!(fiber.join().unwrap(), 5));
+    /// ```
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Runs `f` as the main fiber on the calling thread (worker 0), returns its value (or
+    /// re-raises its panic), and shuts the runtime down.
+    ///
+    /// `f` needs neither `Send` nor `'static`: the main fiber never leaves this thread, and this
+    /// call does not return before it has finished.
+    ///
+    /// # Panics
+    ///
+    /// When called from inside a fiber; when the main fiber's stack cannot be had; and with the
+    /// main fiber's panic.
+    ///
+    /// ```
+    /// let greeting = String::from("hello");
+    /// let runtime = fibra_runtime::Runtime::builder().build().unwrap();
+    /// let length = runtime.block_on(|| greeting.len());
+    /// assert_eq!(length, 5);
+    /// ```
+    #[track_caller]
+    pub fn block_on<F, T>(mut self, f: F) -> T
+    where
+        F: FnOnce() -> T,
+    {
+        let location = std::panic::Location::caller();
+        let deque = self.first.take().expect("worker 0 runs once");
+        let local = Local::new(0, self.shared.clone(), deque);
+        let packet = Arc::new(Packet::new(None));
+        let main = entry_local(f, packet.clone());
+        let stop_worker = move |start: Result<(), StackError>| {
+            main(start);
+            with_worker(|local| {
+                local
+                    .expect("the main fiber runs on worker 0")
+                    .request_stop()
+            });
+        };
+        let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + '_> = Box::new(stop_worker);
+        // SAFETY: erasing the lifetime of `f`'s borrows is sound because they are not used
+        // after this call returns: the main fiber is placed on this thread's ready queue (never
+        // stolen) and the worker loop below returns only once it has finished — or, if the loop
+        // itself unwinds, the fiber is never resumed again (a suspended fiber is leaked, never
+        // dropped or unwound) and an unstarted entry is dropped right here, on this thread,
+        // when `local` drops.
+        let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + 'static> =
+            unsafe { std::mem::transmute(stop_worker) };
+        let spec = Spec::main(location, self.shared.config.main_stack_size);
+        let main = create(&self.shared, spec, Pinned::new(stop_worker).into_entry())
+            .unwrap_or_else(|error| panic!("fibra: cannot create the main fiber: {error}"));
+        local.pin(main);
+        run_worker(&local);
+        drop(local);
+        self.shut_down();
+        let result = packet
+            .try_take()
+            .expect("the worker loop returned before the main fiber finished");
+        match result {
+            Ok(value) => value,
+            Err(error) => panic::resume_unwind(error.into_panic()),
+        }
+    }
+
+    fn shut_down(&mut self) {
+        self.shared.begin_shutdown();
+        let mut worker_panic = None;
+        for thread in self.threads.drain(..) {
+            if let Err(payload) = thread.join() {
+                worker_panic.get_or_insert(payload);
+            }
+        }
+        self.shared.finish_shutdown();
+        if let Some(payload) = worker_panic {
+            if !thread::panicking() {
+                panic::resume_unwind(payload);
+            }
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if !self.shared.is_shut_down() {
+            self.shut_down();
+        }
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("workers", &self.shared.workers())
+            .finish()
+    }
+}
+
+/// A cheap, clonable reference to a runtime, for spawning onto it from anywhere.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let handle = fibra_runtime::Handle::current();
+///     let from_thread = std::thread::spawn(move || handle.spawn(|| 7).join().unwrap());
+///     assert_eq!(from_thread.join().unwrap(), 7);
+/// });
+/// ```
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// The runtime of the calling worker.
+    ///
+    /// # Panics
+    ///
+    /// Outside a fibra runtime's worker threads.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let handle = fibra_runtime::Handle::current();
+    ///     assert_eq!(handle.spawn(|| 1).join().unwrap(), 1);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn current() -> Handle {
+        Handle::try_current()
+            .unwrap_or_else(|| panic!("fibra::Handle::current() called outside a fibra runtime"))
+    }
+
+    /// The runtime of the calling worker, if the caller runs on one.
+    ///
+    /// ```
+    /// assert!(fibra_runtime::Handle::try_current().is_none());
+    /// ```
+    pub fn try_current() -> Option<Handle> {
+        with_worker(|local| {
+            local.map(|local| Handle {
+                shared: local.shared().clone(),
+            })
+        })
+    }
+
+    /// Spawns a fiber onto this runtime, from any thread or fiber.
+    ///
+    /// # Panics
+    ///
+    /// When no stack can be had (see [`Builder::spawn`]).
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build().unwrap();
+    /// let fiber = runtime.handle().spawn(|| "from outside");
+    /// runtime.block_on(move || assert_eq!(fiber.join().unwrap(), "from outside"));
+    /// ```
+    #[track_caller]
+    pub fn spawn<F, T>(&self, f: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        Builder::new()
+            .spawn_on(self, f)
+            .unwrap_or_else(|error| panic!("fibra::Handle::spawn: {error}"))
+    }
+
+    /// The runtime's worker count.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// assert_eq!(runtime.handle().workers(), 2);
+    /// ```
+    pub fn workers(&self) -> usize {
+        self.shared.workers()
+    }
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("workers", &self.shared.workers())
+            .finish()
+    }
+}
+
+/// Runs `f` as the main fiber of a runtime configured from the environment, returns its value
+/// (re-raising its panic), and shuts the runtime down.
+///
+/// # Panics
+///
+/// When the runtime cannot start; inside a fiber; with `f`'s panic.
+///
+/// ```
+/// let sum = fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         let a = s.spawn(|| 1);
+///         let b = s.spawn(|| 2);
+///         a.join().unwrap() + b.join().unwrap()
+///     })
+/// });
+/// assert_eq!(sum, 3);
+/// ```
+#[track_caller]
+pub fn run<F, T>(f: F) -> T
+where
+    F: FnOnce() -> T,
+{
+    Runtime::new()
+        .unwrap_or_else(|error| panic!("fibra::run: cannot start the runtime: {error}"))
+        .block_on(f)
+}

@@ -1,0 +1,138 @@
+//! The M:N scheduler: workers, their queues, stealing, and sleeping without lost wake-ups.
+
+mod context;
+mod idle;
+mod parker;
+mod worker;
+
+pub(crate) use context::{describe_running, with_running, with_worker};
+pub(crate) use worker::{run_worker, Local};
+
+use crate::config::Config;
+use crate::fiber::{Core, NO_HOME};
+use crate::outside::Outside;
+use crossbeam_deque::{Injector, Stealer};
+use crossbeam_queue::SegQueue;
+use idle::Idle;
+use parker::Parker;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The parts of a runtime every thread may touch.
+pub(crate) struct Shared {
+    remotes: Box<[Remote]>,
+    parkers: Box<[Parker]>,
+    injector: Injector<Arc<Core>>,
+    idle: Idle,
+    shutdown: AtomicBool,
+    pub(crate) config: Config,
+    /// Joiners outside the runtime's fibers, woken at shutdown.
+    pub(crate) outside: Outside,
+}
+
+/// The parts of one worker that other threads touch.
+struct Remote {
+    /// Started fibers of this worker, woken from other threads.
+    inbox: SegQueue<Arc<Core>>,
+    /// The other end of the worker's queue of unstarted fibers.
+    stealer: Stealer<Arc<Core>>,
+}
+
+impl Shared {
+    pub(crate) fn new(config: Config, stealers: Vec<Stealer<Arc<Core>>>) -> Shared {
+        let workers = stealers.len();
+        Shared {
+            remotes: stealers
+                .into_iter()
+                .map(|stealer| Remote {
+                    inbox: SegQueue::new(),
+                    stealer,
+                })
+                .collect(),
+            parkers: (0..workers).map(|_| Parker::new()).collect(),
+            injector: Injector::new(),
+            idle: Idle::new(workers),
+            shutdown: AtomicBool::new(false),
+            config,
+            outside: Outside::new(),
+        }
+    }
+
+    pub(crate) fn workers(&self) -> usize {
+        self.remotes.len()
+    }
+
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+
+    /// Queues a fiber spawned from outside the runtime's workers.
+    pub(crate) fn inject(&self, core: Arc<Core>) {
+        self.injector.push(core);
+        if self.is_shut_down() {
+            // Raced with shutdown's drain: nobody will run it, and dropping it here (not in the
+            // injector) keeps `Core → Shared → injector → Core` from leaking.
+            self.drain_injector();
+            return;
+        }
+        self.idle.notify_one(&self.parkers);
+    }
+
+    /// Tells sleeping workers that new stealable work exists.
+    pub(crate) fn notify_work(&self) {
+        self.idle.notify_one(&self.parkers);
+    }
+
+    /// Stops every worker: they abandon their fibers at their next scheduling step. Then wakes
+    /// every outside joiner, whose join reports the cancellation.
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        for parker in self.parkers.iter() {
+            parker.unpark();
+        }
+    }
+
+    /// After every worker has exited: drops what is still queued and wakes outside joiners.
+    pub(crate) fn finish_shutdown(&self) {
+        self.drain_injector();
+        for index in 0..self.workers() {
+            self.drain_inbox(index);
+        }
+        self.outside.wake_all();
+    }
+
+    fn drain_injector(&self) {
+        while !self.injector.is_empty() {
+            drop(self.injector.steal());
+        }
+    }
+
+    fn drain_inbox(&self, index: usize) {
+        while self.remotes[index].inbox.pop().is_some() {}
+    }
+}
+
+/// Puts a fiber whose latch dispatch was won back on its home worker: straight onto the ready
+/// queue when called on that worker, else into its inbox with a wake-up.
+pub(crate) fn dispatch(core: Arc<Core>) {
+    let home = core.home.load(Ordering::Relaxed);
+    debug_assert_ne!(home, NO_HOME, "an unstarted fiber was dispatched");
+    let core = match with_worker(|local| match local {
+        Some(local) if local.owns(&core.shared, home) => {
+            local.push_ready(core);
+            None
+        }
+        _ => Some(core),
+    }) {
+        Some(core) => core,
+        None => return,
+    };
+    let shared = core.shared.clone();
+    shared.remotes[home].inbox.push(core);
+    if shared.is_shut_down() {
+        // As in `inject`: nobody will resume it; do not leave it in the inbox.
+        shared.drain_inbox(home);
+        return;
+    }
+    shared.parkers[home].unpark();
+}

@@ -1,0 +1,287 @@
+//! One worker: its own queues, the scheduling loop, and running a fiber for one slice.
+
+use super::context::{self, EnterWorker};
+use super::idle::Woken;
+use super::Shared;
+use crate::fiber::{Body, Core, Suspend};
+use crate::stack::{AltStack, PoolConfig, StackPool};
+use corosensei::CoroutineResult;
+use crossbeam_deque::{Steal, Worker};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::hint;
+use std::mem::{self, ManuallyDrop};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Every this many scheduling steps the inbox and the unstarted queue are looked at even while
+/// ready fibers wait, so neither starves.
+const CHECK_INTERVAL: u32 = 61;
+/// Stealing rounds an idle worker makes before it sleeps.
+const SPIN_ROUNDS: u32 = 32;
+
+/// The worker-owned state: used only on the worker's thread.
+pub(crate) struct Local {
+    index: usize,
+    shared: Arc<Shared>,
+    ready: RefCell<VecDeque<Arc<Core>>>,
+    unstarted: Worker<Arc<Core>>,
+    pool: RefCell<StackPool>,
+    /// Reductions left in the running fiber's slice.
+    budget: Cell<u32>,
+    tick: Cell<u32>,
+    /// Set when the loop should return even though the runtime goes on (worker 0's main fiber
+    /// has finished).
+    stop: Cell<bool>,
+}
+
+impl Local {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>, unstarted: Worker<Arc<Core>>) -> Local {
+        let pool = StackPool::new(PoolConfig {
+            max_warm: shared.config.warm_stacks,
+            guard: shared.config.guard,
+        });
+        Local {
+            index,
+            shared,
+            ready: RefCell::new(VecDeque::new()),
+            unstarted,
+            pool: RefCell::new(pool),
+            budget: Cell::new(0),
+            tick: Cell::new(0),
+            stop: Cell::new(false),
+        }
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Whether this is worker `index` of the runtime `shared`.
+    pub(crate) fn owns(&self, shared: &Arc<Shared>, index: usize) -> bool {
+        self.index == index && Arc::ptr_eq(&self.shared, shared)
+    }
+
+    /// Appends a fiber to this worker's ready queue.
+    pub(crate) fn push_ready(&self, core: Arc<Core>) {
+        self.ready.borrow_mut().push_back(core);
+    }
+
+    /// Queues an unstarted fiber here for good: it is homed now, and ready queues are never
+    /// stolen from.
+    pub(crate) fn pin(&self, core: Arc<Core>) {
+        core.home.store(self.index, Ordering::Relaxed);
+        self.push_ready(core);
+    }
+
+    /// Queues a fiber that any worker may start.
+    pub(crate) fn push_unstarted(&self, core: Arc<Core>) {
+        self.unstarted.push(core);
+        self.shared.notify_work();
+    }
+
+    /// Makes the loop return after the current step.
+    pub(crate) fn request_stop(&self) {
+        self.stop.set(true);
+    }
+
+    /// Charges one reduction to the running fiber; true when its slice is used up.
+    pub(crate) fn charge(&self) -> bool {
+        let left = self.budget.get().saturating_sub(1);
+        self.budget.set(left);
+        left == 0
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.get() || self.shared.is_shut_down()
+    }
+
+    /// The next fiber to run from this worker's own queues.
+    fn next_local(&self) -> Option<Arc<Core>> {
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % CHECK_INTERVAL == 0 {
+            self.drain_inbox();
+            if let Some(core) = self.take_unstarted() {
+                return Some(core);
+            }
+        }
+        let ready = self.ready.borrow_mut().pop_front();
+        if ready.is_some() {
+            return ready;
+        }
+        self.drain_inbox();
+        self.ready
+            .borrow_mut()
+            .pop_front()
+            .or_else(|| self.take_unstarted())
+    }
+
+    fn drain_inbox(&self) {
+        let inbox = &self.shared.remotes[self.index].inbox;
+        if inbox.is_empty() {
+            return;
+        }
+        let mut ready = self.ready.borrow_mut();
+        while let Some(core) = inbox.pop() {
+            ready.push_back(core);
+        }
+    }
+
+    fn take_unstarted(&self) -> Option<Arc<Core>> {
+        self.unstarted
+            .pop()
+            .or_else(|| retry_steal(|| self.shared.injector.steal_batch_and_pop(&self.unstarted)))
+    }
+
+    /// Unstarted fibers from the injector or other workers, starting with the next worker.
+    fn steal(&self) -> Option<Arc<Core>> {
+        let workers = self.shared.workers();
+        retry_steal(|| {
+            self.shared
+                .injector
+                .steal_batch_and_pop(&self.unstarted)
+                .or_else(|| {
+                    (1..workers)
+                        .map(|offset| (self.index + offset) % workers)
+                        .map(|victim| {
+                            self.shared.remotes[victim]
+                                .stealer
+                                .steal_batch_and_pop(&self.unstarted)
+                        })
+                        .collect()
+                })
+        })
+    }
+
+    /// Whether another worker or the injector has something to steal, or our inbox has wakes.
+    fn work_visible(&self) -> bool {
+        !self.shared.injector.is_empty()
+            || !self.shared.remotes[self.index].inbox.is_empty()
+            || self.shared.remotes.iter().any(|r| !r.stealer.is_empty())
+    }
+
+    /// Runs `core` until it parks, yields or finishes.
+    fn run(&self, core: Arc<Core>) {
+        // SAFETY: we popped `core` from one of our queues, which makes this thread the one that
+        // runs it (see `Core`'s `Send` impl); no other reference to the body exists now.
+        let body = unsafe { core.body() };
+        if let Body::Unstarted(..) = body {
+            let Body::Unstarted(entry, ticket) = mem::replace(body, Body::Done) else {
+                unreachable!()
+            };
+            core.home.store(self.index, Ordering::Relaxed);
+            let stack = self.pool.borrow_mut().take(core.stack_size);
+            match stack {
+                Ok(stack) => {
+                    let coroutine = corosensei::Coroutine::with_stack(stack, move |yielder, ()| {
+                        context::with_running(|running| {
+                            running
+                                .expect("a fiber's coroutine runs with its core set")
+                                .set_yielder(yielder)
+                        });
+                        entry(Ok(()));
+                    });
+                    *body = Body::Running(ManuallyDrop::new(coroutine), ticket);
+                }
+                Err(error) => {
+                    drop(ticket);
+                    entry(Err(error));
+                    return;
+                }
+            }
+        }
+        let Body::Running(coroutine, _) = body else {
+            unreachable!("a finished fiber was scheduled")
+        };
+        self.budget.set(self.shared.config.reductions);
+        context::set_running(Arc::as_ptr(&core));
+        let result = coroutine.resume(());
+        context::set_running(std::ptr::null());
+        match result {
+            CoroutineResult::Yield(Suspend::Yield) => self.push_ready(core),
+            CoroutineResult::Yield(Suspend::Park) => {}
+            CoroutineResult::Return(()) => {
+                let Body::Running(coroutine, ticket) = mem::replace(body, Body::Done) else {
+                    unreachable!()
+                };
+                let stack = ManuallyDrop::into_inner(coroutine).into_stack();
+                self.pool.borrow_mut().give(stack);
+                drop(ticket);
+            }
+        }
+    }
+
+    /// Looks for work elsewhere, then sleeps. Returns when there may be work, or to stop.
+    fn idle(&self, searching: &mut bool) {
+        let idle = &self.shared.idle;
+        if !*searching {
+            idle.start_searching();
+            *searching = true;
+        }
+        for _ in 0..SPIN_ROUNDS {
+            if self.stopping() || self.work_visible() {
+                return;
+            }
+            for _ in 0..64 {
+                hint::spin_loop();
+            }
+        }
+        idle.prepare_sleep(self.index);
+        *searching = false;
+        let woken = if self.stopping() || self.work_visible() {
+            idle.cancel_sleep(self.index)
+        } else {
+            idle.sleep_on(self.index, &self.shared.parkers[self.index])
+        };
+        *searching = woken == Woken::Searching;
+    }
+
+    /// Drops everything still queued here; the fibers are abandoned (see `Runtime`).
+    fn abandon(&self) {
+        self.ready.borrow_mut().clear();
+        while self.unstarted.pop().is_some() {}
+    }
+}
+
+/// Retries a steal while it asks to.
+fn retry_steal(mut attempt: impl FnMut() -> Steal<Arc<Core>>) -> Option<Arc<Core>> {
+    loop {
+        match attempt() {
+            Steal::Success(core) => return Some(core),
+            Steal::Empty => return None,
+            Steal::Retry => hint::spin_loop(),
+        }
+    }
+}
+
+/// Runs the scheduling loop of `local` on this thread until the runtime shuts down or
+/// [`Local::request_stop`] is called.
+pub(crate) fn run_worker(local: &Local) {
+    let _alt_stack = AltStack::ensure();
+    let _enter = EnterWorker::new(local);
+    local.shared.parkers[local.index].bind_current();
+    let mut searching = false;
+    while !local.stopping() {
+        let next = local.next_local().or_else(|| local.steal());
+        match next {
+            Some(core) => {
+                if mem::take(&mut searching) {
+                    local.shared.idle.found_work(&local.shared.parkers);
+                }
+                local.run(core);
+            }
+            None => local.idle(&mut searching),
+        }
+    }
+    if searching {
+        local.shared.idle.found_work(&local.shared.parkers);
+    }
+    if local.shared.is_shut_down() {
+        local.abandon();
+    }
+}

@@ -1,0 +1,176 @@
+//! Waiting for a fiber's result: blocking (fiber or thread) and as a future.
+
+use super::error::JoinError;
+use super::packet::Packet;
+use crate::fiber::Fiber;
+use crate::sched::{with_worker, Shared};
+use crate::wait::{current_waker, in_fiber, park_current};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+/// An owned permission to join a fiber: wait for it to finish and take its result.
+///
+/// Dropping the handle detaches the fiber: it runs on, and its result is dropped.
+/// `join` blocks a fiber (or a plain thread); `.await` suits async code.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let handle = fibra_runtime::spawn(|| 6 * 7);
+///     assert_eq!(handle.join().unwrap(), 42);
+/// });
+/// ```
+pub struct JoinHandle<T> {
+    packet: Arc<Packet<T>>,
+    fiber: Fiber,
+    /// Our registration with the runtime while awaited from outside its fibers.
+    outside: Option<usize>,
+}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(packet: Arc<Packet<T>>, fiber: Fiber) -> JoinHandle<T> {
+        JoinHandle {
+            packet,
+            fiber,
+            outside: None,
+        }
+    }
+
+    /// Waits for the fiber to finish and returns its value, or why there is none.
+    ///
+    /// From a fiber this parks only the fiber; from any other thread it blocks the thread.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// // From a plain thread, while the runtime runs.
+    /// let handle = runtime.handle().spawn(|| 6 * 7);
+    /// let waiter = std::thread::spawn(move || handle.join());
+    /// // The main fiber returns at once; shutting down cancels the fiber if it has not finished.
+    /// runtime.block_on(|| {});
+    /// match waiter.join().unwrap() {
+    ///     Ok(value) => assert_eq!(value, 42),
+    ///     Err(error) => assert!(error.is_cancelled()),
+    /// }
+    /// ```
+    pub fn join(mut self) -> Result<T, JoinError> {
+        wait(&self.packet, &self.fiber.0.shared, &mut self.outside)
+    }
+
+    /// Whether the fiber has finished (its result is waiting).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let handle = fibra_runtime::spawn(|| ());
+    ///     while !handle.is_finished() {
+    ///         fibra_runtime::yield_now();
+    ///     }
+    ///     handle.join().unwrap();
+    /// });
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.packet.is_finished()
+    }
+
+    /// The fiber being joined.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let handle = fibra_runtime::Builder::new().name("worker").spawn(|| ()).unwrap();
+    ///     assert_eq!(handle.fiber().name(), Some("worker"));
+    ///     handle.join().unwrap();
+    /// });
+    /// ```
+    pub fn fiber(&self) -> &Fiber {
+        &self.fiber
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match poll_outside(
+            &this.packet,
+            &this.fiber.0.shared,
+            &mut this.outside,
+            cx.waker(),
+        ) {
+            Some(result) => Poll::Ready(result),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        if let Some(key) = self.outside.take() {
+            self.fiber.0.shared.outside.deregister(key);
+        }
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("fiber", &self.fiber)
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// Blocks the caller until `packet` has a result.
+pub(crate) fn wait<T>(
+    packet: &Packet<T>,
+    shared: &Shared,
+    outside: &mut Option<usize>,
+) -> Result<T, JoinError> {
+    // A fiber of this runtime is never left waiting by shutdown (it is abandoned with the
+    // fiber it waits for), so only other callers register to be told about it.
+    let ours = in_fiber()
+        && with_worker(|local| local.is_some_and(|local| std::ptr::eq(&**local.shared(), shared)));
+    let waker = current_waker();
+    loop {
+        let result = if ours {
+            packet.poll_take(&waker)
+        } else {
+            poll_outside(packet, shared, outside, &waker)
+        };
+        if let Some(result) = result {
+            return result;
+        }
+        park_current();
+    }
+}
+
+/// One poll by a caller outside the runtime's fibers.
+fn poll_outside<T>(
+    packet: &Packet<T>,
+    shared: &Shared,
+    outside: &mut Option<usize>,
+    waker: &Waker,
+) -> Option<Result<T, JoinError>> {
+    if let Some(result) = packet.poll_take(waker) {
+        if let Some(key) = outside.take() {
+            shared.outside.deregister(key);
+        }
+        return Some(result);
+    }
+    match shared.outside.register(*outside, waker) {
+        Some(key) => {
+            *outside = Some(key);
+            None
+        }
+        // The runtime has shut down and every fiber has stopped: a result is there now or never.
+        None => {
+            *outside = None;
+            Some(
+                packet
+                    .try_take()
+                    .unwrap_or_else(|| Err(JoinError::cancelled())),
+            )
+        }
+    }
+}

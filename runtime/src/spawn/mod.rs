@@ -1,0 +1,363 @@
+//! Spawning fibers: the per-spawn [`Builder`], the free functions, join handles and scopes.
+
+mod error;
+mod join;
+mod packet;
+mod pinned;
+mod scope;
+
+pub use error::JoinError;
+pub use join::JoinHandle;
+pub use scope::{scope, Scope, ScopedJoinHandle};
+
+use crate::fiber::{Core, Entry, Fiber};
+use crate::runtime::Handle;
+use crate::sched::{with_worker, Shared};
+use crate::stack::{self, StackError};
+use crate::wait::{charge, in_fiber, yield_fiber};
+pub(crate) use packet::Packet;
+pub(crate) use pinned::Pinned;
+use std::io;
+use std::panic::{self, AssertUnwindSafe, Location};
+use std::sync::Arc;
+
+/// Configures one spawn, like [`std::thread::Builder`]: a name (for diagnostics and the stack
+/// overflow report) and a stack size.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let handle = fibra_runtime::Builder::new()
+///         .name("parser")
+///         .stack_size(256 * 1024)
+///         .spawn(|| fibra_runtime::current().name().map(str::to_owned))
+///         .unwrap();
+///     assert_eq!(handle.join().unwrap().as_deref(), Some("parser"));
+/// });
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use = "a Builder does nothing until one of its spawn methods is called"]
+pub struct Builder {
+    name: Option<String>,
+    stack_size: Option<usize>,
+}
+
+/// A spawn's settings, resolved at the spawn call.
+pub(crate) struct Spec {
+    name: Option<Arc<str>>,
+    stack_size: Option<usize>,
+    location: &'static Location<'static>,
+}
+
+impl Spec {
+    pub(crate) fn main(location: &'static Location<'static>, stack_size: usize) -> Spec {
+        Spec {
+            name: Some(Arc::from("main")),
+            stack_size: Some(stack_size),
+            location,
+        }
+    }
+}
+
+impl Builder {
+    /// A builder with no name and the runtime's default stack size.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Names the fiber.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let h = fibra_runtime::Builder::new().name("x").spawn(|| ()).unwrap();
+    ///     assert_eq!(h.fiber().name(), Some("x"));
+    ///     h.join().unwrap();
+    /// });
+    /// ```
+    pub fn name(mut self, name: impl Into<String>) -> Builder {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the usable stack size in bytes (rounded up to whole pages, at least 16 KiB).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let h = fibra_runtime::Builder::new().stack_size(64 * 1024).spawn(|| 1).unwrap();
+    ///     assert_eq!(h.join().unwrap(), 1);
+    /// });
+    /// ```
+    pub fn stack_size(mut self, bytes: usize) -> Builder {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    #[track_caller]
+    fn spec(self) -> Spec {
+        Spec {
+            name: self.name.map(Arc::from),
+            stack_size: self.stack_size,
+            location: Location::caller(),
+        }
+    }
+
+    /// Spawns a fiber on the current runtime; any worker may start it.
+    ///
+    /// # Errors
+    ///
+    /// When no stack can be had for it (the `vm.max_map_count` limit with `mprotect` guards,
+    /// or the address-space bound on live stacks); the error says what to change.
+    ///
+    /// # Panics
+    ///
+    /// Outside a fibra runtime.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let h = fibra_runtime::Builder::new().spawn(|| "hi").unwrap();
+    ///     assert_eq!(h.join().unwrap(), "hi");
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn<F, T>(self, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let handle = Handle::try_current()
+            .unwrap_or_else(|| panic!("fibra::spawn() called outside a fibra runtime"));
+        self.spawn_on(&handle, f)
+    }
+
+    /// Spawns a fiber on the runtime of `handle`, from any thread.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::spawn`].
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build().unwrap();
+    /// let handle = runtime.handle();
+    /// let total = runtime.block_on(|| {
+    ///     let h = fibra_runtime::Builder::new().spawn_on(&handle, || 2).unwrap();
+    ///     h.join().unwrap()
+    /// });
+    /// assert_eq!(total, 2);
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<F, T>(self, handle: &Handle, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let spec = self.spec();
+        let packet = Arc::new(Packet::new(None));
+        let entry = entry(f, packet.clone());
+        let fiber = launch(&handle.shared, spec, entry, Placement::Anywhere)?;
+        Ok(JoinHandle::new(packet, fiber))
+    }
+
+    /// Spawns a fiber that stays on the current worker and so needs no `Send`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::spawn`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a fiber of a fibra runtime.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    ///
+    /// fibra_runtime::run(|| {
+    ///     let shared = Rc::new(5);
+    ///     let h = fibra_runtime::Builder::new().spawn_local(move || *shared + 1).unwrap();
+    ///     assert_eq!(h.join().unwrap(), 6);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn_local<F, T>(self, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + 'static,
+        T: 'static,
+    {
+        let spec = self.spec();
+        let shared = with_worker(|local| local.map(|local| local.shared().clone()))
+            .filter(|_| in_fiber())
+            .unwrap_or_else(|| panic!("fibra::spawn_local() called outside a fiber"));
+        let packet = Arc::new(Packet::new(None));
+        let entry = Pinned::new(entry_local(f, packet.clone())).into_entry();
+        let fiber = launch(&shared, spec, entry, Placement::Here)?;
+        Ok(JoinHandle::new(packet, fiber))
+    }
+
+    /// Spawns a fiber in `scope`; it may borrow from outside the scope.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::spawn`].
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let words = ["a", "bb", "ccc"];
+    ///     let total = fibra_runtime::scope(|s| {
+    ///         let h = fibra_runtime::Builder::new()
+    ///             .name("counter")
+    ///             .spawn_scoped(s, || words.iter().map(|w| w.len()).sum::<usize>())
+    ///             .unwrap();
+    ///         h.join().unwrap()
+    ///     });
+    ///     assert_eq!(total, 6);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn_scoped<'scope, 'env, F, T>(
+        self,
+        scope: &'scope Scope<'scope, 'env>,
+        f: F,
+    ) -> io::Result<ScopedJoinHandle<'scope, T>>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        scope.spawn_with(self.spec(), f)
+    }
+}
+
+/// Spawns a fiber on the current runtime and returns a handle to join it.
+///
+/// # Panics
+///
+/// Outside a fibra runtime, or when no stack can be had (see [`Builder::spawn`]).
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let handles: Vec<_> = (0..10u64).map(|i| fibra_runtime::spawn(move || i * i)).collect();
+///     let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+///     assert_eq!(sum, 285);
+/// });
+/// ```
+#[track_caller]
+pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    Builder::new()
+        .spawn(f)
+        .unwrap_or_else(|error| panic!("fibra::spawn: {error}"))
+}
+
+/// Spawns a fiber that stays on the current worker; it needs no `Send`.
+///
+/// # Panics
+///
+/// Outside a fiber, or when no stack can be had (see [`Builder::spawn`]).
+///
+/// ```
+/// use std::cell::Cell;
+/// use std::rc::Rc;
+///
+/// fibra_runtime::run(|| {
+///     let counter = Rc::new(Cell::new(0));
+///     let c = counter.clone();
+///     fibra_runtime::spawn_local(move || c.set(c.get() + 1)).join().unwrap();
+///     assert_eq!(counter.get(), 1);
+/// });
+/// ```
+#[track_caller]
+pub fn spawn_local<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + 'static,
+    T: 'static,
+{
+    Builder::new()
+        .spawn_local(f)
+        .unwrap_or_else(|error| panic!("fibra::spawn_local: {error}"))
+}
+
+/// Where a new fiber may start.
+pub(crate) enum Placement {
+    /// On any worker: it waits in a stealable queue (or the injector).
+    Anywhere,
+    /// On the calling worker, for good.
+    Here,
+}
+
+/// Creates a fiber, not yet queued.
+pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Result<Arc<Core>> {
+    let stack_size = spec.stack_size.unwrap_or(shared.config.stack_size);
+    stack::check_size(stack_size).map_err(io::Error::other)?;
+    let ticket = stack::admit().map_err(io::Error::other)?;
+    Ok(Arc::new(Core::new(
+        spec.name,
+        spec.location,
+        stack_size,
+        shared.clone(),
+        entry,
+        ticket,
+    )))
+}
+
+/// Creates a fiber and queues it.
+pub(crate) fn launch(
+    shared: &Arc<Shared>,
+    spec: Spec,
+    entry: Entry,
+    placement: Placement,
+) -> io::Result<Fiber> {
+    let core = create(shared, spec, entry)?;
+    let fiber = Fiber(core.clone());
+    with_worker(|local| match (local, placement) {
+        (Some(local), Placement::Here) => local.pin(core),
+        (Some(local), Placement::Anywhere) if Arc::ptr_eq(local.shared(), shared) => {
+            local.push_unstarted(core)
+        }
+        (_, Placement::Anywhere) => shared.inject(core),
+        (None, Placement::Here) => unreachable!("a local spawn is made on a worker"),
+    });
+    if charge() {
+        yield_fiber();
+    }
+    Ok(fiber)
+}
+
+/// The entry of a fiber running `f`: its result (or panic) goes to `packet`.
+pub(crate) fn entry<'a, F, T>(
+    f: F,
+    packet: Arc<Packet<T>>,
+) -> Box<dyn FnOnce(Result<(), StackError>) + Send + 'a>
+where
+    F: FnOnce() -> T + Send + 'a,
+    T: Send + 'a,
+{
+    Box::new(move |start| packet.complete(run_entry(f, start)))
+}
+
+/// As [`entry`], for a fiber that never leaves its worker.
+pub(crate) fn entry_local<'a, F, T>(
+    f: F,
+    packet: Arc<Packet<T>>,
+) -> impl FnOnce(Result<(), StackError>) + 'a
+where
+    F: FnOnce() -> T + 'a,
+    T: 'a,
+{
+    move |start| packet.complete(run_entry(f, start))
+}
+
+/// Runs `f` if the fiber got a stack, catching its panic.
+fn run_entry<F, T>(f: F, start: Result<(), StackError>) -> Result<T, JoinError>
+where
+    F: FnOnce() -> T,
+{
+    match start {
+        Ok(()) => panic::catch_unwind(AssertUnwindSafe(f)).map_err(JoinError::panicked),
+        Err(error) => {
+            drop(f);
+            Err(JoinError::panicked(Box::new(format!(
+                "fibra: the fiber could not start: {error}"
+            ))))
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Borrowing structured scopes, with the shape of `std::thread::scope`.
+
+use super::error::JoinError;
+use super::join::wait;
+use super::packet::Packet;
+use super::{Builder, Spec};
+use crate::fiber::Fiber;
+use crate::sched::Shared;
+use crate::wait::{current_waker, park_current};
+use std::any::Any;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Waker;
+
+/// Runs `f` with a [`Scope`] in which fibers may be spawned that borrow from the caller's
+/// stack, and returns only after every one of them has finished.
+///
+/// Children spawned with [`Scope::spawn`] may borrow anything that outlives the scope. If a
+/// child panics and is not joined, its panic is re-raised here after every child has finished
+/// (the first such panic, in the order they happened); a panic of `f` itself takes precedence.
+///
+/// # Panics
+///
+/// Outside a fiber of a fibra runtime; and as described above.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let mut numbers = vec![1, 2, 3, 4, 5, 6];
+///     let total = std::sync::atomic::AtomicU64::new(0);
+///     fibra_runtime::scope(|s| {
+///         for chunk in numbers.chunks_mut(2) {
+///             let total = &total;
+///             s.spawn(move || {
+///                 for n in chunk.iter_mut() {
+///                     *n *= 10;
+///                     total.fetch_add(*n, std::sync::atomic::Ordering::Relaxed);
+///                 }
+///             });
+///         }
+///     });
+///     assert_eq!(numbers, [10, 20, 30, 40, 50, 60]);
+///     assert_eq!(total.into_inner(), 210);
+/// });
+/// ```
+#[track_caller]
+pub fn scope<'env, F, T>(f: F) -> T
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
+    let shared = crate::sched::with_worker(|local| local.map(|local| local.shared().clone()))
+        .filter(|_| crate::wait::in_fiber())
+        .unwrap_or_else(|| panic!("fibra::scope() called outside a fiber of a fibra runtime"));
+    let scope = Scope {
+        state: Arc::new(ScopeState::new(current_waker())),
+        shared,
+        _scope: PhantomData,
+        _env: PhantomData,
+    };
+    let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+    // Whatever happened to `f`, no child may outlive the borrows it was given.
+    scope.state.wait_for_children();
+    match result {
+        Err(payload) => panic::resume_unwind(payload),
+        Ok(value) => match scope.state.take_panic() {
+            Some(payload) => panic::resume_unwind(payload),
+            None => value,
+        },
+    }
+}
+
+/// A scope to spawn borrowing fibers in; see [`scope`].
+pub struct Scope<'scope, 'env: 'scope> {
+    pub(super) state: Arc<ScopeState>,
+    pub(super) shared: Arc<Shared>,
+    /// Invariant in `'scope`, as `std::thread::Scope`: children cannot shorten it.
+    _scope: PhantomData<&'scope mut &'scope ()>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+impl<'scope> Scope<'scope, '_> {
+    /// Spawns a child fiber that may borrow from outside the scope.
+    ///
+    /// # Panics
+    ///
+    /// If no stack can be had for the fiber (see [`Builder::spawn_scoped`] for the
+    /// non-panicking form).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let greeting = String::from("hello");
+    ///     let length = fibra_runtime::scope(|s| s.spawn(|| greeting.len()).join().unwrap());
+    ///     assert_eq!(length, 5);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        Builder::new()
+            .spawn_scoped(self, f)
+            .unwrap_or_else(|error| panic!("fibra: cannot spawn a scoped fiber: {error}"))
+    }
+
+    pub(super) fn spawn_with<F, T>(
+        &'scope self,
+        spec: Spec,
+        f: F,
+    ) -> std::io::Result<ScopedJoinHandle<'scope, T>>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        self.state.running.fetch_add(1, Ordering::Relaxed);
+        // The packet now counts as a child; if spawning fails, dropping it uncounts it.
+        let packet = Arc::new(Packet::new(Some(self.state.clone())));
+        let entry = super::entry(f, packet.clone());
+        // SAFETY: erasing `'scope` from the entry is sound because nothing it borrows is used
+        // after the scope returns. The scope returns (normally or by unwinding, see `scope`)
+        // only once `running` is zero, i.e. once every child's packet has been dropped. The
+        // entry owns one packet reference and drops it only after `f` has been consumed (run
+        // to its end or dropped unstarted) and the result stored; the result, which may borrow
+        // too, is dropped or taken out by a join before the packet's drop counts the child
+        // gone. A child that never finishes (a runtime shut down under it, a fiber nobody can
+        // wake) keeps its packet forever, so the scope never returns and its borrows stay
+        // valid. Leaking a `ScopedJoinHandle` keeps a packet alive and blocks the scope, never
+        // the other way round.
+        let entry: super::Entry = unsafe {
+            std::mem::transmute::<
+                Box<dyn FnOnce(Result<(), crate::stack::StackError>) + Send + 'scope>,
+                super::Entry,
+            >(entry)
+        };
+        let fiber = super::launch(&self.shared, spec, entry, super::Placement::Anywhere)?;
+        Ok(ScopedJoinHandle {
+            packet,
+            fiber,
+            _scope: PhantomData,
+        })
+    }
+}
+
+impl fmt::Debug for Scope<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("running", &self.state.running.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// An owned permission to join a scoped fiber.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         let handle = s.spawn(|| 1 + 1);
+///         assert_eq!(handle.join().unwrap(), 2);
+///     });
+/// });
+/// ```
+pub struct ScopedJoinHandle<'scope, T> {
+    packet: Arc<Packet<T>>,
+    fiber: Fiber,
+    _scope: PhantomData<&'scope ()>,
+}
+
+impl<T> ScopedJoinHandle<'_, T> {
+    /// Waits for the fiber to finish and returns its value, or why there is none. A panic
+    /// returned here is the caller's to handle: the scope will not re-raise it.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::scope(|s| {
+    ///         let error = s.spawn(|| panic!("caught")).join().unwrap_err();
+    ///         assert!(error.is_panic());
+    ///     });
+    /// });
+    /// ```
+    pub fn join(self) -> Result<T, JoinError> {
+        wait(&self.packet, &self.fiber.0.shared, &mut None)
+    }
+
+    /// Whether the fiber has finished.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::scope(|s| {
+    ///         let handle = s.spawn(|| ());
+    ///         while !handle.is_finished() {
+    ///             fibra_runtime::yield_now();
+    ///         }
+    ///     });
+    /// });
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.packet.is_finished()
+    }
+
+    /// The fiber being joined.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::scope(|s| {
+    ///         let handle = s.spawn(|| ());
+    ///         assert_eq!(handle.fiber().name(), None);
+    ///     });
+    /// });
+    /// ```
+    pub fn fiber(&self) -> &Fiber {
+        &self.fiber
+    }
+}
+
+impl<T> fmt::Debug for ScopedJoinHandle<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopedJoinHandle")
+            .field("fiber", &self.fiber)
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// What a scope's children share with it.
+pub(crate) struct ScopeState {
+    /// Children whose packets still exist.
+    running: AtomicUsize,
+    /// The fiber that runs the scope, woken when `running` drops to zero.
+    owner: Waker,
+    next_panic: AtomicU64,
+    /// The earliest panic of a child that nobody joined.
+    panic: Mutex<Option<(u64, Box<dyn Any + Send + 'static>)>>,
+}
+
+impl ScopeState {
+    fn new(owner: Waker) -> ScopeState {
+        ScopeState {
+            running: AtomicUsize::new(0),
+            owner,
+            next_panic: AtomicU64::new(0),
+            panic: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn next_panic_order(&self) -> u64 {
+        self.next_panic.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn record_panic(&self, order: u64, payload: Box<dyn Any + Send + 'static>) {
+        let mut slot = self.panic.lock().unwrap_or_else(|p| p.into_inner());
+        match &*slot {
+            Some((earlier, _)) if *earlier < order => {}
+            _ => *slot = Some((order, payload)),
+        }
+    }
+
+    /// A child's packet is gone: nothing of the child touches the scope's borrows any more.
+    pub(crate) fn child_gone(&self) {
+        // Release: the child's last uses of borrowed data happen before the scope returns.
+        if self.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.owner.wake_by_ref();
+        }
+    }
+
+    fn wait_for_children(&self) {
+        // Acquire pairs with `child_gone`'s release.
+        while self.running.load(Ordering::Acquire) != 0 {
+            park_current();
+        }
+    }
+
+    fn take_panic(&self) -> Option<Box<dyn Any + Send + 'static>> {
+        let mut slot = self.panic.lock().unwrap_or_else(|p| p.into_inner());
+        slot.take().map(|(_, payload)| payload)
+    }
+}

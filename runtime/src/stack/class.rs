@@ -1,0 +1,156 @@
+//! One size class of a pool: its chunks and its warm and cold free lists.
+
+use super::budget;
+use super::chunk::Chunk;
+use super::error::StackError;
+use super::guard::Guard;
+use super::layout::{Growth, GUARD_SIZE};
+use super::sys;
+
+/// A slot of a class: chunk index and slot index within that chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct SlotRef {
+    pub(super) chunk: usize,
+    pub(super) slot: usize,
+}
+
+/// All stacks of one usable size in one pool.
+pub(super) struct SizeClass {
+    slot_size: usize,
+    chunks: Vec<Chunk>,
+    /// Returned stacks whose touched pages are still resident. Used LIFO: the most recently
+    /// returned stack is the one most likely still in cache.
+    warm: Vec<SlotRef>,
+    /// Returned stacks whose memory was given back to the kernel; reused before fresh slots so
+    /// that chunks fill up (and can be unmapped as a whole) rather than spread out.
+    cold: Vec<SlotRef>,
+    growth: Growth,
+}
+
+impl SizeClass {
+    /// An empty class of stacks with `usable` bytes.
+    pub(super) fn new(usable: usize) -> SizeClass {
+        let slot_size = usable + GUARD_SIZE;
+        SizeClass {
+            slot_size,
+            chunks: Vec::new(),
+            warm: Vec::new(),
+            cold: Vec::new(),
+            growth: Growth::new(slot_size),
+        }
+    }
+
+    /// Hands out a slot: warm first, then cold, then a fresh one.
+    pub(super) fn take(&mut self, guard: Guard) -> Result<SlotRef, StackError> {
+        if let Some(slot) = self.warm.pop() {
+            if guard.costs_mappings() {
+                // The stack's ticket covers its mappings from now on.
+                budget::refund();
+            }
+            self.chunks[slot.chunk].lend();
+            return Ok(slot);
+        }
+        if let Some(slot) = self.cold.pop() {
+            let addr = self.chunks[slot.chunk].slot_addr(slot.slot);
+            // SAFETY: the slot is in the pool, so nothing references it, and its guard range is
+            // one that `give` lifted with the same mechanism.
+            if let Err(error) = unsafe { guard.reinstall(addr, GUARD_SIZE) } {
+                self.cold.push(slot);
+                return Err(StackError::Guard(error));
+            }
+            self.chunks[slot.chunk].lend();
+            return Ok(slot);
+        }
+        self.carve(guard)
+    }
+
+    fn carve(&mut self, guard: Guard) -> Result<SlotRef, StackError> {
+        let fresh = self.chunks.last().and_then(Chunk::fresh_slot);
+        let (chunk, slot) = match fresh {
+            Some(slot) => (self.chunks.len() - 1, slot),
+            None => {
+                self.grow()?;
+                (self.chunks.len() - 1, 0)
+            }
+        };
+        let addr = self.chunks[chunk].slot_addr(slot);
+        // SAFETY: a never-used slot of our own chunk: nothing references it.
+        unsafe { guard.install(addr, GUARD_SIZE) }.map_err(StackError::Guard)?;
+        self.chunks[chunk].carve();
+        Ok(SlotRef { chunk, slot })
+    }
+
+    fn grow(&mut self) -> Result<(), StackError> {
+        let slots = self.growth.next_slots();
+        // A big reservation can fail under an address-space limit (`ulimit -v`) where a single
+        // slot still fits.
+        let chunk = Chunk::map(self.slot_size, slots).or_else(|error| {
+            if slots > 1 {
+                Chunk::map(self.slot_size, 1)
+            } else {
+                Err(error)
+            }
+        })?;
+        self.chunks.push(chunk);
+        Ok(())
+    }
+
+    /// Takes back `slot`, whose stack nothing uses any more. It stays warm while fewer than
+    /// `max_warm` stacks are; otherwise its memory goes back to the kernel.
+    pub(super) fn give(&mut self, slot: SlotRef, guard: Guard, max_warm: usize) {
+        let chunk = &mut self.chunks[slot.chunk];
+        chunk.settle();
+        // A warm mprotect-guarded stack keeps its two mappings, so it needs budget of its own.
+        if self.warm.len() < max_warm && (!guard.costs_mappings() || budget::charge().is_ok()) {
+            self.warm.push(slot);
+            return;
+        }
+        let (start, len) = chunk.usable(slot.slot);
+        // SAFETY: the stack came back from a finished coroutine, so no frame and no reference
+        // into it remains; dropping its pages only zeroes memory nobody reads.
+        let discarded = unsafe { sys::advise(start, len, libc::MADV_DONTNEED) };
+        debug_assert!(discarded.is_ok(), "discarding a cold stack: {discarded:?}");
+        // SAFETY: this slot's guard, installed by `take` with the same mechanism.
+        let lifted = unsafe { guard.lift_for_cold(chunk.slot_addr(slot.slot), GUARD_SIZE) };
+        // Failing to lift only means the cold slot keeps its guard; reinstalling is idempotent.
+        debug_assert!(lifted.is_ok(), "lifting a cold stack's guard: {lifted:?}");
+        self.cold.push(slot);
+    }
+
+    /// The slot of this class whose stack's limit is `limit` in chunk `chunk`.
+    pub(super) fn slot_at(&self, chunk: usize, limit: usize) -> SlotRef {
+        SlotRef {
+            chunk,
+            slot: self.chunks[chunk].slot_at(limit),
+        }
+    }
+
+    /// The `(limit, base)` addresses of `slot`'s stack: bottom of its guard and top of its
+    /// usable memory.
+    pub(super) fn bounds(&self, slot: SlotRef) -> (usize, usize) {
+        let limit = self.chunks[slot.chunk].slot_addr(slot.slot);
+        (limit, limit + self.slot_size)
+    }
+
+    /// Unmaps every chunk whose slots are all back and leaks the others: a stack still out may
+    /// hold pinned data that something references.
+    pub(super) fn release(self, guard: Guard) {
+        if guard.costs_mappings() {
+            for _ in &self.warm {
+                budget::refund();
+            }
+        }
+        for chunk in self.chunks {
+            if chunk.is_idle() {
+                // SAFETY: every slot is back in the pool, which is going away with it.
+                unsafe { chunk.unmap() };
+            }
+        }
+    }
+
+    /// The class's chunks.
+    #[cfg(test)]
+    pub(super) fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+}

@@ -1,0 +1,96 @@
+//! Operations on the calling fiber: who it is, parking, yielding, safepoints.
+
+use crate::fiber::Fiber;
+use crate::sched::with_worker;
+use crate::wait::{charge, in_fiber, park_fiber, running_fiber, yield_fiber};
+
+/// The calling fiber's handle.
+///
+/// # Panics
+///
+/// Outside a fiber.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let me = fibra_runtime::current();
+///     assert_eq!(me.name(), Some("main"));
+/// });
+/// ```
+#[track_caller]
+pub fn current() -> Fiber {
+    running_fiber().unwrap_or_else(|| panic!("fibra::current() called outside a fiber"))
+}
+
+/// Suspends the calling fiber until its unpark token is available, then consumes it
+/// ([`std::thread::park`] semantics): an [`unpark`](Fiber::unpark) that came first makes this
+/// return at once, and repeated unparks coalesce. Like `std::thread::park` it may return
+/// without an unpark (rarely), so wait in a loop on a condition.
+///
+/// Only the fiber is suspended: its worker thread goes on running other fibers.
+///
+/// # Panics
+///
+/// Outside a fiber.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     fibra_runtime::current().unpark();
+///     fibra_runtime::park(); // returns at once: the token was there
+/// });
+/// ```
+#[track_caller]
+pub fn park() {
+    if !in_fiber() {
+        panic!("fibra::park() called outside a fiber of a fibra runtime");
+    }
+    park_fiber();
+}
+
+/// Moves the calling fiber to the back of its worker's ready queue. Outside a fiber, yields the
+/// thread.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let other = fibra_runtime::spawn_local(|| "ran while we yielded");
+///     fibra_runtime::yield_now();
+///     assert!(other.is_finished());
+/// });
+/// ```
+pub fn yield_now() {
+    if in_fiber() {
+        yield_fiber();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+/// A cheap safepoint for long computations: costs one reduction, and yields when the fiber's
+/// slice is used up. Outside a fiber it does nothing.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let mut sum = 0u64;
+///     for i in 0..100_000 {
+///         sum += i;
+///         fibra_runtime::checkpoint();
+///     }
+///     assert_eq!(sum, 4_999_950_000);
+/// });
+/// ```
+pub fn checkpoint() {
+    if charge() && in_fiber() {
+        yield_fiber();
+    }
+}
+
+/// The index of the worker the caller runs on (0 is the thread that called `run`), if any.
+///
+/// A started fiber stays on one worker, so inside a fiber this never changes.
+///
+/// ```
+/// assert_eq!(fibra_runtime::current_worker(), None);
+/// fibra_runtime::run(|| assert_eq!(fibra_runtime::current_worker(), Some(0)));
+/// ```
+pub fn current_worker() -> Option<usize> {
+    with_worker(|local| local.map(|local| local.index()))
+}

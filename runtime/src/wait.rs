@@ -1,0 +1,154 @@
+//! Blocking the current caller, fiber or plain thread, through one waker-shaped interface.
+//!
+//! Every blocking primitive is written once over these: it registers [`current_waker`] where a
+//! waker will find it, re-checks its condition, and calls [`park_current`]. In a fiber that
+//! parks the fiber (the thread goes on running other fibers); on any other thread it parks the
+//! thread. Wake-ups may be spurious, so callers loop on their condition.
+
+use crate::fiber::{Fiber, Suspend};
+use crate::latch::Park;
+use crate::sched::{with_running, with_worker};
+use std::sync::Arc;
+use std::task::{Wake, Waker};
+use std::thread::{self, Thread};
+
+/// Wakes a plain thread blocked in [`park_current`].
+struct ThreadWaker(Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+thread_local! {
+    static THREAD_WAKER: Waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
+}
+
+/// A waker for the caller: the running fiber's, or else one that unparks the current thread.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+///
+/// // The same code blocks a plain thread and, inside `run`, a fiber.
+/// fn wait_for(flag: &Arc<AtomicBool>, waker_slot: &std::sync::Mutex<Option<std::task::Waker>>) {
+///     while !flag.load(Ordering::Acquire) {
+///         *waker_slot.lock().unwrap() = Some(fibra_runtime::wait::current_waker());
+///         if flag.load(Ordering::Acquire) {
+///             break;
+///         }
+///         fibra_runtime::wait::park_current();
+///     }
+/// }
+///
+/// let flag = Arc::new(AtomicBool::new(false));
+/// let slot = Arc::new(std::sync::Mutex::new(None::<std::task::Waker>));
+/// let (f, s) = (flag.clone(), slot.clone());
+/// let setter = std::thread::spawn(move || {
+///     f.store(true, Ordering::Release);
+///     if let Some(waker) = s.lock().unwrap().take() {
+///         waker.wake();
+///     }
+/// });
+/// wait_for(&flag, &slot);
+/// setter.join().unwrap();
+/// ```
+pub fn current_waker() -> Waker {
+    match running_fiber() {
+        // The fiber's waker is its unpark handle.
+        Some(fiber) => Waker::from(fiber.0),
+        None => THREAD_WAKER.with(Waker::clone),
+    }
+}
+
+/// Whether the caller is a fiber (and [`park_current`] suspends only it).
+///
+/// ```
+/// assert!(!fibra_runtime::wait::in_fiber());
+/// fibra_runtime::run(|| assert!(fibra_runtime::wait::in_fiber()));
+/// ```
+pub fn in_fiber() -> bool {
+    with_running(|core| core.is_some())
+}
+
+/// Blocks the caller until [`current_waker`] is woken (or spuriously): the fiber if the caller
+/// is one, else the thread.
+///
+/// ```
+/// let waker = fibra_runtime::wait::current_waker();
+/// waker.wake_by_ref();
+/// // The wake came first, so this returns at once.
+/// fibra_runtime::wait::park_current();
+/// ```
+pub fn park_current() {
+    if in_fiber() {
+        park_fiber();
+    } else {
+        thread::park();
+    }
+}
+
+/// Parks the running fiber (DESIGN §3).
+pub(crate) fn park_fiber() {
+    let parked = with_running(|core| {
+        core.expect("park_fiber outside a fiber")
+            .latch
+            .prepare_park()
+    });
+    match parked {
+        Park::Suspend => {
+            suspend_running(Suspend::Park);
+            with_running(|core| core.expect("a resumed fiber is running").latch.resumed());
+        }
+        Park::Consumed => {
+            if charge() {
+                yield_fiber();
+            }
+        }
+    }
+}
+
+/// Moves the running fiber to the back of its worker's ready queue.
+pub(crate) fn yield_fiber() {
+    suspend_running(Suspend::Yield);
+}
+
+/// Hands control to the worker. No reference to the fiber's `Core` is held across the switch:
+/// while suspended, the worker may drop the last `Arc` (a fiber nobody can wake), and then the
+/// coroutine is never resumed.
+fn suspend_running(why: Suspend) {
+    let yielder = with_running(|core| core.expect("suspend outside a fiber").yielder());
+    assert!(
+        !yielder.is_null(),
+        "suspend before the fiber's coroutine started"
+    );
+    // SAFETY: the yielder lives on the running coroutine's stack, which is the stack we are on;
+    // that memory stays mapped at least until the coroutine finishes (a coroutine that never
+    // resumes keeps its stack forever).
+    unsafe { (*yielder).suspend(why) };
+}
+
+/// Charges one reduction to the running fiber (DESIGN §2); true when the slice is used up.
+pub(crate) fn charge() -> bool {
+    with_worker(|local| local.is_some_and(|local| local.charge()))
+}
+
+/// The running fiber's handle, if the caller is a fiber.
+pub(crate) fn running_fiber() -> Option<Fiber> {
+    with_running(|core| {
+        core.map(|core| {
+            // SAFETY: `core` points into an `Arc<Core>` the worker holds for this resume, so
+            // the count is at least one while we add ours.
+            unsafe {
+                let raw = core as *const crate::fiber::Core;
+                Arc::increment_strong_count(raw);
+                Fiber(Arc::from_raw(raw))
+            }
+        })
+    })
+}
