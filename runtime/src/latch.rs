@@ -45,27 +45,25 @@ impl Latch {
 
     /// Called by the fiber itself before it suspends to park.
     pub(crate) fn prepare_park(&self) -> Park {
-        // Acquire pairs with the waker's release: what it wrote before unparking is visible once
-        // the token is consumed.
-        if self
-            .state
-            .compare_exchange(NOTIFIED, IDLE, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
-            return Park::Consumed;
-        }
-        match self
-            .state
-            .compare_exchange(IDLE, WAITING, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => Park::Suspend,
-            Err(NOTIFIED) => {
-                // Only a waker moves the state away from IDLE while the fiber runs, and only to
-                // NOTIFIED: consume that token.
-                self.state.store(IDLE, Ordering::Relaxed);
-                Park::Consumed
+        // Only a waker moves the state while the fiber runs, and only IDLE → NOTIFIED, so one
+        // CAS from the state we last saw decides (a failed CAS reads the latest value).
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            let (next, outcome) = match state {
+                NOTIFIED => (IDLE, Park::Consumed),
+                IDLE => (WAITING, Park::Suspend),
+                state => unreachable!("fiber parked from latch state {state}"),
+            };
+            // Acquire pairs with the waker's release: what it wrote before unparking is visible
+            // once the token is consumed. Release: what we wrote before parking (the worker's
+            // lent reference above all) is visible to the waker that dispatches us.
+            match self
+                .state
+                .compare_exchange(state, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return outcome,
+                Err(actual) => state = actual,
             }
-            Err(state) => unreachable!("fiber parked from latch state {state}"),
         }
     }
 

@@ -129,7 +129,7 @@ impl RuntimeBuilder {
         let config = self.requested.resolve();
         install_overflow_handler(describe_running);
         let mut deques: Vec<Worker<Arc<Core>>> =
-            (0..config.workers).map(|_| Worker::new_fifo()).collect();
+            (0..config.workers).map(|_| Worker::new_lifo()).collect();
         let stealers = deques.iter().map(Worker::stealer).collect();
         let shared = Arc::new(Shared::new(config, stealers));
         let mut runtime = Runtime {

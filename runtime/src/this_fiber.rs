@@ -40,10 +40,9 @@ pub fn current() -> Fiber {
 /// ```
 #[track_caller]
 pub fn park() {
-    if !in_fiber() {
+    if !park_fiber() {
         panic!("fibra::park() called outside a fiber of a fibra runtime");
     }
-    park_fiber();
 }
 
 /// Moves the calling fiber to the back of its worker's ready queue. Outside a fiber, yields the

@@ -5,7 +5,7 @@
 //! parks the fiber (the thread goes on running other fibers); on any other thread it parks the
 //! thread. Wake-ups may be spurious, so callers loop on their condition.
 
-use crate::fiber::{Fiber, Suspend};
+use crate::fiber::{Core, Fiber, Suspend, Yielder};
 use crate::latch::Park;
 use crate::sched::{with_running, with_worker};
 use std::sync::Arc;
@@ -86,24 +86,25 @@ pub fn in_fiber() -> bool {
 /// fibra_runtime::wait::park_current();
 /// ```
 pub fn park_current() {
-    if in_fiber() {
-        park_fiber();
-    } else {
+    if !park_fiber() {
         thread::park();
     }
 }
 
-/// Parks the running fiber (DESIGN §3).
-pub(crate) fn park_fiber() {
-    let parked = with_running(|core| {
-        core.expect("park_fiber outside a fiber")
-            .latch
-            .prepare_park()
-    });
-    match parked {
+/// Parks the running fiber (DESIGN §3). Returns false, doing nothing, outside a fiber.
+pub(crate) fn park_fiber() -> bool {
+    let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
+        return false;
+    };
+    // SAFETY: the running fiber's `Core` is kept alive by the reference its worker lent it
+    // for this resume, and again for the resume that follows a park; only the pointer, never a
+    // reference, is held across the suspension.
+    match unsafe { (*fiber).latch.prepare_park() } {
         Park::Suspend => {
-            suspend_running(Suspend::Park);
-            with_running(|core| core.expect("a resumed fiber is running").latch.resumed());
+            // SAFETY: as above.
+            suspend(unsafe { (*fiber).yielder() }, Suspend::Park);
+            // SAFETY: as above: we run again, so the worker lent the reference again.
+            unsafe { (*fiber).latch.resumed() };
         }
         Park::Consumed => {
             if charge() {
@@ -111,18 +112,19 @@ pub(crate) fn park_fiber() {
             }
         }
     }
+    true
 }
 
 /// Moves the running fiber to the back of its worker's ready queue.
 pub(crate) fn yield_fiber() {
-    suspend_running(Suspend::Yield);
+    let yielder = with_running(|core| core.expect("yield outside a fiber").yielder());
+    suspend(yielder, Suspend::Yield);
 }
 
-/// Hands control to the worker. No reference to the fiber's `Core` is held across the switch:
-/// while suspended, the worker may drop the last `Arc` (a fiber nobody can wake), and then the
-/// coroutine is never resumed.
-fn suspend_running(why: Suspend) {
-    let yielder = with_running(|core| core.expect("suspend outside a fiber").yielder());
+/// Hands control from the running fiber to its worker. No reference to the fiber's `Core` is
+/// held across the switch: while a fiber is parked its `Core` may go away for good (see
+/// `Core::unpark`), and then the coroutine is never resumed.
+fn suspend(yielder: *const Yielder, why: Suspend) {
     assert!(
         !yielder.is_null(),
         "suspend before the fiber's coroutine started"

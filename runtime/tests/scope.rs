@@ -78,17 +78,23 @@ fn a_childs_panic_is_re_raised_after_every_sibling_finished() {
 #[test]
 fn the_first_of_several_panics_is_re_raised() {
     on(1, || {
+        let first_done = AtomicBool::new(false);
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
             scope(|s| {
-                s.spawn(|| panic!("first"));
                 s.spawn(|| {
-                    fibra_runtime::yield_now();
+                    while !first_done.load(Ordering::SeqCst) {
+                        fibra_runtime::yield_now();
+                    }
                     panic!("second")
+                });
+                s.spawn(|| {
+                    first_done.store(true, Ordering::SeqCst);
+                    panic!("first")
                 });
             })
         }));
-        let payload = outcome.unwrap_err();
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"first"));
+        // "second" panics only after "first" has, whichever of them starts first.
+        assert_eq!(outcome.unwrap_err().downcast_ref::<&str>(), Some(&"first"));
     });
 }
 

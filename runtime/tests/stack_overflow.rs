@@ -2,34 +2,12 @@
 //! is not a fiber overflow still kills the process with plain SIGSEGV. Both run in a child
 //! process (this test binary, re-run with one test selected) and are checked from outside.
 
-use std::env;
+mod common;
+
+use common::{in_child, run_child};
 use std::hint::black_box;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Output};
-
-const CHILD: &str = "FIBRA_STACK_OVERFLOW_CHILD";
-
-/// Whether this process is the child of `test`, which then does the crashing part.
-fn in_child(test: &str) -> bool {
-    let child = env::var(CHILD).is_ok_and(|role| role == test);
-    if child {
-        let none = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: `none` is a valid rlimit; the child exists to crash, so no core file.
-        unsafe { libc::setrlimit(libc::RLIMIT_CORE, &none) };
-    }
-    child
-}
-
-fn run_child(test: &str) -> Output {
-    Command::new(env::current_exe().expect("test binary path"))
-        .args([test, "--exact", "--nocapture"])
-        .env(CHILD, test)
-        .output()
-        .expect("spawning the test binary")
-}
+use std::process::Output;
 
 fn killed_by(output: &Output, signal: libc::c_int) -> String {
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -70,7 +48,7 @@ fn fiber_stack_overflow_aborts_naming_the_fiber() {
         });
         unreachable!("the overflowing fiber returned");
     }
-    let stderr = killed_by(&run_child(TEST), libc::SIGABRT);
+    let stderr = killed_by(&run_child(TEST, &[]), libc::SIGABRT);
     assert!(
         stderr.contains("stack overflow in fiber 'deep'"),
         "stderr:\n{stderr}"
@@ -105,7 +83,7 @@ fn a_non_guard_fault_is_a_plain_sigsegv_not_a_stack_overflow() {
         });
         unreachable!("writing a PROT_NONE page did not fault");
     }
-    let stderr = killed_by(&run_child(TEST), libc::SIGSEGV);
+    let stderr = killed_by(&run_child(TEST, &[]), libc::SIGSEGV);
     assert!(
         !stderr.contains("stack overflow in fiber"),
         "stderr:\n{stderr}"

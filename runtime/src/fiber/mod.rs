@@ -35,9 +35,17 @@ pub(crate) struct Core {
     /// The coroutine's yielder, set when it starts; read only on the home worker while the
     /// fiber runs.
     yielder: Cell<*const Yielder>,
+    /// The worker's reference to the fiber while it runs, and, once it parks, the one a winning
+    /// dispatch moves into a queue, so waking costs no reference-count traffic. Written by the
+    /// home worker around a resume; taken by whoever wins the latch's `WAITING → DISPATCHED`
+    /// (exclusive: at most one winner per suspension, and the worker does not touch it while
+    /// the fiber is parked). A fiber that parks and is never woken keeps itself alive here, as
+    /// its stack is kept (see `Body::Running`).
+    queued_ref: UnsafeCell<Option<Arc<Core>>>,
 }
 
-// SAFETY: the non-thread-safe parts are `body` and `yielder`. A fiber is handed between threads
+// SAFETY: the non-thread-safe parts are `body`, `yielder` and `queued_ref` (whose protocol is
+// described on the field). A fiber is handed between threads
 // only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
 // at any moment at most one thread holds it for running: before it starts, the one worker that
 // popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
@@ -70,6 +78,7 @@ impl Core {
             shared,
             body: UnsafeCell::new(Body::Unstarted(entry, ticket)),
             yielder: Cell::new(std::ptr::null()),
+            queued_ref: UnsafeCell::new(None),
         }
     }
 
@@ -94,19 +103,44 @@ impl Core {
         self.yielder.get()
     }
 
+    /// Hands the worker's reference to the fiber while it runs (see `queued_ref`).
+    ///
+    /// # Safety
+    ///
+    /// The caller is the home worker, about to resume the fiber, and `queued_ref` is empty.
+    pub(crate) unsafe fn lend(self: Arc<Self>) {
+        let cell = self.queued_ref.get();
+        // SAFETY: only the home worker writes the cell around a resume, and no dispatch can be
+        // in progress: the fiber is not parked (it is about to run).
+        unsafe { *cell = Some(self) };
+    }
+
+    /// Takes back the reference lent for a resume that ended without parking.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the home worker, and the fiber has just yielded or finished (so no
+    /// dispatch can have taken the reference).
+    pub(crate) unsafe fn reclaim(&self) -> Arc<Core> {
+        // SAFETY: per the contract, nobody else touches the cell now.
+        unsafe { (*self.queued_ref.get()).take() }.expect("a running fiber's reference was lent")
+    }
+
     /// Sets the unpark token; if the fiber was parked, puts it back on its home worker.
-    pub(crate) fn unpark(self: &Arc<Self>) {
+    pub(crate) fn unpark(&self) {
         if self.latch.unpark() == Unpark::Dispatch {
-            crate::sched::dispatch(self.clone());
+            // SAFETY: winning the dispatch grants exclusive use of `queued_ref` until the fiber
+            // runs again; the home worker filled it before the resume in which the fiber parked
+            // (that write happens before the fiber's WAITING, which our winning CAS read).
+            let queued = unsafe { (*self.queued_ref.get()).take() };
+            crate::sched::dispatch(queued.expect("a parked fiber's reference is lent"));
         }
     }
 }
 
 impl Wake for Core {
     fn wake(self: Arc<Self>) {
-        if self.latch.unpark() == Unpark::Dispatch {
-            crate::sched::dispatch(self);
-        }
+        self.unpark();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {

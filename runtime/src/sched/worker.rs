@@ -25,8 +25,12 @@ pub(crate) struct Local {
     index: usize,
     shared: Arc<Shared>,
     ready: RefCell<VecDeque<Arc<Core>>>,
+    /// Unstarted fibers: popped newest first here (depth first, so a tree of spawns and joins
+    /// keeps few stacks in use), stolen oldest first by other workers.
     unstarted: Worker<Arc<Core>>,
     pool: RefCell<StackPool>,
+    /// Reductions per slice.
+    slice: u32,
     /// Reductions left in the running fiber's slice.
     budget: Cell<u32>,
     tick: Cell<u32>,
@@ -43,6 +47,7 @@ impl Local {
         });
         Local {
             index,
+            slice: shared.config.reductions,
             shared,
             ready: RefCell::new(VecDeque::new()),
             unstarted,
@@ -106,7 +111,9 @@ impl Local {
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
             self.drain_inbox();
-            if let Some(core) = self.take_unstarted() {
+            // The oldest unstarted fiber, which newest-first popping could starve.
+            let own = &self.shared.remotes[self.index].stealer;
+            if let Some(core) = retry_steal(|| own.steal()) {
                 return Some(core);
             }
         }
@@ -167,9 +174,13 @@ impl Local {
 
     /// Runs `core` until it parks, yields or finishes.
     fn run(&self, core: Arc<Core>) {
+        // The fiber is reached through this pointer from here on: `core` itself is lent to the
+        // fiber for the resume (see `Core::lend`), and that lent reference keeps it alive for
+        // every use below.
+        let fiber: *const Core = Arc::as_ptr(&core);
         // SAFETY: we popped `core` from one of our queues, which makes this thread the one that
         // runs it (see `Core`'s `Send` impl); no other reference to the body exists now.
-        let body = unsafe { core.body() };
+        let body = unsafe { (*fiber).body() };
         if let Body::Unstarted(..) = body {
             let Body::Unstarted(entry, ticket) = mem::replace(body, Body::Done) else {
                 unreachable!()
@@ -198,20 +209,32 @@ impl Local {
         let Body::Running(coroutine, _) = body else {
             unreachable!("a finished fiber was scheduled")
         };
-        self.budget.set(self.shared.config.reductions);
-        context::set_running(Arc::as_ptr(&core));
+        self.budget.set(self.slice);
+        // SAFETY: we are the home worker about to resume; the cell is empty (it was reclaimed
+        // after the last yield, or taken by the dispatch that queued the fiber).
+        unsafe { core.lend() };
+        context::set_running(fiber);
         let result = coroutine.resume(());
         context::set_running(std::ptr::null());
+        // After a park the lent reference may already be in a queue (or, for a fiber nobody
+        // wakes, stay lent for good); `fiber` is not touched then.
         match result {
-            CoroutineResult::Yield(Suspend::Yield) => self.push_ready(core),
             CoroutineResult::Yield(Suspend::Park) => {}
+            CoroutineResult::Yield(Suspend::Yield) => {
+                // SAFETY: the fiber yielded without parking, so no dispatch took the reference;
+                // it is alive because the lent reference is.
+                self.push_ready(unsafe { (*fiber).reclaim() });
+            }
             CoroutineResult::Return(()) => {
+                // SAFETY: as for a yield.
+                let core = unsafe { (*fiber).reclaim() };
                 let Body::Running(coroutine, ticket) = mem::replace(body, Body::Done) else {
                     unreachable!()
                 };
                 let stack = ManuallyDrop::into_inner(coroutine).into_stack();
                 self.pool.borrow_mut().give(stack);
                 drop(ticket);
+                drop(core);
             }
         }
     }

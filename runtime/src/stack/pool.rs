@@ -7,7 +7,6 @@ use super::guard::{Guard, GuardMode};
 use super::layout::{self, GUARD_SIZE};
 use super::sys::page_size;
 use corosensei::stack::{Stack, StackPointer, STACK_ALIGNMENT};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How a [`StackPool`] keeps and guards its stacks.
@@ -29,8 +28,8 @@ pub(crate) struct StackPool {
     guard: Guard,
     max_warm: usize,
     classes: Vec<SizeClass>,
-    /// Usable size to index in `classes`.
-    class_of: HashMap<usize, usize>,
+    /// The usable size of each of `classes`: a handful, so a linear scan beats hashing.
+    usable_of: Vec<usize>,
 }
 
 impl StackPool {
@@ -51,7 +50,7 @@ impl StackPool {
             guard,
             max_warm: config.max_warm,
             classes: Vec::new(),
-            class_of: HashMap::new(),
+            usable_of: Vec::new(),
         }
     }
 
@@ -59,10 +58,14 @@ impl StackPool {
     /// 16 KiB), with a guard region directly below it.
     pub(crate) fn take(&mut self, size: usize) -> Result<PooledStack, StackError> {
         let usable = layout::usable_size(size).ok_or(StackError::TooLarge { size })?;
-        let class = *self.class_of.entry(usable).or_insert_with(|| {
-            self.classes.push(SizeClass::new(usable));
-            self.classes.len() - 1
-        });
+        let class = match self.usable_of.iter().position(|&u| u == usable) {
+            Some(class) => class,
+            None => {
+                self.classes.push(SizeClass::new(usable));
+                self.usable_of.push(usable);
+                self.classes.len() - 1
+            }
+        };
         let slot = self.classes[class].take(self.guard)?;
         let (limit, base) = self.classes[class].bounds(slot);
         Ok(PooledStack {
