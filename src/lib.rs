@@ -15,7 +15,8 @@
 //! ```
 
 pub use fibra_runtime::{
-    checkpoint, current, current_worker, park, run, scope, spawn, spawn_local, wait, yield_now,
-    Builder, Fiber, FiberId, Handle, JoinError, JoinHandle, Runtime, RuntimeBuilder, Scope,
-    ScopedJoinHandle,
+    block_on, blocking, checkpoint, current, current_worker, park, park_timeout, run, scope, sleep,
+    sleep_until, spawn, spawn_local, wait, yield_now, BackgroundRuntime, Builder, Fiber, FiberId,
+    Handle, HoldInfo, HoldKind, JoinError, JoinHandle, Runtime, RuntimeBuilder, Scope,
+    ScopedJoinHandle, WaitExt,
 };

@@ -1,5 +1,18 @@
-//! fibra's centralized I/O driver: one OS thread running tokio's reactor, timers and blocking
-//! pool, which knows `Waker`s and never fiber state.
+//! fibra's centralized I/O driver (DESIGN §6): one OS thread running a current-thread tokio
+//! runtime — its reactor, timer wheel and blocking pool — or an application's own tokio runtime
+//! attached instead.
 //!
-//! The driver arrives with its own issue; this crate fixes its place at the bottom of the
-//! dependency graph (`driver` ← `runtime` ← …) so the layers above can be built against it.
+//! The driver only ever invokes `Waker`s; it knows nothing of fibers. The layer above
+//! (`fibra-runtime`) enters the driver's context on every worker thread, so tokio resources can
+//! be created and polled there, and parks fibers between polls.
+//!
+//! Every pending external wait — a timer, a blocking job, a pending future — takes a [`Hold`]
+//! from the driver's [`Holds`], so that diagnostics can tell what the program waits for.
+
+mod driver;
+mod holds;
+mod time;
+
+pub use driver::{Driver, EnterGuard};
+pub use holds::{Hold, HoldInfo, HoldKind, Holds};
+pub use time::{deadline_after, Timer};

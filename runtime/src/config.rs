@@ -12,6 +12,8 @@ pub(crate) const DEFAULT_STACK_SIZE: usize = 1 << 20;
 pub(crate) const DEFAULT_MAIN_STACK_SIZE: usize = 8 << 20;
 /// Default reductions per slice (DESIGN §2).
 pub(crate) const DEFAULT_REDUCTIONS: u32 = 4000;
+/// Default bound on blocking-pool threads.
+pub(crate) const DEFAULT_BLOCKING_THREADS: usize = 64;
 /// Warm stacks a worker keeps per size class.
 const DEFAULT_WARM_STACKS: usize = 256;
 const MAX_WORKERS: usize = 1024;
@@ -24,6 +26,7 @@ pub(crate) struct Config {
     pub(crate) main_stack_size: usize,
     pub(crate) reductions: u32,
     pub(crate) warm_stacks: usize,
+    pub(crate) blocking_threads: usize,
     /// How stack guards are made: `FIBRA_STACK_GUARD` = `auto` (default), `madvise` or
     /// `mprotect` (the fallback for kernels before 6.13, forced for testing it).
     pub(crate) guard: GuardMode,
@@ -37,6 +40,7 @@ pub(crate) struct Requested {
     pub(crate) main_stack_size: Option<usize>,
     pub(crate) reductions: Option<u32>,
     pub(crate) warm_stacks: Option<usize>,
+    pub(crate) blocking_threads: Option<usize>,
 }
 
 impl Requested {
@@ -54,6 +58,11 @@ impl Requested {
                 .unwrap_or(DEFAULT_MAIN_STACK_SIZE),
             reductions: self.reductions.map_or(DEFAULT_REDUCTIONS, |r| r.max(1)),
             warm_stacks: self.warm_stacks.unwrap_or(DEFAULT_WARM_STACKS),
+            blocking_threads: self
+                .blocking_threads
+                .filter(|&n| n > 0)
+                .or_else(|| from_env(&var, "FIBRA_BLOCKING_THREADS", parse_count, "64"))
+                .unwrap_or(DEFAULT_BLOCKING_THREADS),
             guard: from_env(&var, "FIBRA_STACK_GUARD", parse_guard, "auto")
                 .unwrap_or(GuardMode::Auto),
         }
@@ -218,6 +227,20 @@ mod tests {
             resolve(given, &[("FIBRA_STACK_SIZE", "2M")]).stack_size,
             4096 * 20
         );
+    }
+
+    #[test]
+    fn blocking_threads_from_builder_env_and_default() {
+        assert_eq!(resolve(Requested::default(), &[]).blocking_threads, 64);
+        let env = [("FIBRA_BLOCKING_THREADS", "8")];
+        assert_eq!(resolve(Requested::default(), &env).blocking_threads, 8);
+        let bad = [("FIBRA_BLOCKING_THREADS", "-1")];
+        assert_eq!(resolve(Requested::default(), &bad).blocking_threads, 64);
+        let given = Requested {
+            blocking_threads: Some(3),
+            ..Requested::default()
+        };
+        assert_eq!(resolve(given, &env).blocking_threads, 3);
     }
 
     #[test]

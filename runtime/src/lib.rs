@@ -18,8 +18,11 @@
 //! assert_eq!(results, [0, 1, 4, 9, 16, 25, 36, 49]);
 //! ```
 
+mod blocking;
 mod config;
 mod fiber;
+mod future;
+mod holds;
 mod latch;
 mod outside;
 mod runtime;
@@ -28,11 +31,16 @@ mod shim;
 mod spawn;
 mod stack;
 mod this_fiber;
+mod time;
 pub mod wait;
 
+pub use blocking::blocking;
 pub use fiber::{Fiber, FiberId};
-pub use runtime::{run, Handle, Runtime, RuntimeBuilder};
+pub use fibra_driver::{HoldInfo, HoldKind};
+pub use future::{block_on, WaitExt};
+pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
 pub use spawn::{
     scope, spawn, spawn_local, Builder, JoinError, JoinHandle, Scope, ScopedJoinHandle,
 };
 pub use this_fiber::{checkpoint, current, current_worker, park, yield_now};
+pub use time::{park_timeout, sleep, sleep_until};

@@ -6,6 +6,7 @@ use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
 use crate::spawn::{create, entry_local, Builder, JoinHandle, Packet, Pinned, Spec};
 use crate::stack::{install_overflow_handler, StackError};
 use crossbeam_deque::Worker;
+use fibra_driver::{Driver, HoldInfo};
 use std::fmt;
 use std::io;
 use std::panic;
@@ -28,6 +29,7 @@ use std::thread;
 /// ```
 pub struct Runtime {
     shared: Arc<Shared>,
+    driver: Driver,
     threads: Vec<thread::JoinHandle<()>>,
     /// Worker 0's queue of unstarted fibers, until `block_on` runs worker 0.
     first: Option<Worker<Arc<Core>>>,
@@ -53,6 +55,7 @@ pub struct Runtime {
 #[must_use = "a RuntimeBuilder does nothing until `build` is called"]
 pub struct RuntimeBuilder {
     requested: Requested,
+    tokio: Option<tokio::runtime::Handle>,
 }
 
 impl RuntimeBuilder {
@@ -114,11 +117,45 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Starts the worker threads (all but worker 0, which is `block_on`'s caller).
+    /// Bound on blocking-pool threads (default 64, or `FIBRA_BLOCKING_THREADS`), used by
+    /// [`blocking`](crate::blocking). Ignored with [`tokio_handle`](Self::tokio_handle), whose
+    /// runtime's pool is used.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().blocking_threads(4).build().unwrap();
+    /// assert_eq!(runtime.block_on(|| fibra_runtime::blocking(|| 2 + 2)), 4);
+    /// ```
+    pub fn blocking_threads(mut self, threads: usize) -> RuntimeBuilder {
+        self.requested.blocking_threads = Some(threads);
+        self
+    }
+
+    /// Attaches to an existing multi-thread tokio runtime instead of starting a driver thread:
+    /// its reactor, timers and blocking pool serve the fibers.
+    ///
+    /// [`build`](Self::build) fails for a current-thread runtime, whose one thread fibra's
+    /// workers would block.
+    ///
+    /// ```
+    /// let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    /// let runtime = fibra_runtime::Runtime::builder()
+    ///     .tokio_handle(tokio.handle().clone())
+    ///     .build()
+    ///     .unwrap();
+    /// runtime.block_on(|| fibra_runtime::sleep(std::time::Duration::from_millis(1)));
+    /// ```
+    pub fn tokio_handle(mut self, handle: tokio::runtime::Handle) -> RuntimeBuilder {
+        self.tokio = Some(handle);
+        self
+    }
+
+    /// Starts the driver (unless attached) and the worker threads (all but worker 0, which is
+    /// `block_on`'s caller).
     ///
     /// # Errors
     ///
-    /// When a worker thread cannot be spawned.
+    /// When a worker or the driver thread cannot be spawned, or the attached tokio runtime is
+    /// a current-thread one.
     ///
     /// ```
     /// let runtime = fibra_runtime::Runtime::builder().build()?;
@@ -128,12 +165,17 @@ impl RuntimeBuilder {
     pub fn build(self) -> io::Result<Runtime> {
         let config = self.requested.resolve();
         install_overflow_handler(describe_running);
+        let driver = match self.tokio {
+            Some(handle) => Driver::attach(handle)?,
+            None => Driver::start(config.blocking_threads)?,
+        };
         let mut deques: Vec<Worker<Arc<Core>>> =
             (0..config.workers).map(|_| Worker::new_lifo()).collect();
         let stealers = deques.iter().map(Worker::stealer).collect();
-        let shared = Arc::new(Shared::new(config, stealers));
+        let shared = Arc::new(Shared::new(config, stealers, &driver));
         let mut runtime = Runtime {
             shared: shared.clone(),
+            driver,
             threads: Vec::with_capacity(deques.len().saturating_sub(1)),
             first: None,
         };
@@ -189,6 +231,16 @@ impl Runtime {
         Handle {
             shared: self.shared.clone(),
         }
+    }
+
+    /// The pending external waits (timers, blocking jobs, pending futures), oldest first.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().build().unwrap();
+    /// assert!(runtime.holds().is_empty());
+    /// ```
+    pub fn holds(&self) -> Vec<HoldInfo> {
+        self.shared.holds.snapshot()
     }
 
     /// Runs `f` as the main fiber on the calling thread (worker 0), returns its value (or
@@ -251,6 +303,31 @@ impl Runtime {
         }
     }
 
+    /// Runs worker 0 on a thread of its own instead of a `block_on` caller, for applications
+    /// whose own threads are busy elsewhere (an async `main`): fibers are spawned through
+    /// [`BackgroundRuntime::handle`] and joined or awaited from anywhere. Dropping the result
+    /// shuts the runtime down.
+    ///
+    /// # Errors
+    ///
+    /// When the thread cannot be spawned.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build()?.into_background()?;
+    /// let fiber = runtime.handle().spawn(|| 2 + 3);
+    /// assert_eq!(futures::executor::block_on(fiber).unwrap(), 5);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn into_background(mut self) -> io::Result<BackgroundRuntime> {
+        let deque = self.first.take().expect("worker 0 runs once");
+        let shared = self.shared.clone();
+        let worker = thread::Builder::new()
+            .name("fibra-worker-0".to_owned())
+            .spawn(move || run_worker(&Local::new(0, shared, deque)))?;
+        self.threads.push(worker);
+        Ok(BackgroundRuntime { runtime: self })
+    }
+
     fn shut_down(&mut self) {
         self.shared.begin_shutdown();
         let mut worker_panic = None;
@@ -260,6 +337,7 @@ impl Runtime {
             }
         }
         self.shared.finish_shutdown();
+        self.driver.shut_down();
         if let Some(payload) = worker_panic {
             if !thread::panicking() {
                 panic::resume_unwind(payload);
@@ -281,6 +359,49 @@ impl fmt::Debug for Runtime {
         f.debug_struct("Runtime")
             .field("workers", &self.shared.workers())
             .finish()
+    }
+}
+
+/// A runtime whose every worker runs on a thread of its own; see [`Runtime::into_background`].
+/// Dropping it shuts the runtime down, as [`Runtime::block_on`] does when it returns.
+#[derive(Debug)]
+pub struct BackgroundRuntime {
+    runtime: Runtime,
+}
+
+impl BackgroundRuntime {
+    /// A handle for spawning onto the runtime.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// assert_eq!(runtime.handle().spawn(|| 1).join().unwrap(), 1);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn handle(&self) -> Handle {
+        self.runtime.handle()
+    }
+
+    /// The pending external waits, oldest first (see [`Runtime::holds`]).
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// assert!(runtime.holds().is_empty());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn holds(&self) -> Vec<HoldInfo> {
+        self.runtime.holds()
+    }
+
+    /// Shuts the runtime down now: every worker and the driver thread are joined; fibers still
+    /// running are abandoned (their joins report cancellation).
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// runtime.shut_down();
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn shut_down(self) {
+        drop(self);
     }
 }
 
@@ -350,6 +471,42 @@ impl Handle {
         Builder::new()
             .spawn_on(self, f)
             .unwrap_or_else(|error| panic!("fibra::Handle::spawn: {error}"))
+    }
+
+    /// The pending external waits of this runtime, oldest first (see [`Runtime::holds`]).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| assert!(fibra_runtime::Handle::current().holds().is_empty()));
+    /// ```
+    pub fn holds(&self) -> Vec<HoldInfo> {
+        self.shared.holds.snapshot()
+    }
+
+    /// Runs `fut` to completion on the calling thread (or fiber) inside the runtime's driver
+    /// context, so tokio resources work from a plain thread too (see [`block_on`](crate::block_on)).
+    ///
+    /// # Panics
+    ///
+    /// After the runtime has shut down.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// let handle = runtime.handle();
+    /// let slept = handle.block_on(async {
+    ///     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    ///     true
+    /// });
+    /// assert!(slept);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {
+        assert!(
+            !self.shared.is_shut_down(),
+            "fibra: Handle::block_on called after the runtime shut down"
+        );
+        let _driver = self.shared.tokio.enter();
+        crate::block_on(fut)
     }
 
     /// The runtime's worker count.

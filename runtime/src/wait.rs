@@ -8,9 +8,14 @@
 use crate::fiber::{Core, Fiber, Suspend, Yielder};
 use crate::latch::Park;
 use crate::sched::{with_running, with_worker};
+use fibra_driver::{HoldKind, Timer};
+use std::future::Future;
+use std::mem::ManuallyDrop;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Wake, Waker};
+use std::task::{Context, Wake, Waker};
 use std::thread::{self, Thread};
+use std::time::Instant;
 
 /// Wakes a plain thread blocked in [`park_current`].
 struct ThreadWaker(Thread);
@@ -63,6 +68,57 @@ pub fn current_waker() -> Waker {
         // The fiber's waker is its unpark handle.
         Some(fiber) => Waker::from(fiber.0),
         None => THREAD_WAKER.with(Waker::clone),
+    }
+}
+
+/// Runs `f` with a waker for the caller, borrowed when the caller is a fiber (no
+/// reference-count traffic): the cheap form for a poll that will likely complete at once.
+pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
+    let running = with_running(|core| core.map(|core| core as *const Core));
+    match running {
+        Some(core) => {
+            // SAFETY: the running fiber's `Core` is alive for the whole call (its worker lent a
+            // reference for this resume). The `Arc` made from the pointer is never dropped
+            // (`ManuallyDrop`), so the count is unchanged; a clone of the waker increments it.
+            let waker = ManuallyDrop::new(Waker::from(unsafe { Arc::from_raw(core) }));
+            f(&waker)
+        }
+        None => THREAD_WAKER.with(|waker| f(waker)),
+    }
+}
+
+/// Blocks the caller until [`current_waker`] is woken (or spuriously) or `deadline` has
+/// passed: the fiber if the caller is one (with a timer on the driver's wheel, deregistered
+/// when this returns), else the thread.
+///
+/// ```
+/// let start = std::time::Instant::now();
+/// let deadline = start + std::time::Duration::from_millis(2);
+/// fibra_runtime::run(|| {
+///     while std::time::Instant::now() < deadline {
+///         fibra_runtime::wait::park_current_until(deadline);
+///     }
+/// });
+/// assert!(start.elapsed() >= std::time::Duration::from_millis(2));
+/// ```
+#[track_caller]
+pub fn park_current_until(deadline: Instant) {
+    if !in_fiber() {
+        thread::park_timeout(deadline.saturating_duration_since(Instant::now()));
+        return;
+    }
+    if Instant::now() >= deadline {
+        return;
+    }
+    let mut timer = Timer::at(deadline);
+    let _hold = crate::holds::take(HoldKind::Timer);
+    let elapsed = with_waker(|waker| {
+        Pin::new(&mut timer)
+            .poll(&mut Context::from_waker(waker))
+            .is_ready()
+    });
+    if !elapsed {
+        park_fiber();
     }
 }
 

@@ -1,4 +1,5 @@
-//! After `block_on` returns, no worker thread is alive and every fiber stack is unmapped.
+//! After `block_on` returns, no worker or driver thread is alive and every fiber stack is
+//! unmapped.
 //! Alone in its binary so that no other test's threads change the count.
 
 use fibra_runtime::{scope, Runtime};
@@ -27,10 +28,16 @@ fn shutdown_joins_every_worker_and_unmaps_every_stack() {
     let before = threads();
     let stacks = Mutex::new(Vec::new());
     let runtime = Runtime::builder().workers(4).build().unwrap();
-    assert_eq!(threads(), before + 3, "workers 1..4 start at build");
+    assert_eq!(
+        threads(),
+        before + 4,
+        "workers 1..4 and the driver start at build"
+    );
     runtime.block_on(|| {
         let marker = 0u8;
         stacks.lock().unwrap().push(&marker as *const u8 as usize);
+        // The blocking pool's threads are the driver's too.
+        assert_eq!(fibra_runtime::blocking(|| 1), 1);
         scope(|s| {
             for _ in 0..1_000 {
                 s.spawn(|| {
@@ -41,7 +48,11 @@ fn shutdown_joins_every_worker_and_unmaps_every_stack() {
             }
         });
     });
-    assert_eq!(threads(), before, "a worker thread outlived the runtime");
+    assert_eq!(
+        threads(),
+        before,
+        "a worker, driver or blocking thread outlived the runtime"
+    );
     let stacks = stacks.into_inner().unwrap();
     assert_eq!(stacks.len(), 1_001);
     let still_mapped: Vec<_> = stacks.iter().filter(|&&a| mapped(a)).collect();

@@ -13,6 +13,7 @@ use crate::fiber::{Core, NO_HOME};
 use crate::outside::Outside;
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_queue::SegQueue;
+use fibra_driver::{Driver, Holds};
 use idle::Idle;
 use parker::Parker;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +29,10 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     /// Joiners outside the runtime's fibers, woken at shutdown.
     pub(crate) outside: Outside,
+    /// The driver's tokio runtime, entered by every worker for its whole life.
+    pub(crate) tokio: tokio::runtime::Handle,
+    /// Pending external waits (DESIGN §11).
+    pub(crate) holds: Arc<Holds>,
 }
 
 /// The parts of one worker that other threads touch.
@@ -39,7 +44,11 @@ struct Remote {
 }
 
 impl Shared {
-    pub(crate) fn new(config: Config, stealers: Vec<Stealer<Arc<Core>>>) -> Shared {
+    pub(crate) fn new(
+        config: Config,
+        stealers: Vec<Stealer<Arc<Core>>>,
+        driver: &Driver,
+    ) -> Shared {
         let workers = stealers.len();
         Shared {
             remotes: stealers
@@ -55,6 +64,8 @@ impl Shared {
             shutdown: AtomicBool::new(false),
             config,
             outside: Outside::new(),
+            tokio: driver.handle().clone(),
+            holds: driver.holds().clone(),
         }
     }
 

@@ -287,6 +287,8 @@ fn retry_steal(mut attempt: impl FnMut() -> Steal<Arc<Core>>) -> Option<Arc<Core
 pub(crate) fn run_worker(local: &Local) {
     let _alt_stack = AltStack::ensure();
     let _enter = EnterWorker::new(local);
+    // Tokio resources created or polled on this worker use the driver's reactor and timers.
+    let _driver = local.shared.tokio.enter();
     local.shared.parkers[local.index].bind_current();
     let mut searching = false;
     while !local.stopping() {

@@ -1,0 +1,202 @@
+//! The driver thread, or an attached tokio runtime.
+
+use crate::holds::Holds;
+use std::fmt;
+use std::io;
+use std::sync::{mpsc, Arc};
+use std::thread;
+use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio::sync::oneshot;
+
+/// Where tokio's reactor, timers and blocking pool run for one fibra runtime.
+///
+/// ```
+/// let mut driver = fibra_driver::Driver::start(4).unwrap();
+/// let answer = {
+///     let _context = driver.enter();
+///     std::thread::scope(|_| 42)
+/// };
+/// assert_eq!(answer, 42);
+/// driver.shut_down();
+/// ```
+pub struct Driver {
+    handle: Handle,
+    holds: Arc<Holds>,
+    /// Our own driver thread and the signal that stops it; `None` when attached.
+    own: Option<Own>,
+}
+
+struct Own {
+    stop: oneshot::Sender<()>,
+    thread: thread::JoinHandle<()>,
+}
+
+/// While it lives, tokio resources created on this thread use the driver's reactor and timers.
+pub struct EnterGuard<'a>(#[allow(dead_code)] tokio::runtime::EnterGuard<'a>);
+
+impl Driver {
+    /// Starts a driver thread: a current-thread tokio runtime with I/O and time enabled and a
+    /// blocking pool of at most `blocking_threads` threads.
+    ///
+    /// # Errors
+    ///
+    /// When the runtime or its thread cannot be created.
+    ///
+    /// ```
+    /// let mut driver = fibra_driver::Driver::start(1).unwrap();
+    /// assert!(driver.is_own_thread());
+    /// driver.shut_down();
+    /// ```
+    pub fn start(blocking_threads: usize) -> io::Result<Driver> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(blocking_threads.max(1))
+            .thread_name("fibra-blocking")
+            .build()?;
+        let (handle_tx, handle_rx) = mpsc::channel();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = thread::Builder::new()
+            .name("fibra-driver".to_owned())
+            .spawn(move || {
+                // The handle is sent from inside, so the runtime is running (driving I/O and
+                // timers) before anyone can register with it.
+                runtime.block_on(async move {
+                    handle_tx
+                        .send(Handle::current())
+                        .expect("the starter waits for the handle");
+                    // An error only means the sender was dropped: stop as well.
+                    let _ = stopped.await;
+                });
+                // Dropping the runtime waits for blocking jobs still running: they cannot be
+                // interrupted and run to their end (DESIGN §5).
+                drop(runtime);
+            })?;
+        let handle = handle_rx
+            .recv()
+            .map_err(|_| io::Error::other("the fibra driver thread died while starting"))?;
+        Ok(Driver {
+            handle,
+            holds: Arc::new(Holds::new()),
+            own: Some(Own { stop, thread }),
+        })
+    }
+
+    /// Uses an existing tokio runtime's reactor, timers and blocking pool; no thread is started.
+    ///
+    /// # Errors
+    ///
+    /// When `handle` is a current-thread runtime: fibra's workers would block its one thread,
+    /// and then nothing drives its reactor. Use a multi-thread runtime, or let fibra start its
+    /// own driver.
+    ///
+    /// ```
+    /// let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    /// let driver = fibra_driver::Driver::attach(tokio.handle().clone()).unwrap();
+    /// assert!(!driver.is_own_thread());
+    /// ```
+    pub fn attach(handle: Handle) -> io::Result<Driver> {
+        if handle.runtime_flavor() == RuntimeFlavor::CurrentThread {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot attach fibra to a current-thread tokio runtime: fibra's workers would \
+                 block its only thread and nothing would drive its reactor; use a multi-thread \
+                 tokio runtime (#[tokio::main(flavor = \"multi_thread\")]) or leave out \
+                 `tokio_handle` so that fibra starts its own driver",
+            ));
+        }
+        Ok(Driver {
+            handle,
+            holds: Arc::new(Holds::new()),
+            own: None,
+        })
+    }
+
+    /// The tokio handle of the driver's runtime.
+    ///
+    /// ```
+    /// let mut driver = fibra_driver::Driver::start(1).unwrap();
+    /// let value = std::thread::scope(|_| driver.handle().block_on(async { 7 }));
+    /// assert_eq!(value, 7);
+    /// driver.shut_down();
+    /// ```
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Enters the driver's context on the calling thread until the guard drops.
+    ///
+    /// ```
+    /// let mut driver = fibra_driver::Driver::start(1).unwrap();
+    /// {
+    ///     let _context = driver.enter();
+    ///     assert!(tokio::runtime::Handle::try_current().is_ok());
+    /// }
+    /// driver.shut_down();
+    /// ```
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard(self.handle.enter())
+    }
+
+    /// The open holds of this driver's waits.
+    ///
+    /// ```
+    /// let mut driver = fibra_driver::Driver::start(1).unwrap();
+    /// assert!(driver.holds().snapshot().is_empty());
+    /// driver.shut_down();
+    /// ```
+    pub fn holds(&self) -> &Arc<Holds> {
+        &self.holds
+    }
+
+    /// Whether the driver runs on a thread of its own (rather than an attached runtime).
+    ///
+    /// ```
+    /// let mut driver = fibra_driver::Driver::start(1).unwrap();
+    /// assert!(driver.is_own_thread());
+    /// driver.shut_down();
+    /// ```
+    pub fn is_own_thread(&self) -> bool {
+        self.own.is_some()
+    }
+
+    /// Stops and joins the driver thread (waiting for blocking jobs that still run). Attached
+    /// runtimes are left alone. Idempotent.
+    ///
+    /// ```
+    /// let mut driver = fibra_driver::Driver::start(1).unwrap();
+    /// driver.shut_down();
+    /// driver.shut_down();
+    /// ```
+    pub fn shut_down(&mut self) {
+        if let Some(own) = self.own.take() {
+            // An error means the thread already stopped.
+            let _ = own.stop.send(());
+            if let Err(payload) = own.thread.join() {
+                if !thread::panicking() {
+                    std::panic::resume_unwind(payload);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("own_thread", &self.is_own_thread())
+            .field("holds", &self.holds.len())
+            .finish()
+    }
+}
+
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EnterGuard")
+    }
+}

@@ -1,0 +1,215 @@
+//! Holds: the record of every pending external wait, for diagnostics.
+
+use std::fmt;
+use std::panic::Location;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// What a hold waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HoldKind {
+    /// A timer (sleep, park with timeout, a deadline).
+    Timer,
+    /// A job on the blocking pool.
+    Blocking,
+    /// A future polled by `block_on` that returned `Pending`.
+    Future,
+}
+
+impl fmt::Display for HoldKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HoldKind::Timer => "timer",
+            HoldKind::Blocking => "blocking job",
+            HoldKind::Future => "future",
+        })
+    }
+}
+
+/// One open hold, as listed by [`Holds::snapshot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoldInfo {
+    /// What is waited for.
+    pub kind: HoldKind,
+    /// Where the wait was started.
+    pub location: &'static Location<'static>,
+    /// When it was started.
+    pub since: Instant,
+    /// Who waits: a fiber id, if the waiter is a fiber.
+    pub owner: Option<u64>,
+}
+
+impl fmt::Display for HoldInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} taken at {}", self.kind, self.location)?;
+        if let Some(owner) = self.owner {
+            write!(f, " by fiber {owner}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The open holds of one runtime.
+///
+/// ```
+/// use fibra_driver::{HoldKind, Holds};
+/// use std::sync::Arc;
+///
+/// let holds = Arc::new(Holds::new());
+/// let hold = holds.take(HoldKind::Timer, None);
+/// assert_eq!(holds.snapshot()[0].kind, HoldKind::Timer);
+/// drop(hold);
+/// assert!(holds.snapshot().is_empty());
+/// ```
+#[derive(Debug, Default)]
+pub struct Holds {
+    slots: Mutex<Slots>,
+}
+
+#[derive(Debug, Default)]
+struct Slots {
+    entries: Vec<Option<HoldInfo>>,
+    free: Vec<usize>,
+    open: usize,
+}
+
+impl Holds {
+    /// No holds.
+    pub fn new() -> Holds {
+        Holds::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Slots> {
+        // Never held across user code; recover from a poisoned lock anyway.
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a hold for a wait started at the caller's location; dropping the [`Hold`]
+    /// releases it.
+    #[track_caller]
+    pub fn take(self: &Arc<Self>, kind: HoldKind, owner: Option<u64>) -> Hold {
+        let info = HoldInfo {
+            kind,
+            location: Location::caller(),
+            since: Instant::now(),
+            owner,
+        };
+        let mut slots = self.lock();
+        slots.open += 1;
+        let key = match slots.free.pop() {
+            Some(key) => {
+                slots.entries[key] = Some(info);
+                key
+            }
+            None => {
+                slots.entries.push(Some(info));
+                slots.entries.len() - 1
+            }
+        };
+        Hold {
+            holds: self.clone(),
+            key,
+        }
+    }
+
+    /// Releases the hold at `key`. A double or unknown release is a bug in fibra, caught by a
+    /// debug assertion.
+    fn release(&self, key: usize) {
+        let mut slots = self.lock();
+        let released = slots.entries.get_mut(key).and_then(Option::take);
+        debug_assert!(
+            released.is_some(),
+            "hold {key} released twice or never taken"
+        );
+        if released.is_some() {
+            slots.open -= 1;
+            slots.free.push(key);
+        }
+    }
+
+    /// The open holds, oldest first.
+    ///
+    /// ```
+    /// let holds = std::sync::Arc::new(fibra_driver::Holds::new());
+    /// let _a = holds.take(fibra_driver::HoldKind::Blocking, Some(3));
+    /// assert_eq!(holds.snapshot()[0].owner, Some(3));
+    /// ```
+    pub fn snapshot(&self) -> Vec<HoldInfo> {
+        let mut open: Vec<HoldInfo> = self.lock().entries.iter().flatten().cloned().collect();
+        open.sort_by_key(|info| info.since);
+        open
+    }
+
+    /// How many holds are open.
+    ///
+    /// ```
+    /// let holds = std::sync::Arc::new(fibra_driver::Holds::new());
+    /// assert_eq!(holds.len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.lock().open
+    }
+
+    /// Whether no hold is open.
+    ///
+    /// ```
+    /// assert!(fibra_driver::Holds::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One open hold; dropping it releases it, exactly once.
+#[must_use = "dropping a hold releases it at once"]
+pub struct Hold {
+    holds: Arc<Holds>,
+    key: usize,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.holds.release(self.key);
+    }
+}
+
+impl fmt::Debug for Hold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hold").field("key", &self.key).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_record_their_location_and_release_once() {
+        let holds = Arc::new(Holds::new());
+        let line = line!() + 1;
+        let a = holds.take(HoldKind::Timer, Some(1));
+        let b = holds.take(HoldKind::Future, None);
+        let open = holds.snapshot();
+        assert_eq!(open.len(), 2);
+        assert_eq!(open[0].location.line(), line);
+        assert_eq!(open[0].location.file(), file!());
+        drop(a);
+        assert_eq!(holds.snapshot()[0].kind, HoldKind::Future);
+        drop(b);
+        assert!(holds.is_empty());
+        // Freed slots are reused.
+        let _c = holds.take(HoldKind::Blocking, None);
+        assert_eq!(holds.lock().entries.len(), 2);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "released twice or never taken")]
+    fn a_double_release_is_caught() {
+        let holds = Arc::new(Holds::new());
+        let hold = holds.take(HoldKind::Timer, None);
+        let key = hold.key;
+        drop(hold);
+        holds.release(key);
+    }
+}

@@ -1,0 +1,37 @@
+//! Running blocking work off the workers.
+
+use crate::future::block_on;
+use crate::sched::with_worker;
+use crate::wait::in_fiber;
+use fibra_driver::HoldKind;
+use std::panic;
+
+/// Runs `f` on the blocking pool (tokio's `spawn_blocking` on the driver's runtime) and parks
+/// the calling fiber until it returns; a panic in `f` resumes in the fiber. On a plain thread,
+/// which may block anyway, `f` simply runs there.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let on_a_worker = fibra_runtime::current_worker().is_some();
+///     let in_the_pool = fibra_runtime::blocking(|| fibra_runtime::current_worker().is_none());
+///     assert!(on_a_worker && in_the_pool);
+/// });
+/// ```
+#[track_caller]
+pub fn blocking<F, T>(f: F) -> T
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let pool =
+        with_worker(|local| local.map(|local| local.shared().tokio.clone())).filter(|_| in_fiber());
+    let Some(pool) = pool else {
+        return f();
+    };
+    let _hold = crate::holds::take(HoldKind::Blocking);
+    match block_on(pool.spawn_blocking(f)) {
+        Ok(value) => value,
+        Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
+        Err(error) => panic!("fibra: the blocking pool dropped a job: {error}"),
+    }
+}

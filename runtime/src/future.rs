@@ -1,0 +1,91 @@
+//! Futures from fibers: polling in place, parking between polls.
+
+use crate::wait::{current_waker, park_current, with_waker};
+use fibra_driver::HoldKind;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+/// Runs `fut` to completion in the calling fiber: polls it in place with the fiber's waker and
+/// parks the fiber between polls (on a plain thread, parks the thread). The future runs on the
+/// fiber's own worker, which is inside the driver's tokio context, so it needs no `Send` and
+/// any tokio-based library works. A future that is ready at its first poll costs no park.
+///
+/// `block_on` may be nested (a future that itself calls `block_on`); a panic in the future
+/// unwinds into the caller.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let value = fibra_runtime::block_on(async {
+///         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+///         7
+///     });
+///     assert_eq!(value, 7);
+/// });
+/// ```
+#[track_caller]
+pub fn block_on<F: Future>(fut: F) -> F::Output {
+    let mut fut = pin!(fut);
+    if let Poll::Ready(value) =
+        with_waker(|waker| fut.as_mut().poll(&mut Context::from_waker(waker)))
+    {
+        return value;
+    }
+    let _hold = crate::holds::take(HoldKind::Future);
+    // From here on the future gets a waker of this call's own: a nested `block_on` that parks
+    // may consume the fiber's unpark token meant for us, but not our flag.
+    let wake = Arc::new(Flagged {
+        woken: AtomicBool::new(true),
+        unpark: current_waker(),
+    });
+    let waker = Waker::from(wake.clone());
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        while !wake.woken.swap(false, Ordering::Acquire) {
+            park_current();
+        }
+        if let Poll::Ready(value) = fut.as_mut().poll(&mut cx) {
+            return value;
+        }
+    }
+}
+
+/// A waker that records its wake before unparking the fiber or thread.
+struct Flagged {
+    woken: AtomicBool,
+    unpark: Waker,
+}
+
+impl Wake for Flagged {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.unpark.wake_by_ref();
+    }
+}
+
+/// `fut.wait()`: [`block_on`] as a method, so fiber code reads in order.
+///
+/// ```
+/// use fibra_runtime::WaitExt;
+///
+/// fibra_runtime::run(|| {
+///     let (tx, rx) = tokio::sync::oneshot::channel();
+///     fibra_runtime::spawn(move || tx.send(5).unwrap());
+///     assert_eq!(rx.wait().unwrap(), 5);
+/// });
+/// ```
+pub trait WaitExt: Future + Sized {
+    /// Runs the future to completion in the calling fiber (see [`block_on`]).
+    #[track_caller]
+    fn wait(self) -> Self::Output {
+        block_on(self)
+    }
+}
+
+impl<F: Future> WaitExt for F {}

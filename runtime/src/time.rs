@@ -1,0 +1,78 @@
+//! Sleeping and timed parking on the driver's timer wheel.
+
+use crate::this_fiber::park;
+use crate::wait::{in_fiber, park_current_until, with_waker};
+use fibra_driver::{deadline_after, HoldKind, Timer};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Context;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Suspends the calling fiber for at least `duration` (never less); on a plain thread, sleeps
+/// the thread. `Duration::MAX` sleeps for good, without overflow.
+///
+/// ```
+/// let start = std::time::Instant::now();
+/// fibra_runtime::run(|| fibra_runtime::sleep(std::time::Duration::from_millis(3)));
+/// assert!(start.elapsed() >= std::time::Duration::from_millis(3));
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) {
+    sleep_until(deadline_after(duration));
+}
+
+/// Suspends the calling fiber until `deadline` (never before); on a plain thread, sleeps the
+/// thread.
+///
+/// ```
+/// let deadline = std::time::Instant::now() + std::time::Duration::from_millis(2);
+/// fibra_runtime::run(|| fibra_runtime::sleep_until(deadline));
+/// assert!(std::time::Instant::now() >= deadline);
+/// ```
+#[track_caller]
+pub fn sleep_until(deadline: Instant) {
+    if !in_fiber() {
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            if left.is_zero() {
+                break;
+            }
+            thread::sleep(left);
+        }
+        return;
+    }
+    let mut timer = Timer::at(deadline);
+    let _hold = crate::holds::take(HoldKind::Timer);
+    // Wake-ups meant for other waits of this fiber only cause a re-poll.
+    while with_waker(|waker| {
+        Pin::new(&mut timer)
+            .poll(&mut Context::from_waker(waker))
+            .is_pending()
+    }) {
+        park();
+    }
+}
+
+/// Parks the calling fiber until it is unparked or `timeout` has passed, whichever is first
+/// ([`park`](crate::park) with a bound). Like `park`, it may return early without either.
+///
+/// # Panics
+///
+/// Outside a fiber.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     // Nobody unparks us: this returns once the timeout has passed.
+///     let start = std::time::Instant::now();
+///     fibra_runtime::park_timeout(std::time::Duration::from_millis(2));
+///     assert!(start.elapsed() >= std::time::Duration::from_millis(2));
+/// });
+/// ```
+#[track_caller]
+pub fn park_timeout(timeout: Duration) {
+    assert!(
+        in_fiber(),
+        "fibra::park_timeout() called outside a fiber of a fibra runtime"
+    );
+    park_current_until(deadline_after(timeout));
+}

@@ -1,0 +1,300 @@
+//! The driver: timers, `block_on`, the blocking pool and holds, seen from fibers.
+
+use fibra_runtime::{
+    block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, Runtime,
+    WaitExt,
+};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
+    Runtime::builder()
+        .workers(workers)
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn sleeping_fibers_wake_in_deadline_order_and_never_early() {
+    let woke = on(1, || {
+        let woke = Mutex::new(Vec::new());
+        let start = Instant::now();
+        scope(|s| {
+            // Spawned out of order; deadlines 20 ms apart.
+            for i in [3u32, 0, 4, 1, 2] {
+                let woke = &woke;
+                s.spawn(move || {
+                    let deadline = start + Duration::from_millis(20 * u64::from(i) + 5);
+                    sleep_until(deadline);
+                    woke.lock().unwrap().push((i, Instant::now() >= deadline));
+                });
+            }
+        });
+        woke.into_inner().unwrap()
+    });
+    assert_eq!(
+        woke.iter().map(|&(i, _)| i).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    assert!(woke.iter().all(|&(_, on_time)| on_time), "{woke:?}");
+}
+
+#[test]
+fn sleep_lasts_at_least_its_duration_on_every_worker_count() {
+    for workers in [1, 2, 4] {
+        let early = on(workers, || {
+            let early = AtomicUsize::new(0);
+            scope(|s| {
+                for i in 0..200u64 {
+                    let early = &early;
+                    s.spawn(move || {
+                        let d = Duration::from_millis(i % 7);
+                        let start = Instant::now();
+                        sleep(d);
+                        if start.elapsed() < d {
+                            early.fetch_add(1, Ordering::SeqCst);
+                        }
+                    });
+                }
+            });
+            early.into_inner()
+        });
+        assert_eq!(early, 0, "{workers} workers");
+    }
+}
+
+#[test]
+fn park_timeout_returns_after_the_timeout_or_at_an_unpark() {
+    on(2, || {
+        let start = Instant::now();
+        park_timeout(Duration::from_millis(5));
+        assert!(
+            start.elapsed() >= Duration::from_millis(5),
+            "returned early"
+        );
+
+        let me = current();
+        let released = Arc::new(AtomicBool::new(false));
+        let flag = released.clone();
+        let waker = fibra_runtime::spawn(move || {
+            flag.store(true, Ordering::SeqCst);
+            me.unpark();
+        });
+        // An hour-long timeout: only the unpark can end this wait within the test.
+        while !released.load(Ordering::SeqCst) {
+            park_timeout(Duration::from_secs(3600));
+        }
+        waker.join().unwrap();
+        // The timer of the interrupted wait was deregistered.
+        assert!(fibra_runtime::Handle::current().holds().is_empty());
+    });
+}
+
+#[test]
+fn holds_are_listed_while_waiting_and_gone_after() {
+    let runtime = Runtime::builder().workers(2).build().unwrap();
+    let handle = runtime.handle();
+    runtime.block_on(|| {
+        let go = Arc::new(AtomicBool::new(false));
+        let g = go.clone();
+        let sleeper = fibra_runtime::spawn(move || {
+            while !g.load(Ordering::SeqCst) {
+                park_timeout(Duration::from_secs(3600));
+            }
+        });
+        let holds = loop {
+            let holds = handle.holds();
+            if !holds.is_empty() {
+                break holds;
+            }
+            fibra_runtime::yield_now();
+        };
+        assert_eq!(holds.len(), 1);
+        assert_eq!(holds[0].kind, HoldKind::Timer);
+        assert_eq!(holds[0].owner, Some(sleeper.fiber().id().as_u64()));
+        assert!(holds[0].to_string().contains("timer"), "{}", holds[0]);
+        go.store(true, Ordering::SeqCst);
+        sleeper.fiber().unpark();
+        sleeper.join().unwrap();
+        assert!(handle.holds().is_empty());
+    });
+}
+
+#[test]
+fn block_on_a_tokio_sleep_and_a_ready_future() {
+    on(1, || {
+        let start = Instant::now();
+        block_on(tokio::time::sleep(Duration::from_millis(3)));
+        assert!(start.elapsed() >= Duration::from_millis(3));
+        assert_eq!(block_on(std::future::ready(9)), 9);
+        assert_eq!(async { 4 }.wait(), 4);
+    });
+}
+
+#[test]
+fn block_on_serves_a_tokio_tcp_pair_between_two_fibers() {
+    on(2, || {
+        let listener = block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let address = listener.local_addr().unwrap();
+        let echoed = scope(|s| {
+            s.spawn(move || {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let (mut socket, _) = block_on(listener.accept()).unwrap();
+                let mut buffer = [0u8; 5];
+                block_on(socket.read_exact(&mut buffer)).unwrap();
+                block_on(socket.write_all(&buffer)).unwrap();
+            });
+            let client = s.spawn(move || {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut socket = block_on(tokio::net::TcpStream::connect(address)).unwrap();
+                block_on(socket.write_all(b"hello")).unwrap();
+                let mut buffer = [0u8; 5];
+                block_on(socket.read_exact(&mut buffer)).unwrap();
+                buffer
+            });
+            client.join().unwrap()
+        });
+        assert_eq!(&echoed, b"hello");
+    });
+}
+
+#[test]
+fn a_fiber_and_a_tokio_task_exchange_values_both_ways() {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (to_task, mut from_fiber) = tokio::sync::mpsc::channel::<u32>(1);
+    let (to_fiber, mut from_task) = tokio::sync::mpsc::channel::<u32>(1);
+    tokio.spawn(async move {
+        while let Some(v) = from_fiber.recv().await {
+            to_fiber.send(v * 2).await.unwrap();
+        }
+    });
+    let doubled = on(2, move || {
+        (1..=100)
+            .map(|v| {
+                to_task.send(v).wait().unwrap();
+                from_task.recv().wait().unwrap()
+            })
+            .sum::<u32>()
+    });
+    assert_eq!(doubled, 2 * 5050);
+}
+
+#[test]
+fn nested_block_on_works() {
+    on(1, || {
+        let value = block_on(async {
+            let inner = block_on(async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                20
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            inner + 1
+        });
+        assert_eq!(value, 21);
+    });
+}
+
+#[test]
+fn a_panic_in_a_block_on_future_resumes_in_the_caller() {
+    on(1, || {
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            block_on(async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                panic!("in the future")
+            })
+        }));
+        assert_eq!(
+            outcome.unwrap_err().downcast_ref::<&str>(),
+            Some(&"in the future")
+        );
+    });
+}
+
+#[test]
+fn blocking_runs_off_the_workers_and_64_jobs_run_at_once_while_fibers_run() {
+    on(2, || {
+        const JOBS: usize = 64;
+        let all_in = Arc::new(Barrier::new(JOBS));
+        let fiber_ran = Arc::new(AtomicBool::new(false));
+        let off_worker = AtomicUsize::new(0);
+        scope(|s| {
+            for _ in 0..JOBS {
+                let (all_in, fiber_ran, off_worker) =
+                    (all_in.clone(), fiber_ran.clone(), &off_worker);
+                s.spawn(move || {
+                    let was_off = blocking(move || {
+                        // Returns only once all 64 jobs are blocked here at the same time.
+                        all_in.wait();
+                        // And only after a fiber ran while they were all blocked.
+                        while !fiber_ran.load(Ordering::SeqCst) {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        fibra_runtime::current_worker().is_none()
+                    });
+                    if was_off {
+                        off_worker.fetch_add(1, Ordering::SeqCst);
+                    }
+                });
+            }
+            s.spawn(|| {
+                fibra_runtime::yield_now();
+                fiber_ran.store(true, Ordering::SeqCst);
+            });
+        });
+        assert_eq!(off_worker.load(Ordering::SeqCst), JOBS);
+    });
+}
+
+#[test]
+fn a_panic_in_a_blocking_job_resumes_in_the_fiber() {
+    on(1, || {
+        let outcome = panic::catch_unwind(|| blocking(|| panic!("in the pool")));
+        assert_eq!(
+            outcome.unwrap_err().downcast_ref::<&str>(),
+            Some(&"in the pool")
+        );
+    });
+}
+
+#[test]
+fn a_sleep_of_duration_max_neither_overflows_nor_panics() {
+    let runtime = Runtime::builder().workers(1).build().unwrap();
+    let handle = runtime.handle();
+    runtime.block_on(|| {
+        let forever = fibra_runtime::spawn(|| sleep(Duration::MAX));
+        let parked = fibra_runtime::spawn(|| park_timeout(Duration::MAX));
+        while handle.holds().len() < 2 {
+            fibra_runtime::yield_now();
+        }
+        assert!(!forever.is_finished() && !parked.is_finished());
+        parked.fiber().unpark();
+        parked.join().unwrap();
+    });
+}
+
+#[test]
+#[should_panic(expected = "Handle::block_on called after the runtime shut down")]
+fn the_driver_after_shutdown_is_a_panic_not_a_hang() {
+    let runtime = Runtime::builder().workers(1).build().unwrap();
+    let handle = runtime.handle();
+    runtime.block_on(|| ());
+    handle.block_on(async { tokio::time::sleep(Duration::from_millis(1)).await });
+}
+
+#[test]
+fn park_outside_and_blocking_on_a_plain_thread() {
+    // On a plain thread `blocking` just runs, and `sleep` sleeps the thread.
+    assert_eq!(blocking(|| 3), 3);
+    let start = Instant::now();
+    sleep(Duration::from_millis(2));
+    assert!(start.elapsed() >= Duration::from_millis(2));
+    let outcome = panic::catch_unwind(|| park_timeout(Duration::from_millis(1)));
+    assert!(outcome.is_err());
+}
