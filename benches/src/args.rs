@@ -2,7 +2,8 @@
 
 /// The usage text, printed on stderr for `--help` and after a bad argument.
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
-    benches: spawn_join yield_pingpong parked_memory skynet all";
+    benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
+    blocking_roundtrip interop_roundtrip all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,15 +16,27 @@ pub enum Bench {
     ParkedMemory,
     /// The 10-ary skynet tree.
     Skynet,
+    /// Many tasks sleeping at once: wall and CPU time.
+    Timers,
+    /// `block_on` of a future that is ready at once.
+    BlockOnReady,
+    /// A round trip through the blocking pool.
+    BlockingRoundtrip,
+    /// A tokio task spawning a fiber and awaiting it.
+    InteropRoundtrip,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 4] = [
+    const ALL: [Bench; 8] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
         Bench::Skynet,
+        Bench::Timers,
+        Bench::BlockOnReady,
+        Bench::BlockingRoundtrip,
+        Bench::InteropRoundtrip,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -33,6 +46,10 @@ impl Bench {
             "yield_pingpong" => Some(Bench::YieldPingpong),
             "parked_memory" => Some(Bench::ParkedMemory),
             "skynet" => Some(Bench::Skynet),
+            "timers" => Some(Bench::Timers),
+            "block_on_ready" => Some(Bench::BlockOnReady),
+            "blocking_roundtrip" => Some(Bench::BlockingRoundtrip),
+            "interop_roundtrip" => Some(Bench::InteropRoundtrip),
             _ => None,
         }
     }
@@ -94,6 +111,10 @@ mod tests {
             Bench::SpawnJoin,
             Bench::YieldPingpong,
             Bench::ParkedMemory,
+            Bench::Timers,
+            Bench::BlockOnReady,
+            Bench::BlockingRoundtrip,
+            Bench::InteropRoundtrip,
         ];
         assert_eq!(
             parsed,

@@ -4,10 +4,14 @@
 //! The harness: [`args`] (command line), [`rounds`] (alternating rounds), [`report`] (JSON
 //! lines), [`runtimes`] (how every system is set up), [`child`] and [`rss`] (for measurements
 //! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
-//! [`parked_memory`], [`skynet`]; each has a `run(quick)` that measures and prints.
+//! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
+//! [`interop_roundtrip`]; each has a `run(quick)` that measures and prints.
 
 pub mod args;
+pub mod block_on_ready;
+pub mod blocking_roundtrip;
 pub mod child;
+pub mod interop_roundtrip;
 pub mod parked_memory;
 pub mod report;
 pub mod rounds;
@@ -15,4 +19,5 @@ pub mod rss;
 pub mod runtimes;
 pub mod skynet;
 pub mod spawn_join;
+pub mod timers;
 pub mod yield_pingpong;

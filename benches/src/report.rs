@@ -14,6 +14,8 @@ pub enum Metric {
     MsTotal,
     /// Resident memory per task, in bytes.
     BytesPerTask,
+    /// CPU time of the whole process (user + system) for the whole workload, in milliseconds.
+    CpuMs,
 }
 
 impl Metric {
@@ -23,6 +25,7 @@ impl Metric {
             Metric::NsPerOp => "ns_per_op",
             Metric::MsTotal => "ms_total",
             Metric::BytesPerTask => "bytes_per_task",
+            Metric::CpuMs => "cpu_ms",
         }
     }
 }

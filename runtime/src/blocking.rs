@@ -29,7 +29,16 @@ where
         return f();
     };
     let _hold = crate::holds::take(HoldKind::Blocking);
-    match block_on(pool.spawn_blocking(f)) {
+    /// If the fiber unwinds (cancelled) while waiting, a job not yet started is dropped; one
+    /// already running finishes and its result is discarded.
+    struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+    impl<T> Drop for AbortOnDrop<T> {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let mut job = AbortOnDrop(pool.spawn_blocking(f));
+    match block_on(&mut job.0) {
         Ok(value) => value,
         Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
         Err(error) => panic!("fibra: the blocking pool dropped a job: {error}"),

@@ -19,7 +19,9 @@
 //! ```
 
 mod blocking;
+mod cancel;
 mod config;
+mod ctx;
 mod fiber;
 mod future;
 mod holds;
@@ -28,6 +30,7 @@ mod outside;
 mod runtime;
 mod sched;
 mod shim;
+mod slab;
 mod spawn;
 mod stack;
 mod this_fiber;
@@ -35,12 +38,16 @@ mod time;
 pub mod wait;
 
 pub use blocking::blocking;
+pub use cancel::{
+    check_cancel, is_cancellation, is_cancelled, shield, CancelCause, CancelToken, Cancelled,
+    ScopeOptions,
+};
 pub use fiber::{Fiber, FiberId};
 pub use fibra_driver::{HoldInfo, HoldKind};
 pub use future::{block_on, WaitExt};
 pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
 pub use spawn::{
-    scope, spawn, spawn_local, Builder, JoinError, JoinHandle, Scope, ScopedJoinHandle,
+    scope, scope_with, spawn, spawn_local, Builder, JoinError, JoinHandle, Scope, ScopedJoinHandle,
 };
 pub use this_fiber::{checkpoint, current, current_worker, park, yield_now};
 pub use time::{park_timeout, sleep, sleep_until};

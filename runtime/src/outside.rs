@@ -1,6 +1,7 @@
 //! Joiners that wait from outside the runtime's fibers (plain threads, async tasks): their
 //! wakers are kept here so that shutdown can wake them to report the cancellation.
 
+use crate::slab::Slab;
 use std::sync::Mutex;
 use std::task::Waker;
 
@@ -11,8 +12,7 @@ pub(crate) struct Outside {
 
 #[derive(Debug, Default)]
 struct Slots {
-    wakers: Vec<Option<Waker>>,
-    free: Vec<usize>,
+    wakers: Slab<Waker>,
     shut: bool,
 }
 
@@ -29,41 +29,28 @@ impl Outside {
             return None;
         }
         if let Some(key) = key {
-            match &mut slots.wakers[key] {
-                Some(old) if old.will_wake(waker) => {}
-                slot => *slot = Some(waker.clone()),
+            if let Some(old) = slots.wakers.get_mut(key) {
+                if !old.will_wake(waker) {
+                    *old = waker.clone();
+                }
+                return Some(key);
             }
-            return Some(key);
         }
-        let key = match slots.free.pop() {
-            Some(key) => {
-                slots.wakers[key] = Some(waker.clone());
-                key
-            }
-            None => {
-                slots.wakers.push(Some(waker.clone()));
-                slots.wakers.len() - 1
-            }
-        };
-        Some(key)
+        Some(slots.wakers.insert(waker.clone()))
     }
 
     pub(crate) fn deregister(&self, key: usize) {
         let mut slots = self.slots.lock().expect("outside-joiner lock poisoned");
-        // After `wake_all` the table is empty and every key stale.
-        if let Some(Some(_)) = slots.wakers.get_mut(key).map(Option::take) {
-            slots.free.push(key);
-        }
+        slots.wakers.remove(key);
     }
 
     pub(crate) fn wake_all(&self) {
         let wakers = {
             let mut slots = self.slots.lock().expect("outside-joiner lock poisoned");
             slots.shut = true;
-            slots.free.clear();
-            std::mem::take(&mut slots.wakers)
+            slots.wakers.drain()
         };
-        for waker in wakers.into_iter().flatten() {
+        for waker in wakers {
             waker.wake();
         }
     }

@@ -63,8 +63,8 @@ pub fn yield_now() {
     }
 }
 
-/// A cheap safepoint for long computations: costs one reduction, and yields when the fiber's
-/// slice is used up. Outside a fiber it does nothing.
+/// A cheap safepoint for long computations: a cancellation point, costs one reduction, and
+/// yields when the fiber's slice is used up. Outside a fiber it does nothing.
 ///
 /// ```
 /// fibra_runtime::run(|| {
@@ -77,6 +77,7 @@ pub fn yield_now() {
 /// });
 /// ```
 pub fn checkpoint() {
+    crate::cancel::check();
     if charge() && in_fiber() {
         yield_fiber();
     }

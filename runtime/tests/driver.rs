@@ -1,5 +1,8 @@
 //! The driver: timers, `block_on`, the blocking pool and holds, seen from fibers.
 
+// tokio compiles its networking out under `--cfg loom`; these tests need it.
+#![cfg(not(loom))]
+
 use fibra_runtime::{
     block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, Runtime,
     WaitExt,

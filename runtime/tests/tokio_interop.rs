@@ -1,6 +1,9 @@
 //! fibra inside tokio applications: spawning fibers from tasks and awaiting them, attaching to
 //! the application's runtime, and starting a fibra runtime from within a tokio one.
 
+// tokio compiles its networking out under `--cfg loom`; these tests need it.
+#![cfg(not(loom))]
+
 use fibra_runtime::{Runtime, WaitExt};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

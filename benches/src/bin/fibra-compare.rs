@@ -5,7 +5,8 @@
 //! cargo run --release -p fibra-bench --bin fibra-compare -- <bench>... [--quick]
 //! ```
 //!
-//! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, or `all`. Rounds alternate
+//! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
+//! `blocking_roundtrip`, `interop_roundtrip`, or `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
 //! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
@@ -14,7 +15,10 @@
 use std::process::ExitCode;
 
 use fibra_bench::args::{self, Bench, Command};
-use fibra_bench::{child, parked_memory, runtimes, skynet, spawn_join, yield_pingpong};
+use fibra_bench::{
+    block_on_ready, blocking_roundtrip, child, interop_roundtrip, parked_memory, runtimes, skynet,
+    spawn_join, timers, yield_pingpong,
+};
 
 fn main() -> ExitCode {
     runtimes::init_may();
@@ -33,6 +37,10 @@ fn main() -> ExitCode {
                     Bench::YieldPingpong => yield_pingpong::run(quick),
                     Bench::ParkedMemory => parked_memory::run(quick),
                     Bench::Skynet => skynet::run(quick),
+                    Bench::Timers => timers::run(quick),
+                    Bench::BlockOnReady => block_on_ready::run(quick),
+                    Bench::BlockingRoundtrip => blocking_roundtrip::run(quick),
+                    Bench::InteropRoundtrip => interop_roundtrip::run(quick),
                 }
             }
             ExitCode::SUCCESS

@@ -7,10 +7,11 @@ mod handle;
 pub(crate) use body::{Body, Entry, Suspend, Yielder};
 pub use handle::{Fiber, FiberId};
 
+use crate::ctx::FiberCtx;
 use crate::latch::{Latch, Unpark};
 use crate::sched::Shared;
 use crate::stack::StackTicket;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -42,10 +43,14 @@ pub(crate) struct Core {
     /// the fiber is parked). A fiber that parks and is never woken keeps itself alive here, as
     /// its stack is kept (see `Body::Running`).
     queued_ref: UnsafeCell<Option<Arc<Core>>>,
+    /// Cancel scope, shield and fiber-locals: set by the spawner before the fiber is queued,
+    /// then used only by the fiber itself.
+    pub(crate) ctx: RefCell<FiberCtx>,
 }
 
-// SAFETY: the non-thread-safe parts are `body`, `yielder` and `queued_ref` (whose protocol is
-// described on the field). A fiber is handed between threads
+// SAFETY: the non-thread-safe parts are `body`, `yielder`, `queued_ref` (whose protocol is
+// described on the field) and `ctx` (written by the spawner before the fiber is published
+// through a queue, afterwards used only by the fiber itself, on its home worker). A fiber is handed between threads
 // only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
 // at any moment at most one thread holds it for running: before it starts, the one worker that
 // popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
@@ -67,6 +72,7 @@ impl Core {
         shared: Arc<Shared>,
         entry: Entry,
         ticket: StackTicket,
+        ctx: FiberCtx,
     ) -> Core {
         Core {
             id: FiberId(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
@@ -79,6 +85,7 @@ impl Core {
             body: UnsafeCell::new(Body::Unstarted(entry, ticket)),
             yielder: Cell::new(std::ptr::null()),
             queued_ref: UnsafeCell::new(None),
+            ctx: RefCell::new(ctx),
         }
     }
 

@@ -8,8 +8,10 @@ mod scope;
 
 pub use error::JoinError;
 pub use join::JoinHandle;
-pub use scope::{scope, Scope, ScopedJoinHandle};
+pub use scope::{scope, scope_with, Scope, ScopedJoinHandle};
 
+use crate::cancel::{self, CancelScope};
+use crate::ctx;
 use crate::fiber::{Core, Entry, Fiber};
 use crate::runtime::Handle;
 use crate::sched::{with_worker, Shared};
@@ -46,6 +48,15 @@ pub(crate) struct Spec {
     name: Option<Arc<str>>,
     stack_size: Option<usize>,
     location: &'static Location<'static>,
+    pub(crate) cancel: CancelIn,
+}
+
+/// Which cancel scope a new fiber belongs to.
+pub(crate) enum CancelIn {
+    /// The spawner's current one.
+    Inherit,
+    /// This one (a scope's children, detached fibers under the supervisor).
+    Scope(Arc<CancelScope>),
 }
 
 impl Spec {
@@ -54,6 +65,7 @@ impl Spec {
             name: Some(Arc::from("main")),
             stack_size: Some(stack_size),
             location,
+            cancel: CancelIn::Inherit,
         }
     }
 }
@@ -97,6 +109,7 @@ impl Builder {
             name: self.name.map(Arc::from),
             stack_size: self.stack_size,
             location: Location::caller(),
+            cancel: CancelIn::Inherit,
         }
     }
 
@@ -289,14 +302,27 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
     let stack_size = spec.stack_size.unwrap_or(shared.config.stack_size);
     stack::check_size(stack_size).map_err(io::Error::other)?;
     let ticket = stack::admit().map_err(io::Error::other)?;
-    Ok(Arc::new(Core::new(
+    let ctx = ctx::with(|ctx| {
+        ctx.child(match spec.cancel {
+            CancelIn::Inherit => ctx.cancel.clone(),
+            CancelIn::Scope(scope) => Some(scope),
+        })
+    });
+    let core = Arc::new(Core::new(
         spec.name,
         spec.location,
         stack_size,
         shared.clone(),
         entry,
         ticket,
-    )))
+        ctx,
+    ));
+    let mut ctx = core.ctx.borrow_mut();
+    if let Some(scope) = &ctx.cancel {
+        ctx.member = Some(scope.join(Fiber(core.clone())));
+    }
+    drop(ctx);
+    Ok(core)
 }
 
 /// Creates a fiber and queues it.
@@ -352,7 +378,20 @@ where
     F: FnOnce() -> T,
 {
     match start {
-        Ok(()) => panic::catch_unwind(AssertUnwindSafe(f)).map_err(JoinError::panicked),
+        Ok(()) => {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+                if cancel::is_cancellation(&*payload) {
+                    JoinError::cancelled()
+                } else {
+                    JoinError::panicked(payload)
+                }
+            });
+            let (scope, member) = ctx::with(|ctx| (ctx.cancel.take(), ctx.member.take()));
+            if let (Some(scope), Some(member)) = (scope, member) {
+                scope.leave(member);
+            }
+            outcome
+        }
         Err(error) => {
             drop(f);
             Err(JoinError::panicked(Box::new(format!(

@@ -2,6 +2,7 @@
 
 use super::error::JoinError;
 use super::scope::ScopeState;
+use crate::cancel::CancelCause;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
@@ -47,6 +48,8 @@ impl<T> Packet<T> {
             if let (Err(error), Some(scope)) = (&result, &self.scope) {
                 if error.is_panic() {
                     state.panic_order = scope.next_panic_order();
+                    // A child's panic cancels its siblings and the scope body (DESIGN §4).
+                    scope.cancel.cancel(CancelCause::Internal);
                 }
             }
             state.result = Some(result);

@@ -3,7 +3,9 @@
 use super::error::JoinError;
 use super::join::wait;
 use super::packet::Packet;
-use super::{Builder, Spec};
+use super::{Builder, CancelIn, Spec};
+use crate::cancel::{shield, CancelCause, CancelScope, Cancellation, Cancelled, ScopeOptions};
+use crate::ctx;
 use crate::fiber::Fiber;
 use crate::sched::Shared;
 use crate::wait::{current_waker, park_current};
@@ -50,24 +52,164 @@ pub fn scope<'env, F, T>(f: F) -> T
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
+    run_scope(None, f).unwrap_or_else(|cancelled| {
+        unreachable!("a scope without token or deadline was {cancelled}")
+    })
+}
+
+/// [`scope`] with a cancel token, a deadline and/or a timeout: when one fires, the body and
+/// every child are cancelled (they unwind at their current or next cancellation point), the
+/// scope waits for all of them, and the call returns `Err` saying which fired. A scope that was
+/// cancelled returns `Err` even if its body got to its end first.
+///
+/// A child's panic is not a cancellation: as in [`scope`], it cancels the siblings and the body
+/// and is re-raised here once all have ended. A cancellation of an outer scope passes through.
+///
+/// # Panics
+///
+/// Outside a fiber of a fibra runtime; with a child's or the body's panic.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let outcome = fibra_runtime::run(|| {
+///     fibra_runtime::scope_with(fibra_runtime::ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
+///         s.spawn(|| fibra_runtime::sleep(Duration::from_secs(3600)));
+///         fibra_runtime::park();
+///     })
+/// });
+/// assert_eq!(outcome.unwrap_err().cause(), fibra_runtime::CancelCause::Deadline);
+/// ```
+#[track_caller]
+pub fn scope_with<'env, F, T>(options: ScopeOptions, f: F) -> Result<T, Cancelled>
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
+    run_scope(Some(options), f)
+}
+
+#[track_caller]
+fn run_scope<'env, F, T>(options: Option<ScopeOptions>, f: F) -> Result<T, Cancelled>
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
     let shared = crate::sched::with_worker(|local| local.map(|local| local.shared().clone()))
         .filter(|_| crate::wait::in_fiber())
         .unwrap_or_else(|| panic!("fibra::scope() called outside a fiber of a fibra runtime"));
+    let cancel = CancelScope::new(ctx::with(|ctx| ctx.cancel.clone()));
+    let trigger = options.map(|options| Trigger::start(&shared, options, &cancel));
     let scope = Scope {
-        state: Arc::new(ScopeState::new(current_waker())),
+        state: Arc::new(ScopeState::new(current_waker(), cancel.clone())),
         shared,
         _scope: PhantomData,
         _env: PhantomData,
     };
+    let body = Body::enter(&cancel);
     let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
-    // Whatever happened to `f`, no child may outlive the borrows it was given.
-    scope.state.wait_for_children();
+    drop(body);
+    // Whatever happened to `f`, no child may outlive the borrows it was given; this wait is not
+    // itself a cancellation point.
+    shield(|| scope.state.wait_for_children());
+    drop(trigger);
+    let own = cancel
+        .cancelled()
+        .filter(|&(origin, _)| origin == cancel.id);
     match result {
-        Err(payload) => panic::resume_unwind(payload),
-        Ok(value) => match scope.state.take_panic() {
-            Some(payload) => panic::resume_unwind(payload),
-            None => value,
+        Err(payload) => match payload.downcast_ref::<Cancellation>() {
+            Some(cancellation) if cancellation.origin == cancel.id => {
+                match scope.state.take_panic() {
+                    // A child's panic cancelled the body: that panic is the outcome.
+                    Some(child_panic) => panic::resume_unwind(child_panic),
+                    None => Err(Cancelled {
+                        cause: cancellation.cause,
+                    }),
+                }
+            }
+            _ => panic::resume_unwind(payload),
         },
+        Ok(value) => match scope.state.take_panic() {
+            Some(child_panic) => panic::resume_unwind(child_panic),
+            None => match own {
+                Some((_, cause)) if cause != CancelCause::Internal => Err(Cancelled { cause }),
+                _ => Ok(value),
+            },
+        },
+    }
+}
+
+/// The scope body's membership: while it runs, the fiber is in the scope's cancel scope (and
+/// is woken if it is cancelled); afterwards it is back in its own.
+struct Body {
+    previous: Option<Arc<CancelScope>>,
+    scope: Arc<CancelScope>,
+    member: usize,
+}
+
+impl Body {
+    fn enter(scope: &Arc<CancelScope>) -> Body {
+        let member = scope.join(crate::current());
+        let previous = ctx::with(|ctx| ctx.cancel.replace(scope.clone()));
+        Body {
+            previous,
+            scope: scope.clone(),
+            member,
+        }
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        ctx::with(|ctx| ctx.cancel = previous);
+        self.scope.leave(self.member);
+    }
+}
+
+/// The driver task that cancels a `scope_with` when its token or deadline fires; aborted when
+/// the scope ends.
+struct Trigger(Option<tokio::task::JoinHandle<()>>);
+
+impl Trigger {
+    fn start(shared: &Shared, options: ScopeOptions, cancel: &Arc<CancelScope>) -> Trigger {
+        let fired_already = options.token.as_ref().is_some_and(|t| t.is_cancelled());
+        if fired_already {
+            cancel.cancel(CancelCause::Token);
+            return Trigger(None);
+        }
+        if options
+            .deadline
+            .is_some_and(|d| d <= std::time::Instant::now())
+        {
+            cancel.cancel(CancelCause::Deadline);
+            return Trigger(None);
+        }
+        let cancel = cancel.clone();
+        let task = match (options.token, options.deadline) {
+            (None, None) => return Trigger(None),
+            (Some(token), None) => shared.tokio.spawn(async move {
+                token.cancelled().await;
+                cancel.cancel(CancelCause::Token);
+            }),
+            (None, Some(deadline)) => shared.tokio.spawn(async move {
+                tokio::time::sleep_until(deadline.into()).await;
+                cancel.cancel(CancelCause::Deadline);
+            }),
+            (Some(token), Some(deadline)) => shared.tokio.spawn(async move {
+                tokio::select! {
+                    () = token.cancelled() => cancel.cancel(CancelCause::Token),
+                    () = tokio::time::sleep_until(deadline.into()) => cancel.cancel(CancelCause::Deadline),
+                }
+            }),
+        };
+        Trigger(Some(task))
+    }
+}
+
+impl Drop for Trigger {
+    fn drop(&mut self) {
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
     }
 }
 
@@ -135,6 +277,10 @@ impl<'scope> Scope<'scope, '_> {
                 super::Entry,
             >(entry)
         };
+        let spec = Spec {
+            cancel: CancelIn::Scope(self.state.cancel.clone()),
+            ..spec
+        };
         let fiber = super::launch(&self.shared, spec, entry, super::Placement::Anywhere)?;
         Ok(ScopedJoinHandle {
             packet,
@@ -170,13 +316,14 @@ pub struct ScopedJoinHandle<'scope, T> {
 
 impl<T> ScopedJoinHandle<'_, T> {
     /// Waits for the fiber to finish and returns its value, or why there is none. A panic
-    /// returned here is the caller's to handle: the scope will not re-raise it.
+    /// returned here is the caller's to handle: the scope will not re-raise it. (A child's panic
+    /// also cancels the scope body, so a join that still has to wait unwinds instead.)
     ///
     /// ```
     /// fibra_runtime::run(|| {
     ///     fibra_runtime::scope(|s| {
-    ///         let error = s.spawn(|| panic!("caught")).join().unwrap_err();
-    ///         assert!(error.is_panic());
+    ///         let child = s.spawn(|| 20 + 1);
+    ///         assert_eq!(child.join().unwrap(), 21);
     ///     });
     /// });
     /// ```
@@ -226,6 +373,8 @@ impl<T> fmt::Debug for ScopedJoinHandle<'_, T> {
 
 /// What a scope's children share with it.
 pub(crate) struct ScopeState {
+    /// The cancel scope of the body and the children.
+    pub(crate) cancel: Arc<CancelScope>,
     /// Children whose packets still exist.
     running: AtomicUsize,
     /// The fiber that runs the scope, woken when `running` drops to zero.
@@ -236,8 +385,9 @@ pub(crate) struct ScopeState {
 }
 
 impl ScopeState {
-    fn new(owner: Waker) -> ScopeState {
+    fn new(owner: Waker, cancel: Arc<CancelScope>) -> ScopeState {
         ScopeState {
+            cancel,
             running: AtomicUsize::new(0),
             owner,
             next_panic: AtomicU64::new(0),

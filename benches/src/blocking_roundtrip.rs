@@ -1,0 +1,97 @@
+//! `blocking_roundtrip`: sequential round trips through the blocking pool; ns per round trip
+//! (hand a trivial closure to the pool, wait for its value).
+//!
+//! Variant `2w` (100 000 round trips, 20 000 with `--quick`): `fibra::blocking(|| i)` from the
+//! main fiber of a 2-worker runtime vs `tokio::task::spawn_blocking(|| i).await` from a task on
+//! a 2-worker multi-thread runtime. One untimed round trip first starts each pool's thread. The
+//! sum of the returned values is checked.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Workers of every system.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let trips = if quick { 20_000 } else { 100_000 };
+    let case = Case {
+        bench: "blocking_roundtrip",
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_op(fibra(trips), trips)),
+            Contender::new("tokio", || per_op(tokio(trips), trips)),
+        ],
+    );
+}
+
+/// Nanoseconds per round trip.
+fn per_op(elapsed: Duration, trips: u64) -> f64 {
+    elapsed.as_nanos() as f64 / trips as f64
+}
+
+/// The sum every run must reach: `0 + 1 + … + trips - 1`.
+fn expected_sum(trips: u64) -> u64 {
+    trips * (trips - 1) / 2
+}
+
+/// fibra: `fibra::blocking` from the main fiber.
+fn fibra(trips: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        assert!(
+            fibra::blocking(|| fibra::current_worker().is_none()),
+            "ran on a worker"
+        );
+        let start = Instant::now();
+        let mut sum = 0;
+        for i in 0..trips {
+            sum += fibra::blocking(move || black_box(i));
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(trips));
+        elapsed
+    })
+}
+
+/// tokio: `spawn_blocking` + `.await` from a task on one of the runtime's workers.
+fn tokio(trips: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        tokio::task::spawn_blocking(|| ())
+            .await
+            .expect("warm-up job panicked");
+        let start = Instant::now();
+        let mut sum = 0;
+        for i in 0..trips {
+            sum += tokio::task::spawn_blocking(move || black_box(i))
+                .await
+                .expect("blocking job panicked");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(trips));
+        elapsed
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_completes_every_round_trip() {
+        // Each function asserts the sum itself.
+        fibra(100);
+        tokio(100);
+    }
+}

@@ -1,0 +1,104 @@
+//! `interop_roundtrip`: a tokio task spawning a task and awaiting its result, one at a time; ns
+//! per spawn + await.
+//!
+//! Variant `2w` (100 000 round trips, 20 000 with `--quick`): a task on a 2-worker tokio
+//! multi-thread runtime spawns a fibra fiber through the `Handle` of a 2-worker background fibra
+//! runtime and awaits its `JoinHandle`, vs the same task spawning a tokio task with
+//! `tokio::spawn` and awaiting it. Both runtimes are built before the timed region and kept
+//! alive through it; one untimed round trip comes first. The sum of the results is checked.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Workers of every runtime.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let trips = if quick { 20_000 } else { 100_000 };
+    let case = Case {
+        bench: "interop_roundtrip",
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_op(fibra(trips), trips)),
+            Contender::new("tokio", || per_op(tokio(trips), trips)),
+        ],
+    );
+}
+
+/// Nanoseconds per round trip.
+fn per_op(elapsed: Duration, trips: u64) -> f64 {
+    elapsed.as_nanos() as f64 / trips as f64
+}
+
+/// The sum every run must reach: `0 + 1 + … + trips - 1`.
+fn expected_sum(trips: u64) -> u64 {
+    trips * (trips - 1) / 2
+}
+
+/// fibra: the tokio task spawns fibers onto a background fibra runtime and awaits them.
+fn fibra(trips: u64) -> Duration {
+    let fibers = runtimes::fibra(WORKERS)
+        .into_background()
+        .expect("start the fibra runtime in the background");
+    let handle = fibers.handle();
+    let runtime = runtimes::tokio_multi(WORKERS);
+    let elapsed = runtimes::tokio_on_worker(&runtime, async move {
+        handle.spawn(|| ()).await.expect("warm-up fiber panicked");
+        let start = Instant::now();
+        let mut sum = 0;
+        for i in 0..trips {
+            sum += handle
+                .spawn(move || black_box(i))
+                .await
+                .expect("fiber panicked");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(trips));
+        elapsed
+    });
+    drop(runtime);
+    fibers.shut_down();
+    elapsed
+}
+
+/// tokio: the task spawns tokio tasks on its own runtime and awaits them.
+fn tokio(trips: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        tokio::spawn(async {}).await.expect("warm-up task panicked");
+        let start = Instant::now();
+        let mut sum = 0;
+        for i in 0..trips {
+            sum += tokio::spawn(async move { black_box(i) })
+                .await
+                .expect("task panicked");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(trips));
+        elapsed
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_completes_every_round_trip() {
+        // Each function asserts the sum itself.
+        fibra(100);
+        tokio(100);
+    }
+}

@@ -1,0 +1,231 @@
+//! `timers`: many tasks sleeping [`SLEEP`] at once; the spawner spawns them all, then joins them
+//! all. Two metrics per variant: the wall time of the whole workload (`ms_total`) and the CPU
+//! time the process spent on it (`cpu_ms`, user + system over every thread of the process, from
+//! `getrusage(RUSAGE_SELF)`; the idle threads of the systems not running at the time are part of
+//! the process for every system alike). Each metric gets its own set of alternating rounds.
+//!
+//! Variant `2w` (100 000 sleepers, full runs only): fibra fibers in a scope calling
+//! `fibra::sleep` vs tokio tasks awaiting `tokio::time::sleep` on a 2-worker multi-thread runtime.
+//! Variant `2w_20k` (20 000 sleepers, both modes): fibra vs tokio vs `may` coroutines calling
+//! `may::coroutine::sleep`. `may` maps every coroutine stack with its own guard page, two kernel
+//! mappings per coroutine, so with the default `vm.max_map_count` (65 530) it cannot hold
+//! 100 000 coroutines at once; it is compared on the smaller count only. Every run checks the
+//! sum of the sleepers' indices and that the whole run took at least [`SLEEP`].
+
+use std::mem::MaybeUninit;
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// How long every task sleeps.
+const SLEEP: Duration = Duration::from_millis(10);
+/// Workers of every system.
+const WORKERS: usize = 2;
+/// Rounds per system and metric.
+const ROUNDS: usize = 5;
+
+/// Runs the variants and prints their JSON lines.
+pub fn run(quick: bool) {
+    let case = |variant, metric| Case {
+        bench: "timers",
+        variant,
+        metric,
+    };
+    if !quick {
+        let tasks = 100_000;
+        for metric in METRICS {
+            compare(
+                &case("2w", metric),
+                ROUNDS,
+                &mut [
+                    Contender::new("fibra", || fibra(tasks).value(metric)),
+                    Contender::new("tokio", || tokio(tasks).value(metric)),
+                ],
+            );
+        }
+    }
+    let tasks = 20_000;
+    for metric in METRICS {
+        compare(
+            &case("2w_20k", metric),
+            ROUNDS,
+            &mut [
+                Contender::new("fibra", || fibra(tasks).value(metric)),
+                Contender::new("tokio", || tokio(tasks).value(metric)),
+                Contender::new("may", || may(tasks).value(metric)),
+            ],
+        );
+    }
+}
+
+/// The metrics, each measured in rounds of its own.
+const METRICS: [Metric; 2] = [Metric::MsTotal, Metric::CpuMs];
+
+/// Milliseconds, fractional.
+fn ms(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1e3
+}
+
+/// What one run took.
+#[derive(Clone, Copy, Debug)]
+struct Spent {
+    /// Wall time.
+    wall: Duration,
+    /// CPU time of the whole process.
+    cpu: Duration,
+}
+
+impl Spent {
+    /// The run's value in `metric`: wall or CPU milliseconds.
+    fn value(self, metric: Metric) -> f64 {
+        match metric {
+            Metric::CpuMs => ms(self.cpu),
+            _ => ms(self.wall),
+        }
+    }
+}
+
+/// The start of a measured region.
+struct Start {
+    wall: Instant,
+    cpu: Duration,
+}
+
+impl Start {
+    fn now() -> Start {
+        Start {
+            wall: Instant::now(),
+            cpu: process_cpu(),
+        }
+    }
+
+    /// What the region took since [`Start::now`]; read the CPU clock first, as `now` read it
+    /// last, so the wall time covers the CPU time's region.
+    fn spent(&self) -> Spent {
+        let cpu = process_cpu();
+        Spent {
+            wall: self.wall.elapsed(),
+            cpu: cpu.saturating_sub(self.cpu),
+        }
+    }
+}
+
+/// User + system CPU time of the whole process so far.
+fn process_cpu() -> Duration {
+    let mut usage = MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: `usage` is valid for writes of one `rusage`, which is all `getrusage` writes.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    // SAFETY: `getrusage` returned 0, so it has filled in the whole struct.
+    let usage = unsafe { usage.assume_init() };
+    let time = |t: libc::timeval| {
+        Duration::new(t.tv_sec as u64, 0) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// Checks a run: every sleeper returned its index, and nothing finished before [`SLEEP`].
+fn check(sum: u64, tasks: u64, spent: Spent) -> Spent {
+    assert_eq!(sum, tasks * (tasks - 1) / 2, "sleepers lost");
+    assert!(spent.wall >= SLEEP, "woke early: {:?}", spent.wall);
+    spent
+}
+
+/// fibra: the main fiber spawns every sleeper in a scope, then joins them in order.
+fn fibra(tasks: u64) -> Spent {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let start = Start::now();
+        let sum = fibra::scope(|s| {
+            let handles: Vec<_> = (0..tasks)
+                .map(|i| {
+                    s.spawn(move || {
+                        fibra::sleep(SLEEP);
+                        i
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("sleeping fiber panicked"))
+                .sum::<u64>()
+        });
+        check(sum, tasks, start.spent())
+    })
+}
+
+/// tokio: the spawner is itself a task on a 2-worker multi-thread runtime with its timer on.
+fn tokio(tasks: u64) -> Spent {
+    let runtime = runtimes::tokio_multi_timed(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let start = Start::now();
+        let handles: Vec<_> = (0..tasks)
+            .map(|i| {
+                tokio::spawn(async move {
+                    tokio::time::sleep(SLEEP).await;
+                    i
+                })
+            })
+            .collect();
+        let mut sum = 0;
+        for handle in handles {
+            sum += handle.await.expect("sleeping task panicked");
+        }
+        check(sum, tasks, start.spent())
+    })
+}
+
+/// may: the spawner is itself a coroutine on may's 2-worker scheduler.
+fn may(tasks: u64) -> Spent {
+    let spawner = move || {
+        let start = Start::now();
+        let handles: Vec<_> = (0..tasks)
+            .map(|i| {
+                let sleeper = move || {
+                    may::coroutine::sleep(SLEEP);
+                    i
+                };
+                // SAFETY: `may::coroutine::spawn` is unsafe because a coroutine may move between
+                // threads (so a thread-local must not be held across a switch) and has a small
+                // fixed stack. The sleeper touches no thread-local of its own (only may's timer,
+                // made for coroutines) and uses a few hundred bytes of stack.
+                unsafe { may::coroutine::spawn(sleeper) }
+            })
+            .collect();
+        let mut sum = 0;
+        for handle in handles {
+            sum += handle.join().expect("sleeping coroutine panicked");
+        }
+        check(sum, tasks, start.spent())
+    };
+    // SAFETY: as for the sleepers: the spawner touches no thread-local (only `Instant`,
+    // `getrusage`, the allocator and may's own join handles, made for coroutines) and its frames
+    // are a few hundred bytes, far within may's default coroutine stack.
+    let handle = unsafe { may::coroutine::spawn(spawner) };
+    handle.join().expect("may spawner panicked")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_wakes_every_sleeper() {
+        // Each function checks the sum and the minimum wall time itself.
+        runtimes::init_may();
+        fibra(1000);
+        tokio(1000);
+        may(1000);
+    }
+
+    #[test]
+    fn process_cpu_time_advances() {
+        let before = process_cpu();
+        let mut x = 0u64;
+        while process_cpu() == before {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        assert!(process_cpu() > before);
+    }
+}

@@ -1,0 +1,22 @@
+//! Unwinding cancellation (DESIGN §5): cancel scopes, cancellation points, shields, and
+//! `scope_with`'s tokens, deadlines and timeouts.
+//!
+//! Cancellation is cooperative and unwinds: a fiber whose scope is cancelled panics, with a
+//! private payload, at its current or next cancellation point (every park, sleep, join,
+//! `block_on`, `blocking` and `checkpoint`), so destructors run and guards release. The unwind
+//! ends at the fiber's entry (its join reports `JoinError::is_cancelled`) or at the
+//! `scope_with` whose cancellation it is; a cancellation from an outer scope passes through
+//! inner ones.
+//!
+//! Under `panic = "abort"` there is no unwinding: a cancellation point that would unwind
+//! prints `fibra: cancellation needs panic = "unwind"` and aborts the process instead.
+
+mod options;
+mod point;
+mod tree;
+
+pub use options::{CancelCause, Cancelled, ScopeOptions};
+pub(crate) use point::{check, Cancellation};
+pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
+pub use tokio_util::sync::CancellationToken as CancelToken;
+pub(crate) use tree::CancelScope;

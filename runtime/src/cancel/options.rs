@@ -1,0 +1,99 @@
+//! What `scope_with` is cancelled by, and what it returns when it is.
+
+use super::CancelToken;
+use std::error::Error;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Why a scope was cancelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CancelCause {
+    /// Its [`CancelToken`] was cancelled.
+    Token,
+    /// Its deadline (or timeout) passed.
+    Deadline,
+    /// A child panicked, or a helper such as [`race`](crate::race) ended it.
+    Internal,
+}
+
+/// A `scope_with` ended by its token or deadline: the error value of
+/// [`scope_with`](crate::scope_with).
+///
+/// ```
+/// let outcome = fibra_runtime::run(|| {
+///     fibra_runtime::scope_with(
+///         fibra_runtime::ScopeOptions::new().timeout(std::time::Duration::from_millis(1)),
+///         |_| fibra_runtime::sleep(std::time::Duration::from_secs(3600)),
+///     )
+/// });
+/// let cancelled = outcome.unwrap_err();
+/// assert_eq!(cancelled.cause(), fibra_runtime::CancelCause::Deadline);
+/// assert_eq!(cancelled.to_string(), "scope cancelled: its deadline passed");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled {
+    pub(crate) cause: CancelCause,
+}
+
+impl Cancelled {
+    /// What fired.
+    pub fn cause(&self) -> CancelCause {
+        self.cause
+    }
+}
+
+impl fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.cause {
+            CancelCause::Token => "scope cancelled: its token was cancelled",
+            CancelCause::Deadline => "scope cancelled: its deadline passed",
+            CancelCause::Internal => "scope cancelled",
+        })
+    }
+}
+
+impl Error for Cancelled {}
+
+/// What cancels a [`scope_with`](crate::scope_with): a token, a deadline, a timeout (the
+/// earlier of deadline and timeout counts).
+///
+/// ```
+/// let token = fibra_runtime::CancelToken::new();
+/// let options = fibra_runtime::ScopeOptions::new()
+///     .token(token.clone())
+///     .timeout(std::time::Duration::from_secs(5));
+/// token.cancel();
+/// let outcome = fibra_runtime::run(|| fibra_runtime::scope_with(options, |_| fibra_runtime::park()));
+/// assert_eq!(outcome.unwrap_err().cause(), fibra_runtime::CancelCause::Token);
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use = "options do nothing until given to scope_with"]
+pub struct ScopeOptions {
+    pub(crate) token: Option<CancelToken>,
+    pub(crate) deadline: Option<Instant>,
+}
+
+impl ScopeOptions {
+    /// No token, no deadline.
+    pub fn new() -> ScopeOptions {
+        ScopeOptions::default()
+    }
+
+    /// Cancels the scope when `token` is cancelled (tokio tasks may share the token).
+    pub fn token(mut self, token: CancelToken) -> ScopeOptions {
+        self.token = Some(token);
+        self
+    }
+
+    /// Cancels the scope at `deadline`.
+    pub fn deadline(mut self, deadline: Instant) -> ScopeOptions {
+        self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
+        self
+    }
+
+    /// Cancels the scope once `timeout` has passed from now.
+    pub fn timeout(self, timeout: Duration) -> ScopeOptions {
+        self.deadline(fibra_driver::deadline_after(timeout))
+    }
+}
