@@ -3,7 +3,7 @@
 /// The usage text, printed on stderr for `--help` and after a bad argument.
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
-    blocking_roundtrip interop_roundtrip all";
+    blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,11 +24,17 @@ pub enum Bench {
     BlockingRoundtrip,
     /// A tokio task spawning a fiber and awaiting it.
     InteropRoundtrip,
+    /// 1 000 tasks locking one mutex, fair and unfair.
+    MutexContended,
+    /// Lock/unlock of a mutex nobody else touches.
+    MutexUncontended,
+    /// 1 000 tasks sharing a 10-permit semaphore.
+    Semaphore,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 8] = [
+    const ALL: [Bench; 11] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -37,6 +43,9 @@ impl Bench {
         Bench::BlockOnReady,
         Bench::BlockingRoundtrip,
         Bench::InteropRoundtrip,
+        Bench::MutexContended,
+        Bench::MutexUncontended,
+        Bench::Semaphore,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -50,6 +59,9 @@ impl Bench {
             "block_on_ready" => Some(Bench::BlockOnReady),
             "blocking_roundtrip" => Some(Bench::BlockingRoundtrip),
             "interop_roundtrip" => Some(Bench::InteropRoundtrip),
+            "mutex_contended" => Some(Bench::MutexContended),
+            "mutex_uncontended" => Some(Bench::MutexUncontended),
+            "semaphore" => Some(Bench::Semaphore),
             _ => None,
         }
     }
@@ -115,6 +127,9 @@ mod tests {
             Bench::BlockOnReady,
             Bench::BlockingRoundtrip,
             Bench::InteropRoundtrip,
+            Bench::MutexContended,
+            Bench::MutexUncontended,
+            Bench::Semaphore,
         ];
         assert_eq!(
             parsed,

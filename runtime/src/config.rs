@@ -27,6 +27,8 @@ pub(crate) struct Config {
     pub(crate) reductions: u32,
     pub(crate) warm_stacks: usize,
     pub(crate) blocking_threads: usize,
+    /// How long `run` waits for detached fibers before cancelling them (`None`: for ever).
+    pub(crate) shutdown_timeout: Option<std::time::Duration>,
     /// How stack guards are made: `FIBRA_STACK_GUARD` = `auto` (default), `madvise` or
     /// `mprotect` (the fallback for kernels before 6.13, forced for testing it).
     pub(crate) guard: GuardMode,
@@ -41,6 +43,7 @@ pub(crate) struct Requested {
     pub(crate) reductions: Option<u32>,
     pub(crate) warm_stacks: Option<usize>,
     pub(crate) blocking_threads: Option<usize>,
+    pub(crate) shutdown_timeout: Option<std::time::Duration>,
 }
 
 impl Requested {
@@ -63,6 +66,7 @@ impl Requested {
                 .filter(|&n| n > 0)
                 .or_else(|| from_env(&var, "FIBRA_BLOCKING_THREADS", parse_count, "64"))
                 .unwrap_or(DEFAULT_BLOCKING_THREADS),
+            shutdown_timeout: self.shutdown_timeout,
             guard: from_env(&var, "FIBRA_STACK_GUARD", parse_guard, "auto")
                 .unwrap_or(GuardMode::Auto),
         }

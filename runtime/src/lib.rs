@@ -26,6 +26,7 @@ mod fiber;
 mod future;
 mod holds;
 mod latch;
+mod local;
 mod outside;
 mod runtime;
 mod sched;
@@ -39,15 +40,17 @@ pub mod wait;
 
 pub use blocking::blocking;
 pub use cancel::{
-    check_cancel, is_cancellation, is_cancelled, shield, CancelCause, CancelToken, Cancelled,
-    ScopeOptions,
+    check_cancel, is_cancellation, is_cancelled, shield, timeout, CancelCause, CancelToken,
+    Cancelled, Elapsed, ScopeOptions,
 };
 pub use fiber::{Fiber, FiberId};
 pub use fibra_driver::{HoldInfo, HoldKind};
 pub use future::{block_on, WaitExt};
+pub use local::LocalKey;
 pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
 pub use spawn::{
-    scope, scope_with, spawn, spawn_local, Builder, JoinError, JoinHandle, Scope, ScopedJoinHandle,
+    detach, parallel_map, parallel_map_limited, race, scope, scope_with, spawn, spawn_local,
+    Builder, JoinError, JoinHandle, Scope, ScopedJoinHandle,
 };
 pub use this_fiber::{checkpoint, current, current_worker, park, yield_now};
 pub use time::{park_timeout, sleep, sleep_until};

@@ -130,6 +130,22 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How long [`Runtime::block_on`] (and [`run`]) wait for detached fibers once the main
+    /// fiber has returned; the ones still running then are cancelled, and waited for as long
+    /// again. Without it they are waited for without bound.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder()
+    ///     .shutdown_timeout(std::time::Duration::from_millis(10))
+    ///     .build()
+    ///     .unwrap();
+    /// runtime.block_on(|| fibra_runtime::detach(|| fibra_runtime::sleep(std::time::Duration::from_secs(3600))));
+    /// ```
+    pub fn shutdown_timeout(mut self, timeout: std::time::Duration) -> RuntimeBuilder {
+        self.requested.shutdown_timeout = Some(timeout);
+        self
+    }
+
     /// Attaches to an existing multi-thread tokio runtime instead of starting a driver thread:
     /// its reactor, timers and blocking pool serve the fibers.
     ///
@@ -243,6 +259,29 @@ impl Runtime {
         self.shared.holds.snapshot()
     }
 
+    /// Waits until no detached fiber runs (see [`Handle::drain_detached`]).
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// runtime.handle().spawn(|| fibra_runtime::detach(|| ())).join().unwrap();
+    /// runtime.handle().drain_detached();
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drain_detached(&self) {
+        self.handle().drain_detached();
+    }
+
+    /// As [`drain_detached`](Self::drain_detached), for at most `timeout`; true if none runs.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::new()?;
+    /// assert!(runtime.drain_detached_timeout(std::time::Duration::from_millis(1)));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drain_detached_timeout(&self, timeout: std::time::Duration) -> bool {
+        self.handle().drain_detached_timeout(timeout)
+    }
+
     /// Runs `f` as the main fiber on the calling thread (worker 0), returns its value (or
     /// re-raises its panic), and shuts the runtime down.
     ///
@@ -270,8 +309,14 @@ impl Runtime {
         let local = Local::new(0, self.shared.clone(), deque);
         let packet = Arc::new(Packet::new(None));
         let main = entry_local(f, packet.clone());
+        let shared = self.shared.clone();
         let stop_worker = move |start: Result<(), StackError>| {
             main(start);
+            if crate::wait::in_fiber() {
+                shared
+                    .supervisor
+                    .drain_at_exit(shared.config.shutdown_timeout);
+            }
             with_worker(|local| {
                 local
                     .expect("the main fiber runs on worker 0")
@@ -471,6 +516,33 @@ impl Handle {
         Builder::new()
             .spawn_on(self, f)
             .unwrap_or_else(|error| panic!("fibra::Handle::spawn: {error}"))
+    }
+
+    /// Waits until no detached fiber of this runtime runs (a cancellation point in a fiber).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::detach(|| fibra_runtime::sleep(std::time::Duration::from_millis(1)));
+    ///     fibra_runtime::Handle::current().drain_detached();
+    /// });
+    /// ```
+    pub fn drain_detached(&self) {
+        self.shared.supervisor.drain(None);
+    }
+
+    /// As [`drain_detached`](Self::drain_detached), for at most `timeout`; true if none runs.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::detach(|| fibra_runtime::sleep(std::time::Duration::from_secs(3600)));
+    ///     let handle = fibra_runtime::Handle::current();
+    ///     assert!(!handle.drain_detached_timeout(std::time::Duration::from_millis(1)));
+    /// });
+    /// ```
+    pub fn drain_detached_timeout(&self, timeout: std::time::Duration) -> bool {
+        self.shared
+            .supervisor
+            .drain(Some(fibra_driver::deadline_after(timeout)))
     }
 
     /// The pending external waits of this runtime, oldest first (see [`Runtime::holds`]).

@@ -13,10 +13,12 @@
 
 mod options;
 mod point;
+mod timeout;
 mod tree;
 
 pub use options::{CancelCause, Cancelled, ScopeOptions};
 pub(crate) use point::{check, Cancellation};
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
+pub use timeout::{timeout, Elapsed};
 pub use tokio_util::sync::CancellationToken as CancelToken;
 pub(crate) use tree::CancelScope;

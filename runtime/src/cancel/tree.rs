@@ -76,21 +76,26 @@ impl CancelScope {
     }
 
     fn cancel_from(&self, origin: (u64, CancelCause)) {
+        // Mark the whole subtree before waking anyone: a woken fiber checks its innermost
+        // scope, which must already be cancelled.
+        let mut to_wake = Vec::new();
+        self.mark_tree(origin, &mut to_wake);
+        for fiber in to_wake {
+            fiber.unpark();
+        }
+    }
+
+    fn mark_tree(&self, origin: (u64, CancelCause), to_wake: &mut Vec<Fiber>) {
         if !self.mark(origin) {
             return;
         }
-        let (members, children): (Vec<Fiber>, Vec<Arc<CancelScope>>) = {
+        let children: Vec<Arc<CancelScope>> = {
             let inner = self.lock();
-            (
-                inner.members.values().cloned().collect(),
-                inner.children.values().filter_map(Weak::upgrade).collect(),
-            )
+            to_wake.extend(inner.members.values().cloned());
+            inner.children.values().filter_map(Weak::upgrade).collect()
         };
-        for fiber in members {
-            fiber.unpark();
-        }
         for child in children {
-            child.cancel_from(origin);
+            child.mark_tree(origin, to_wake);
         }
     }
 

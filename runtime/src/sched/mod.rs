@@ -11,6 +11,7 @@ pub(crate) use worker::{run_worker, Local};
 use crate::config::Config;
 use crate::fiber::{Core, NO_HOME};
 use crate::outside::Outside;
+use crate::spawn::Supervisor;
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_queue::SegQueue;
 use fibra_driver::{Driver, Holds};
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) tokio: tokio::runtime::Handle,
     /// Pending external waits (DESIGN §11).
     pub(crate) holds: Arc<Holds>,
+    /// Detached fibers.
+    pub(crate) supervisor: Supervisor,
 }
 
 /// The parts of one worker that other threads touch.
@@ -66,6 +69,7 @@ impl Shared {
             outside: Outside::new(),
             tokio: driver.handle().clone(),
             holds: driver.holds().clone(),
+            supervisor: Supervisor::new(),
         }
     }
 

@@ -1,12 +1,17 @@
 //! Spawning fibers: the per-spawn [`Builder`], the free functions, join handles and scopes.
 
+mod detach;
 mod error;
+mod helpers;
 mod join;
 mod packet;
 mod pinned;
 mod scope;
 
+pub use detach::detach;
+pub(crate) use detach::Supervisor;
 pub use error::JoinError;
+pub use helpers::{parallel_map, parallel_map_limited, race};
 pub use join::JoinHandle;
 pub use scope::{scope, scope_with, Scope, ScopedJoinHandle};
 
@@ -60,6 +65,16 @@ pub(crate) enum CancelIn {
 }
 
 impl Spec {
+    /// No name, the default stack, the spawner's cancel scope.
+    pub(crate) fn at(location: &'static Location<'static>) -> Spec {
+        Spec {
+            name: None,
+            stack_size: None,
+            location,
+            cancel: CancelIn::Inherit,
+        }
+    }
+
     pub(crate) fn main(location: &'static Location<'static>, stack_size: usize) -> Spec {
         Spec {
             name: Some(Arc::from("main")),
@@ -373,7 +388,7 @@ where
 }
 
 /// Runs `f` if the fiber got a stack, catching its panic.
-fn run_entry<F, T>(f: F, start: Result<(), StackError>) -> Result<T, JoinError>
+pub(crate) fn run_entry<F, T>(f: F, start: Result<(), StackError>) -> Result<T, JoinError>
 where
     F: FnOnce() -> T,
 {

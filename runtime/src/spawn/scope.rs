@@ -75,7 +75,7 @@ where
 /// let outcome = fibra_runtime::run(|| {
 ///     fibra_runtime::scope_with(fibra_runtime::ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
 ///         s.spawn(|| fibra_runtime::sleep(Duration::from_secs(3600)));
-///         fibra_runtime::park();
+///         fibra_runtime::sleep(Duration::from_secs(3600));
 ///     })
 /// });
 /// assert_eq!(outcome.unwrap_err().cause(), fibra_runtime::CancelCause::Deadline);
@@ -135,6 +135,11 @@ where
             },
         },
     }
+}
+
+/// The cancel scope of `scope`'s body and children.
+pub(crate) fn cancel_scope_of(scope: &Scope<'_, '_>) -> Arc<CancelScope> {
+    scope.state.cancel.clone()
 }
 
 /// The scope body's membership: while it runs, the fiber is in the scope's cancel scope (and

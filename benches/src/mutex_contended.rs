@@ -1,0 +1,166 @@
+//! `mutex_contended`: 1 000 tasks each doing 1 000 lock / increment / unlock on one shared
+//! mutex (100 each with `--quick`), on 2 workers. Metric: ns per lock/unlock pair.
+//!
+//! Variant `fair`: fibra's `Mutex::new` (FIFO handoff) vs tokio's `sync::Mutex` (also FIFO) with
+//! as many tasks, vs `may`'s mutex with as many coroutines, and `parking_lot::Mutex` on 2
+//! plain threads doing the same number of pairs, for reference. Variant `unfair`: fibra's
+//! `Mutex::new_unfair` (barging) vs the same peers. The final count is checked every run.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Tasks (fibers, tokio tasks, coroutines) contending.
+const TASKS: u64 = 1000;
+/// Workers of every multi-worker system, and `parking_lot`'s threads.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs both variants and prints their JSON lines.
+pub fn run(quick: bool) {
+    let pairs = if quick { 100 } else { 1000 };
+    for (variant, fair) in [("fair", true), ("unfair", false)] {
+        let case = Case {
+            bench: "mutex_contended",
+            variant,
+            metric: Metric::NsPerOp,
+        };
+        compare(
+            &case,
+            ROUNDS,
+            &mut [
+                Contender::new("fibra", || per_pair(fibra(fair, pairs), pairs)),
+                Contender::new("tokio", || per_pair(tokio(pairs), pairs)),
+                Contender::new("may", || per_pair(may(pairs), pairs)),
+                Contender::new("parking_lot", || per_pair(parking_lot(pairs), pairs)),
+            ],
+        );
+    }
+}
+
+/// Nanoseconds per lock/unlock pair.
+fn per_pair(elapsed: Duration, pairs: u64) -> f64 {
+    elapsed.as_nanos() as f64 / (TASKS * pairs) as f64
+}
+
+/// fibra: a scope of fibers on a 2-worker runtime.
+fn fibra(fair: bool, pairs: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let counter = if fair {
+            fibra::sync::Mutex::new(0u64)
+        } else {
+            fibra::sync::Mutex::new_unfair(0u64)
+        };
+        let start = Instant::now();
+        fibra::scope(|s| {
+            for _ in 0..TASKS {
+                s.spawn(|| {
+                    for _ in 0..pairs {
+                        *counter.lock() += 1;
+                    }
+                });
+            }
+        });
+        let elapsed = start.elapsed();
+        assert_eq!(counter.into_inner(), TASKS * pairs);
+        elapsed
+    })
+}
+
+/// tokio: tasks on a 2-worker multi-thread runtime, spawned and awaited by a task.
+fn tokio(pairs: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let counter = Arc::new(tokio::sync::Mutex::new(0u64));
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|_| {
+                let counter = Arc::clone(&counter);
+                tokio::spawn(async move {
+                    for _ in 0..pairs {
+                        *counter.lock().await += 1;
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.expect("tokio task panicked");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(*counter.lock().await, TASKS * pairs);
+        elapsed
+    })
+}
+
+/// may: coroutines on may's 2-worker scheduler, spawned and joined by a coroutine.
+fn may(pairs: u64) -> Duration {
+    let spawner = move || {
+        let counter = Arc::new(may::sync::Mutex::new(0u64));
+        let start = Instant::now();
+        let coroutines: Vec<_> = (0..TASKS)
+            .map(|_| {
+                let counter = Arc::clone(&counter);
+                // SAFETY: `may::coroutine::spawn` is unsafe because a coroutine may move between
+                // threads (so a thread-local must not be held across a switch) and has a small
+                // fixed stack. This one touches no thread-local, and its guard is may's own,
+                // made to be held by coroutines; it uses a few bytes of stack.
+                unsafe {
+                    may::coroutine::spawn(move || {
+                        for _ in 0..pairs {
+                            *counter.lock().expect("may mutex poisoned") += 1;
+                        }
+                    })
+                }
+            })
+            .collect();
+        for coroutine in coroutines {
+            coroutine.join().expect("may coroutine panicked");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(*counter.lock().expect("may mutex poisoned"), TASKS * pairs);
+        elapsed
+    };
+    // SAFETY: as for the children: the spawner touches no thread-local (only `Instant`, the
+    // allocator and may's own handles and mutex) and its frames are a few hundred bytes.
+    let handle = unsafe { may::coroutine::spawn(spawner) };
+    handle.join().expect("may spawner panicked")
+}
+
+/// parking_lot: the same number of pairs split over 2 plain threads.
+fn parking_lot(pairs: u64) -> Duration {
+    let counter = parking_lot::Mutex::new(0u64);
+    let per_thread = TASKS * pairs / WORKERS as u64;
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..WORKERS {
+            s.spawn(|| {
+                for _ in 0..per_thread {
+                    *counter.lock() += 1;
+                }
+            });
+        }
+    });
+    let elapsed = start.elapsed();
+    assert_eq!(counter.into_inner(), TASKS * pairs);
+    elapsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_counts_every_pair() {
+        // Each function asserts the final count itself.
+        runtimes::init_may();
+        fibra(true, 10);
+        fibra(false, 10);
+        tokio(10);
+        may(10);
+        parking_lot(10);
+    }
+}

@@ -1,0 +1,76 @@
+//! `mutex_uncontended`: lock / increment / unlock on a mutex nobody else touches, 10 000 000
+//! times (1 000 000 with `--quick`). Metric: ns per lock/unlock pair.
+//!
+//! Variant `1w`: fibra's `Mutex` in a fiber on a 1-worker runtime vs `parking_lot::Mutex` on a
+//! plain thread. The fast path of both is an atomic compare-and-swap each way.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let pairs = if quick { 1_000_000 } else { 10_000_000 };
+    let case = Case {
+        bench: "mutex_uncontended",
+        variant: "1w",
+        metric: Metric::NsPerOp,
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_pair(fibra(pairs), pairs)),
+            Contender::new("parking_lot", || per_pair(parking_lot(pairs), pairs)),
+        ],
+    );
+}
+
+/// Nanoseconds per lock/unlock pair.
+fn per_pair(elapsed: Duration, pairs: u64) -> f64 {
+    elapsed.as_nanos() as f64 / pairs as f64
+}
+
+/// fibra: the main fiber of a 1-worker runtime.
+fn fibra(pairs: u64) -> Duration {
+    runtimes::fibra(1).block_on(move || {
+        let counter = black_box(fibra::sync::Mutex::new(0u64));
+        let start = Instant::now();
+        for _ in 0..pairs {
+            *black_box(&counter).lock() += 1;
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(counter.into_inner(), pairs);
+        elapsed
+    })
+}
+
+/// parking_lot: the calling thread.
+fn parking_lot(pairs: u64) -> Duration {
+    let counter = black_box(parking_lot::Mutex::new(0u64));
+    let start = Instant::now();
+    for _ in 0..pairs {
+        *black_box(&counter).lock() += 1;
+    }
+    let elapsed = start.elapsed();
+    assert_eq!(counter.into_inner(), pairs);
+    elapsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_counts_every_pair() {
+        // Each function asserts the final count itself.
+        fibra(1000);
+        parking_lot(1000);
+    }
+}

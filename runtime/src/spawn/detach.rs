@@ -1,0 +1,131 @@
+//! Detached fibers under the runtime's supervisor (DESIGN §4).
+
+use super::{launch, run_entry, CancelIn, Placement, Spec};
+use crate::cancel::CancelScope;
+use crate::runtime::Handle;
+use crate::sched::Shared;
+use crate::wait::{current_waker, park_current, park_current_until};
+use std::panic::Location;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Waker;
+use std::time::Instant;
+
+/// What a runtime knows of its detached fibers.
+pub(crate) struct Supervisor {
+    /// Detached fibers belong to this scope, cancelled when a drain times out.
+    pub(crate) cancel: Arc<CancelScope>,
+    live: AtomicUsize,
+    drainers: Mutex<Vec<Waker>>,
+}
+
+impl Supervisor {
+    pub(crate) fn new() -> Supervisor {
+        Supervisor {
+            cancel: CancelScope::new(None),
+            live: AtomicUsize::new(0),
+            drainers: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn finished(&self) {
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let drainers =
+                std::mem::take(&mut *self.drainers.lock().unwrap_or_else(|p| p.into_inner()));
+            for drainer in drainers {
+                drainer.wake();
+            }
+        }
+    }
+
+    /// Waits until no detached fiber runs, or until `deadline`; true if none runs.
+    pub(crate) fn drain(&self, deadline: Option<Instant>) -> bool {
+        loop {
+            if self.live.load(Ordering::Acquire) == 0 {
+                return true;
+            }
+            self.drainers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(current_waker());
+            if self.live.load(Ordering::Acquire) == 0 {
+                return true;
+            }
+            match deadline {
+                Some(deadline) if Instant::now() >= deadline => return false,
+                Some(deadline) => park_current_until(deadline),
+                None => park_current(),
+            }
+        }
+    }
+
+    /// At the end of `run`: waits for detached fibers up to `timeout`, then cancels the rest
+    /// and waits as long again for them to unwind.
+    pub(crate) fn drain_at_exit(&self, timeout: Option<std::time::Duration>) {
+        let deadline = timeout.map(fibra_driver::deadline_after);
+        if !self.drain(deadline) {
+            self.cancel.cancel(crate::CancelCause::Internal);
+            self.drain(timeout.map(fibra_driver::deadline_after));
+        }
+    }
+}
+
+/// Runs `f` in a fiber nobody joins, under the runtime's supervisor: a panic is logged through
+/// `tracing` at error level (with the fiber's name, id and spawn location) and dropped, never
+/// taking the program down. [`run`](crate::run) waits for detached fibers before it returns
+/// (see [`RuntimeBuilder::shutdown_timeout`](crate::RuntimeBuilder::shutdown_timeout)).
+///
+/// # Panics
+///
+/// Outside a fibra runtime, or when no stack can be had.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+///
+/// let done = Arc::new(AtomicBool::new(false));
+/// let flag = done.clone();
+/// fibra_runtime::run(move || fibra_runtime::detach(move || flag.store(true, Ordering::SeqCst)));
+/// // `run` drained the detached fiber before returning.
+/// assert!(done.load(Ordering::SeqCst));
+/// ```
+#[track_caller]
+pub fn detach<F>(f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    let handle = Handle::try_current()
+        .unwrap_or_else(|| panic!("fibra::detach() called outside a fibra runtime"));
+    detach_on(&handle.shared, Location::caller(), f);
+}
+
+fn detach_on<F>(shared: &Arc<Shared>, location: &'static Location<'static>, f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    let supervisor = &shared.supervisor;
+    supervisor.live.fetch_add(1, Ordering::AcqRel);
+    let owner = shared.clone();
+    let entry = Box::new(move |start| {
+        if let Err(error) = run_entry(f, start) {
+            if error.is_panic() {
+                let fiber = crate::wait::running_fiber();
+                tracing::error!(
+                    fiber.name = fiber.as_ref().and_then(|f| f.name()).unwrap_or("<unnamed>"),
+                    fiber.id = fiber.as_ref().map(|f| f.id().as_u64()),
+                    spawned_at = %location,
+                    "detached fiber panicked: {error}"
+                );
+            }
+        }
+        owner.supervisor.finished();
+    });
+    let spec = Spec {
+        cancel: CancelIn::Scope(supervisor.cancel.clone()),
+        ..Spec::at(location)
+    };
+    if let Err(error) = launch(shared, spec, entry, Placement::Anywhere) {
+        supervisor.finished();
+        panic!("fibra::detach: {error}");
+    }
+}

@@ -1,0 +1,456 @@
+//! Unwinding cancellation, failure in scopes, detach, the structured helpers and fiber-locals.
+
+use fibra_runtime::{
+    blocking, detach, parallel_map, parallel_map_limited, park, race, scope, scope_with, shield,
+    sleep, CancelCause, CancelToken, Runtime, ScopeOptions,
+};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
+    Runtime::builder()
+        .workers(workers)
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Counts its drops.
+struct Counted<'a>(&'a AtomicUsize);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_token_unwinds_ten_thousand_parked_sleeping_and_joining_children() {
+    for workers in [1, 2, 4] {
+        let (outcome, dropped, started) = on(workers, || {
+            let token = CancelToken::new();
+            let dropped = AtomicUsize::new(0);
+            let started = AtomicUsize::new(0);
+            let outcome = scope_with(ScopeOptions::new().token(token.clone()), |s| {
+                for i in 0..10_000 {
+                    let (dropped, started) = (&dropped, &started);
+                    s.spawn(move || {
+                        let _guard = Counted(dropped);
+                        started.fetch_add(1, Ordering::SeqCst);
+                        match i % 3 {
+                            0 => loop {
+                                park();
+                            },
+                            1 => sleep(HOUR),
+                            _ => {
+                                fibra_runtime::spawn(|| sleep(HOUR)).join().unwrap();
+                            }
+                        }
+                    });
+                }
+                while started.load(Ordering::SeqCst) < 10_000 {
+                    fibra_runtime::yield_now();
+                }
+                token.cancel();
+                loop {
+                    park(); // until the cancellation unwinds the body too
+                }
+            });
+            (outcome, dropped.into_inner(), started.into_inner())
+        });
+        assert_eq!(
+            outcome.unwrap_err().cause(),
+            CancelCause::Token,
+            "{workers} workers"
+        );
+        assert_eq!(started, 10_000);
+        assert_eq!(
+            dropped, 10_000,
+            "{workers} workers: every guard dropped once"
+        );
+    }
+}
+
+#[test]
+fn timeout_and_deadline_each_fire() {
+    on(2, || {
+        let by_timeout = scope_with(ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
+            s.spawn(|| sleep(HOUR));
+        });
+        assert_eq!(by_timeout.unwrap_err().cause(), CancelCause::Deadline);
+        let deadline = Instant::now() + Duration::from_millis(5);
+        let by_deadline = scope_with(ScopeOptions::new().deadline(deadline), |_| sleep(HOUR));
+        assert_eq!(by_deadline.unwrap_err().cause(), CancelCause::Deadline);
+        assert!(Instant::now() >= deadline, "cancelled before its deadline");
+        assert!(fibra_runtime::timeout(Duration::from_millis(2), || sleep(HOUR)).is_err());
+        assert_eq!(fibra_runtime::timeout(HOUR, || 3), Ok(3));
+    });
+}
+
+#[test]
+fn an_inner_scope_catches_its_own_cancellation_and_passes_an_outer_one_through() {
+    on(2, || {
+        let inner_token = CancelToken::new();
+        let outer_token = CancelToken::new();
+        let inner_returned = AtomicBool::new(false);
+        let outer = scope_with(ScopeOptions::new().token(outer_token.clone()), |_| {
+            inner_token.cancel();
+            let own = scope_with(ScopeOptions::new().token(inner_token.clone()), |_| loop {
+                park();
+            });
+            assert_eq!(own.unwrap_err().cause(), CancelCause::Token);
+            // Now the outer one, from inside another inner scope.
+            let passed = scope_with(ScopeOptions::new().timeout(HOUR), |s| {
+                s.spawn(|| outer_token.cancel());
+                loop {
+                    park();
+                }
+            });
+            inner_returned.store(true, Ordering::SeqCst);
+            passed
+        });
+        assert_eq!(outer.unwrap_err().cause(), CancelCause::Token);
+        assert!(
+            !inner_returned.load(Ordering::SeqCst),
+            "the outer cancellation stopped at the inner scope"
+        );
+    });
+}
+
+#[test]
+fn shield_finishes_its_body_under_cancellation() {
+    on(1, || {
+        let token = CancelToken::new();
+        token.cancel();
+        let cleaned = AtomicBool::new(false);
+        let outcome = scope_with(ScopeOptions::new().token(token), |_| {
+            shield(|| {
+                sleep(Duration::from_millis(2));
+                assert!(!fibra_runtime::is_cancelled());
+                cleaned.store(true, Ordering::SeqCst);
+            });
+            assert!(fibra_runtime::check_cancel().is_err());
+            fibra_runtime::checkpoint();
+        });
+        assert!(outcome.is_err());
+        assert!(cleaned.load(Ordering::SeqCst));
+    });
+}
+
+#[test]
+fn a_panic_in_one_of_a_thousand_children_cancels_the_rest_and_is_raised_once() {
+    for workers in [1, 2, 4] {
+        let (payload, dropped) = on(workers, || {
+            let dropped = AtomicUsize::new(0);
+            let payload = panic::catch_unwind(AssertUnwindSafe(|| {
+                scope(|s| {
+                    for i in 0..1_000 {
+                        let dropped = &dropped;
+                        s.spawn(move || {
+                            let _guard = Counted(dropped);
+                            if i == 500 {
+                                panic!("child 500");
+                            }
+                            sleep(HOUR);
+                        });
+                    }
+                });
+            }))
+            .unwrap_err();
+            (payload, dropped.into_inner())
+        });
+        assert_eq!(
+            payload.downcast_ref::<&str>(),
+            Some(&"child 500"),
+            "{workers} workers"
+        );
+        assert_eq!(dropped, 1_000);
+    }
+}
+
+#[test]
+fn scope_with_re_raises_a_childs_panic_rather_than_returning_it() {
+    on(2, || {
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            scope_with(ScopeOptions::new().timeout(HOUR), |s| {
+                s.spawn(|| panic!("boom"));
+                loop {
+                    park();
+                }
+            })
+        }));
+        assert_eq!(outcome.unwrap_err().downcast_ref::<&str>(), Some(&"boom"));
+    });
+}
+
+#[test]
+fn race_returns_the_winner_after_every_loser_dropped() {
+    on(2, || {
+        let dropped = AtomicUsize::new(0);
+        let dropped_ref = &dropped;
+        let racers: Vec<Box<dyn FnOnce() -> usize + Send + '_>> = (0..10)
+            .map(|i| -> Box<dyn FnOnce() -> usize + Send + '_> {
+                Box::new(move || {
+                    let _guard = Counted(dropped_ref);
+                    if i != 7 {
+                        sleep(HOUR);
+                    }
+                    i
+                })
+            })
+            .collect();
+        assert_eq!(race(racers), 7);
+        assert_eq!(dropped.load(Ordering::SeqCst), 10);
+    });
+}
+
+#[test]
+fn parallel_map_keeps_the_input_order() {
+    on(2, || {
+        let doubled = parallel_map(0..100_000u64, |x| x * 2);
+        assert_eq!(doubled.len(), 100_000);
+        assert!(doubled.iter().enumerate().all(|(i, &x)| x == 2 * i as u64));
+        let in_flight = AtomicUsize::new(0);
+        let most = AtomicUsize::new(0);
+        let limited = parallel_map_limited(0..1_000u32, 3, |x| {
+            let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            fibra_runtime::yield_now();
+            in_flight.fetch_sub(1, Ordering::SeqCst);
+            x + 1
+        });
+        assert_eq!(limited, (1..=1_000).collect::<Vec<_>>());
+        assert!(most.load(Ordering::SeqCst) <= 3);
+    });
+}
+
+#[test]
+fn parallel_map_re_raises_the_first_panic_and_cancels_the_rest() {
+    on(2, || {
+        let ran_past = AtomicUsize::new(0);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            parallel_map(0..100u32, |x| {
+                if x == 0 {
+                    panic!("item 0");
+                }
+                sleep(HOUR);
+                ran_past.fetch_add(1, Ordering::SeqCst);
+            })
+        }));
+        assert_eq!(outcome.unwrap_err().downcast_ref::<&str>(), Some(&"item 0"));
+        assert_eq!(ran_past.load(Ordering::SeqCst), 0);
+    });
+}
+
+#[test]
+fn a_detached_panic_is_logged_and_run_waits_for_detached_fibers() {
+    #[derive(Clone, Default)]
+    struct Capture(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Capture {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let finished = Arc::new(AtomicBool::new(false));
+    let flag = finished.clone();
+    tracing::subscriber::with_default(subscriber, || {
+        on(2, move || {
+            detach(|| panic!("detached failure"));
+            detach(move || {
+                sleep(Duration::from_millis(5));
+                flag.store(true, Ordering::SeqCst);
+            });
+        });
+    });
+    assert!(
+        finished.load(Ordering::SeqCst),
+        "run returned before a detached fiber finished"
+    );
+    let log = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains("ERROR"), "{log}");
+    assert!(
+        log.contains("detached fiber panicked: fiber panicked: detached failure"),
+        "{log}"
+    );
+    assert!(
+        log.contains("cancel.rs:"),
+        "the spawn location is logged: {log}"
+    );
+}
+
+#[test]
+fn the_shutdown_timeout_cancels_detached_fibers_that_outlive_it() {
+    let unwound = Arc::new(AtomicBool::new(false));
+    let flag = unwound.clone();
+    Runtime::builder()
+        .workers(1)
+        .shutdown_timeout(Duration::from_millis(5))
+        .build()
+        .unwrap()
+        .block_on(move || {
+            detach(move || {
+                struct SetOnDrop(Arc<AtomicBool>);
+                impl Drop for SetOnDrop {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::SeqCst);
+                    }
+                }
+                let _guard = SetOnDrop(flag);
+                sleep(HOUR);
+            });
+        });
+    assert!(unwound.load(Ordering::SeqCst));
+}
+
+#[test]
+fn fiber_locals_are_inherited_as_snapshots_and_isolated() {
+    fibra_runtime::fiber_local! {
+        static TAG: &'static str = "none";
+    }
+    on(2, || {
+        assert_eq!(TAG.get(), "none");
+        TAG.scope("parent", || {
+            let child = fibra_runtime::spawn(|| {
+                let inherited = TAG.get();
+                TAG.scope("child", fibra_runtime::yield_now);
+                (inherited, TAG.get())
+            });
+            let siblings = scope(|s| {
+                let a = s.spawn(|| {
+                    TAG.scope("a", || {
+                        fibra_runtime::yield_now();
+                        TAG.get()
+                    })
+                });
+                let b = s.spawn(|| {
+                    TAG.scope("b", || {
+                        fibra_runtime::yield_now();
+                        TAG.get()
+                    })
+                });
+                (a.join().unwrap(), b.join().unwrap())
+            });
+            assert_eq!(siblings, ("a", "b"));
+            assert_eq!(child.join().unwrap(), ("parent", "parent"));
+            assert_eq!(TAG.get(), "parent");
+        });
+        assert_eq!(TAG.get(), "none");
+    });
+}
+
+#[test]
+fn one_token_cancels_a_tokio_task_and_a_fiber_scope() {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let token = CancelToken::new();
+    let task_token = token.clone();
+    let task = tokio.spawn(async move {
+        tokio::select! {
+            () = task_token.cancelled() => "cancelled",
+            () = tokio::time::sleep(HOUR) => "slept",
+        }
+    });
+    let outcome = on(2, move || {
+        scope_with(ScopeOptions::new().token(token.clone()), |s| {
+            s.spawn(move || token.cancel());
+            sleep(HOUR);
+        })
+    });
+    assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
+    assert_eq!(tokio.block_on(task).unwrap(), "cancelled");
+}
+
+#[test]
+fn a_cancelled_blocking_wait_drops_the_queued_job_and_discards_the_running_one() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(AtomicBool::new(false));
+    let (d, r, rel) = (dropped.clone(), ran.clone(), release.clone());
+    Runtime::builder()
+        .workers(2)
+        .blocking_threads(1)
+        .build()
+        .unwrap()
+        .block_on(move || {
+            let token = CancelToken::new();
+            let started = Arc::new(AtomicBool::new(false));
+            let outcome = scope_with(ScopeOptions::new().token(token.clone()), |s| {
+                let (r1, rel1, started1) = (r.clone(), rel.clone(), started.clone());
+                s.spawn(move || {
+                    blocking(move || {
+                        started1.store(true, Ordering::SeqCst);
+                        while !rel1.load(Ordering::SeqCst) {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        r1.fetch_add(1, Ordering::SeqCst);
+                    })
+                });
+                while !started.load(Ordering::SeqCst) {
+                    fibra_runtime::yield_now();
+                }
+                let (d2, r2) = (d.clone(), r.clone());
+                let unwound = Arc::new(AtomicBool::new(false));
+                let unwound2 = unwound.clone();
+                s.spawn(move || {
+                    struct SetOnDrop(Arc<AtomicBool>);
+                    impl Drop for SetOnDrop {
+                        fn drop(&mut self) {
+                            self.0.store(true, Ordering::SeqCst);
+                        }
+                    }
+                    let _unwound = SetOnDrop(unwound2);
+                    struct CountDrop(Arc<AtomicUsize>);
+                    impl Drop for CountDrop {
+                        fn drop(&mut self) {
+                            self.0.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                    let guard = CountDrop(d2);
+                    blocking(move || {
+                        let _guard = guard;
+                        r2.fetch_add(1, Ordering::SeqCst);
+                    })
+                });
+                fibra_runtime::yield_now();
+                token.cancel();
+                // Let the running job finish only once the queued job's fiber has unwound.
+                shield(|| {
+                    while !unwound.load(Ordering::SeqCst) {
+                        fibra_runtime::yield_now();
+                    }
+                });
+                rel.store(true, Ordering::SeqCst);
+                loop {
+                    park();
+                }
+            });
+            assert!(outcome.is_err());
+        });
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        1,
+        "only the job that was running ran"
+    );
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the queued job was dropped unrun"
+    );
+}

@@ -1,0 +1,347 @@
+//! [`Barrier`]: arrivals counted under the internal lock; each waiter's outcome is written into
+//! its own queue entry by whoever releases it, so a waiter of an old generation never mistakes
+//! a later generation's state for its own.
+
+use crate::shim::{self, Lock};
+use crate::wait::{deadline, Wait, Waitable};
+use crate::waiters::{Key, WaitList, Wakers};
+use std::fmt;
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+/// A cyclic barrier: each [`wait`](Self::wait) parks the caller until `parties` callers have
+/// arrived, then releases them all and starts the next cycle.
+///
+/// The last arrival is the leader; [`wait_with_action`](Self::wait_with_action) runs an action
+/// in it before anyone is released. A wait that times out, or an action that panics, *breaks*
+/// the barrier: everyone waiting, and every later arrival, gets [`BarrierError::Broken`] until
+/// [`reset`](Self::reset).
+///
+/// ```
+/// use fibra_sync::Barrier;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let (barrier, leaders) = (Barrier::new(4), AtomicUsize::new(0));
+/// fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         for _ in 0..4 {
+///             s.spawn(|| {
+///                 for _round in 0..3 {
+///                     if barrier.wait().unwrap().is_leader() {
+///                         leaders.fetch_add(1, Ordering::SeqCst);
+///                     }
+///                 }
+///             });
+///         }
+///     });
+/// });
+/// assert_eq!(leaders.load(Ordering::SeqCst), 3); // one per cycle
+/// ```
+pub struct Barrier {
+    parties: usize,
+    state: Lock<State>,
+}
+
+pub(crate) struct State {
+    /// Arrivals in the current generation.
+    arrived: usize,
+    generation: u64,
+    broken: bool,
+    waiting: WaitList<Arrival>,
+}
+
+pub(crate) struct Arrival {
+    generation: u64,
+    index: usize,
+    /// Set by whoever breaks the barrier before waking this waiter.
+    broken: bool,
+}
+
+/// What a successful [`Barrier::wait`] tells its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarrierWaitResult {
+    index: usize,
+    leader: bool,
+}
+
+impl BarrierWaitResult {
+    /// The caller's place in its cycle's arrivals: 0 for the first, `parties - 1` for the
+    /// leader.
+    ///
+    /// ```
+    /// let b = fibra_sync::Barrier::new(1);
+    /// assert_eq!(b.wait().unwrap().index(), 0);
+    /// ```
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Whether the caller arrived last (and ran the action, if any).
+    ///
+    /// ```
+    /// let b = fibra_sync::Barrier::new(1);
+    /// assert!(b.wait().unwrap().is_leader());
+    /// ```
+    pub fn is_leader(&self) -> bool {
+        self.leader
+    }
+}
+
+/// Why a [`Barrier`] wait failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierError {
+    /// The barrier is broken: a wait timed out, an action panicked, or it was reset while this
+    /// caller waited.
+    Broken,
+    /// This caller's own wait timed out (and broke the barrier for the others).
+    TimedOut,
+}
+
+impl fmt::Display for BarrierError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BarrierError::Broken => "the barrier is broken",
+            BarrierError::TimedOut => "the barrier wait timed out",
+        })
+    }
+}
+
+impl std::error::Error for BarrierError {}
+
+impl Barrier {
+    const_unless_loom! {
+        /// A barrier for `parties` callers per cycle.
+        ///
+        /// # Panics
+        ///
+        /// If `parties` is 0.
+        ///
+        /// ```should_panic
+        /// fibra_sync::Barrier::new(0);
+        /// ```
+        pub fn new(parties: usize) -> Barrier {
+            assert!(parties > 0, "Barrier::new(0): a barrier needs at least one party");
+            Barrier {
+                parties,
+                state: Lock::new(State {
+                    arrived: 0,
+                    generation: 0,
+                    broken: false,
+                    waiting: WaitList::new(),
+                }),
+            }
+        }
+    }
+
+    /// How many callers each cycle waits for.
+    ///
+    /// ```
+    /// assert_eq!(fibra_sync::Barrier::new(3).parties(), 3);
+    /// ```
+    pub fn parties(&self) -> usize {
+        self.parties
+    }
+
+    /// Parks the caller until all parties have arrived.
+    ///
+    /// ```
+    /// let b = fibra_sync::Barrier::new(2);
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::scope(|s| {
+    ///         let other = s.spawn(|| b.wait().unwrap().index());
+    ///         let mine = b.wait().unwrap().index();
+    ///         assert_eq!(mine + other.join().unwrap(), 1); // one is 0, the other 1
+    ///     });
+    /// });
+    /// ```
+    pub fn wait(&self) -> Result<BarrierWaitResult, BarrierError> {
+        self.arrive(None::<fn()>, None)
+    }
+
+    /// Like [`wait`](Self::wait); the last arrival runs `action` before anyone is released
+    /// (the others' actions are dropped unrun). If `action` panics, the barrier breaks and the
+    /// panic continues in the leader.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let (b, phase) = (fibra_sync::Barrier::new(3), AtomicUsize::new(0));
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::scope(|s| {
+    ///         for _ in 0..3 {
+    ///             s.spawn(|| {
+    ///                 b.wait_with_action(|| { phase.fetch_add(1, Ordering::SeqCst); }).unwrap();
+    ///                 // Everyone sees the action's effect once released.
+    ///                 assert_eq!(phase.load(Ordering::SeqCst), 1);
+    ///             });
+    ///         }
+    ///     });
+    /// });
+    /// ```
+    pub fn wait_with_action(
+        &self,
+        action: impl FnOnce(),
+    ) -> Result<BarrierWaitResult, BarrierError> {
+        self.arrive(Some(action), None)
+    }
+
+    /// Like [`wait`](Self::wait), for at most `timeout`. Timing out breaks the barrier for
+    /// everyone waiting.
+    ///
+    /// ```
+    /// use fibra_sync::BarrierError;
+    /// use std::time::Duration;
+    ///
+    /// let b = fibra_sync::Barrier::new(2);
+    /// assert_eq!(b.wait_timeout(Duration::from_millis(1)), Err(BarrierError::TimedOut));
+    /// assert!(b.is_broken());
+    /// ```
+    pub fn wait_timeout(&self, timeout: Duration) -> Result<BarrierWaitResult, BarrierError> {
+        self.arrive(None::<fn()>, deadline(timeout))
+    }
+
+    /// Whether the barrier is broken.
+    ///
+    /// ```
+    /// assert!(!fibra_sync::Barrier::new(2).is_broken());
+    /// ```
+    pub fn is_broken(&self) -> bool {
+        self.state.lock().broken
+    }
+
+    /// Breaks the barrier for whoever is waiting now, then starts afresh: not broken, no
+    /// arrivals.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let b = fibra_sync::Barrier::new(2);
+    /// let _ = b.wait_timeout(Duration::from_millis(1));
+    /// assert!(b.is_broken());
+    /// b.reset();
+    /// assert!(!b.is_broken());
+    /// ```
+    pub fn reset(&self) {
+        let mut wakers = Wakers::new();
+        let mut state = self.state.lock();
+        break_waiters(&mut state, &mut wakers);
+        state.broken = false;
+        state.arrived = 0;
+        state.generation += 1;
+    }
+
+    fn arrive(
+        &self,
+        action: Option<impl FnOnce()>,
+        deadline: Option<Instant>,
+    ) -> Result<BarrierWaitResult, BarrierError> {
+        let mut state = self.state.lock();
+        if state.broken {
+            return Err(BarrierError::Broken);
+        }
+        let index = state.arrived;
+        if index + 1 < self.parties {
+            state.arrived += 1;
+            let arrival = Arrival {
+                generation: state.generation,
+                index,
+                broken: false,
+            };
+            let key = state.waiting.push_back(arrival, shim::current_waker());
+            drop(state);
+            return Wait::new(self, key)
+                .block(deadline)
+                .unwrap_or(Err(BarrierError::TimedOut));
+        }
+        // The leader: later arrivals belong to the next generation.
+        let generation = state.generation;
+        state.generation += 1;
+        state.arrived = 0;
+        drop(state);
+        if let Some(action) = action {
+            let on_unwind = BreakOnUnwind(self);
+            action();
+            std::mem::forget(on_unwind);
+        }
+        let mut wakers = Wakers::new();
+        let mut state = self.state.lock();
+        while state
+            .waiting
+            .front()
+            .is_some_and(|arrival| arrival.generation == generation)
+        {
+            wakers.push(state.waiting.pop_front().expect("the front was just seen"));
+        }
+        Ok(BarrierWaitResult {
+            index,
+            leader: true,
+        })
+    }
+}
+
+/// Breaks the barrier and wakes everyone waiting, telling them so.
+fn break_waiters(state: &mut State, wakers: &mut Wakers) {
+    state.broken = true;
+    while let Some(arrival) = state.waiting.front_mut() {
+        arrival.broken = true;
+        wakers.push(state.waiting.pop_front().expect("the front was just seen"));
+    }
+}
+
+/// Breaks the barrier if the leader's action unwinds.
+struct BreakOnUnwind<'a>(&'a Barrier);
+
+impl Drop for BreakOnUnwind<'_> {
+    fn drop(&mut self) {
+        let mut wakers = Wakers::new();
+        break_waiters(&mut self.0.state.lock(), &mut wakers);
+    }
+}
+
+impl Waitable for Barrier {
+    type State = State;
+    type Entry = Arrival;
+    type Output = Result<BarrierWaitResult, BarrierError>;
+
+    fn lock(&self) -> &Lock<State> {
+        &self.state
+    }
+
+    fn list(state: &mut State) -> &mut WaitList<Arrival> {
+        &mut state.waiting
+    }
+
+    fn woken(
+        &self,
+        _: &mut State,
+        arrival: Arrival,
+        _: &Waker,
+        _: &mut Wakers,
+    ) -> Result<Self::Output, Key> {
+        Ok(if arrival.broken {
+            Err(BarrierError::Broken)
+        } else {
+            Ok(BarrierWaitResult {
+                index: arrival.index,
+                leader: false,
+            })
+        })
+    }
+
+    fn abandon(&self, state: &mut State, _: Arrival, woken: bool, wakers: &mut Wakers) {
+        // A party that stops waiting (timed out, or unwinding) means this cycle can never
+        // complete: everyone else would wait for ever.
+        if !woken {
+            break_waiters(state, wakers);
+        }
+    }
+}
+
+impl fmt::Debug for Barrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Barrier")
+            .field("parties", &self.parties)
+            .field("broken", &self.is_broken())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,161 @@
+//! [`Event`]: a flag plus the [`EventCount`] that announces its setting.
+
+use crate::event_count::{EventCount, Until};
+use crate::wait::deadline;
+use crate::TimedOut;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// A manual-reset event: [`set`](Self::set) releases every waiter, present and future, until
+/// [`reset`](Self::reset).
+///
+/// ```
+/// use fibra_sync::Event;
+///
+/// let ready = Event::new();
+/// fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         for _ in 0..3 {
+///             s.spawn(|| ready.wait());
+///         }
+///         ready.set();
+///     });
+/// });
+/// assert!(ready.is_set());
+/// ```
+pub struct Event {
+    set: AtomicBool,
+    changed: EventCount,
+}
+
+impl Event {
+    const_unless_loom! {
+        /// An event that is not set.
+        ///
+        /// ```
+        /// static STARTED: fibra_sync::Event = fibra_sync::Event::new();
+        /// assert!(!STARTED.is_set());
+        /// ```
+        pub fn new() -> Event {
+            Event {
+                set: AtomicBool::new(false),
+                changed: EventCount::new(),
+            }
+        }
+    }
+
+    /// Sets the event and wakes every waiter.
+    ///
+    /// ```
+    /// let e = fibra_sync::Event::new();
+    /// e.set();
+    /// e.wait(); // returns at once
+    /// ```
+    pub fn set(&self) {
+        if !self.set.swap(true, Ordering::Release) {
+            self.changed.advance();
+        }
+    }
+
+    /// Clears the event: later waits park until the next [`set`](Self::set).
+    ///
+    /// ```
+    /// let e = fibra_sync::Event::new();
+    /// e.set();
+    /// e.reset();
+    /// assert!(!e.is_set());
+    /// ```
+    pub fn reset(&self) {
+        self.set.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the event is set.
+    ///
+    /// ```
+    /// let e = fibra_sync::Event::new();
+    /// assert!(!e.is_set());
+    /// e.set();
+    /// assert!(e.is_set());
+    /// ```
+    pub fn is_set(&self) -> bool {
+        self.set.load(Ordering::Acquire)
+    }
+
+    /// Parks the caller until the event is set.
+    ///
+    /// ```
+    /// let e = fibra_sync::Event::new();
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::scope(|s| {
+    ///         let waiter = s.spawn(|| e.wait());
+    ///         e.set();
+    ///         waiter.join().unwrap();
+    ///     });
+    /// });
+    /// ```
+    pub fn wait(&self) {
+        // Without a deadline the wait cannot time out.
+        let _ = self.changed.wait_until(|| self.is_set(), None);
+    }
+
+    /// Parks the caller until the event is set, for at most `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let e = fibra_sync::Event::new();
+    /// assert!(e.wait_timeout(Duration::from_millis(1)).is_err());
+    /// e.set();
+    /// assert!(e.wait_timeout(Duration::from_secs(1)).is_ok());
+    /// ```
+    pub fn wait_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
+        self.changed.wait_until(|| self.is_set(), deadline(timeout))
+    }
+
+    /// A future that completes once the event is set.
+    ///
+    /// ```
+    /// let e = fibra_sync::Event::new();
+    /// e.set();
+    /// futures::executor::block_on(e.wait_async());
+    /// ```
+    pub fn wait_async(&self) -> EventWait<'_> {
+        EventWait(Until::new(&self.changed, self, Event::is_set))
+    }
+}
+
+impl Default for Event {
+    fn default() -> Self {
+        Event::new()
+    }
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Event")
+            .field("set", &self.is_set())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of [`Event::wait_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct EventWait<'a>(Until<'a, Event>);
+
+impl Future for EventWait<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.0.poll(cx)
+    }
+}
+
+impl fmt::Debug for EventWait<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventWait").finish_non_exhaustive()
+    }
+}

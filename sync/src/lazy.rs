@@ -1,0 +1,92 @@
+//! [`Lazy`]: a poisoning [`OnceCell`] plus the initializer to run.
+
+use crate::once::OnPanic;
+use crate::once_cell::OnceCell;
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::ops::Deref;
+
+/// A value computed on first access; concurrent first accesses park until it is ready.
+///
+/// If the initializer panics the `Lazy` is poisoned: every later access panics.
+///
+/// ```
+/// use fibra_sync::Lazy;
+///
+/// static SQUARES: Lazy<Vec<u64>> = Lazy::new(|| (0..10).map(|i| i * i).collect());
+/// fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         for _ in 0..3 {
+///             s.spawn(|| assert_eq!(SQUARES[9], 81));
+///         }
+///     });
+/// });
+/// ```
+pub struct Lazy<T, F = fn() -> T> {
+    cell: OnceCell<T>,
+    /// Taken by the one caller that runs it.
+    init: UnsafeCell<Option<F>>,
+}
+
+// SAFETY: `init` is taken only by the caller the cell's run-once protocol lets in, and may
+// run on any thread (`F: Send`); the rest is the cell's.
+unsafe impl<T: Send + Sync, F: Send> Sync for Lazy<T, F> {}
+
+const LAZY: OnPanic = OnPanic::Poison { what: "Lazy" };
+
+impl<T, F> Lazy<T, F> {
+    const_unless_loom! {
+        /// A value that `init` computes on first access.
+        ///
+        /// ```
+        /// let lazy = fibra_sync::Lazy::new(|| 2 + 2);
+        /// assert_eq!(*lazy, 4);
+        /// ```
+        pub fn new(init: F) -> Lazy<T, F> {
+            Lazy {
+                cell: OnceCell::with_policy(LAZY),
+                init: UnsafeCell::new(Some(init)),
+            }
+        }
+    }
+}
+
+impl<T, F: FnOnce() -> T> Lazy<T, F> {
+    /// The value, computing it first if needed.
+    ///
+    /// # Panics
+    ///
+    /// If the initializer panicked before (the `Lazy` is poisoned), or panics now.
+    ///
+    /// ```
+    /// let lazy = fibra_sync::Lazy::new(|| "ready");
+    /// assert_eq!(*fibra_sync::Lazy::force(&lazy), "ready");
+    /// ```
+    ///
+    /// ```should_panic
+    /// let lazy: fibra_sync::Lazy<u8> = fibra_sync::Lazy::new(|| panic!("boom"));
+    /// let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *lazy));
+    /// let _ = *lazy; // poisoned
+    /// ```
+    pub fn force(this: &Lazy<T, F>) -> &T {
+        this.cell.get_or_init(|| {
+            // SAFETY: only the one caller running the initializer gets here.
+            let init = unsafe { (*this.init.get()).take() };
+            init.expect("a Lazy runs its initializer once")()
+        })
+    }
+}
+
+impl<T, F: FnOnce() -> T> Deref for Lazy<T, F> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        Lazy::force(self)
+    }
+}
+
+impl<T: fmt::Debug, F> fmt::Debug for Lazy<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Lazy").field(&self.cell.get()).finish()
+    }
+}

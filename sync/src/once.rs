@@ -1,0 +1,216 @@
+//! [`Once`], and the run-once protocol under it, [`OnceCell`](crate::OnceCell) and
+//! [`Lazy`](crate::Lazy): one atomic word says incomplete, complete, poisoned, or which caller
+//! is running the initializer; the others wait on an [`EventCount`] for it to change.
+
+use crate::event_count::EventCount;
+use crate::owner::Owner;
+use std::convert::Infallible;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const INCOMPLETE: u64 = 0;
+const COMPLETE: u64 = 1;
+const POISONED: u64 = 2;
+// Any other value: the `Owner` running the initializer (all are at least `Owner::MIN`).
+const _: () = assert!(Owner::MIN > POISONED);
+
+/// What an initializer that panics leaves behind.
+#[derive(Clone, Copy)]
+pub(crate) enum OnPanic {
+    /// Incomplete: a later caller runs its own initializer.
+    Retry,
+    /// Poisoned for good: every later caller panics, naming the type `what`.
+    Poison { what: &'static str },
+}
+
+pub(crate) struct OnceState {
+    word: AtomicU64,
+    changed: EventCount,
+}
+
+impl OnceState {
+    const_unless_loom! {
+        pub(crate) fn new() -> OnceState {
+            OnceState {
+                word: AtomicU64::new(INCOMPLETE),
+                changed: EventCount::new(),
+            }
+        }
+    }
+
+    /// Whether an initializer has completed; what it wrote is then visible.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.word.load(Ordering::Acquire) == COMPLETE
+    }
+
+    /// Runs `init` unless an initializer has completed; parks while another caller runs one.
+    /// An `Err` from `init` leaves it incomplete. Returns `init`'s result, or `Ok` if someone
+    /// else completed.
+    ///
+    /// Panics if poisoned, or if `init` (directly or not) calls back into the same state.
+    pub(crate) fn run<E>(
+        &self,
+        on_panic: OnPanic,
+        init: impl FnOnce() -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.is_complete() {
+            return Ok(());
+        }
+        self.run_slow(on_panic, init)
+    }
+
+    #[cold]
+    fn run_slow<E>(
+        &self,
+        on_panic: OnPanic,
+        init: impl FnOnce() -> Result<(), E>,
+    ) -> Result<(), E> {
+        let me = Owner::current().as_u64();
+        loop {
+            match self
+                .word
+                .compare_exchange(INCOMPLETE, me, Ordering::Acquire, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    let mut finish = Finish {
+                        state: self,
+                        to: match on_panic {
+                            OnPanic::Retry => INCOMPLETE,
+                            OnPanic::Poison { .. } => POISONED,
+                        },
+                    };
+                    let result = init();
+                    finish.to = if result.is_ok() { COMPLETE } else { INCOMPLETE };
+                    return result;
+                }
+                Err(COMPLETE) => return Ok(()),
+                Err(POISONED) => {
+                    let what = match on_panic {
+                        OnPanic::Poison { what } => what,
+                        OnPanic::Retry => unreachable!("only a poisoning state is poisoned"),
+                    };
+                    panic!("{what} instance has previously been poisoned");
+                }
+                Err(owner) if owner == me => panic!(
+                    "recursive initialization: the initializer called back into the \
+                     once-cell it is initializing, which would deadlock"
+                ),
+                Err(_) => {
+                    // Without a deadline the wait cannot time out.
+                    let _ = self.changed.wait_until(|| !self.is_running(), None);
+                }
+            }
+        }
+    }
+
+    fn is_running(&self) -> bool {
+        self.word.load(Ordering::Acquire) >= Owner::MIN
+    }
+}
+
+/// Publishes the initializer's outcome (also when it unwinds) and wakes the waiters.
+struct Finish<'a> {
+    state: &'a OnceState,
+    to: u64,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        self.state.word.store(self.to, Ordering::Release);
+        self.state.changed.advance();
+    }
+}
+
+/// Runs a one-time initialization: the first [`call_once`](Self::call_once) runs its closure,
+/// concurrent callers park until it has finished, later ones return at once.
+///
+/// If the closure panics the `Once` is poisoned for good: every later `call_once` panics.
+///
+/// ```
+/// use fibra_sync::Once;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// static INIT: Once = Once::new();
+/// static RUNS: AtomicUsize = AtomicUsize::new(0);
+/// fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         for _ in 0..4 {
+///             s.spawn(|| INIT.call_once(|| { RUNS.fetch_add(1, Ordering::SeqCst); }));
+///         }
+///     });
+/// });
+/// assert_eq!(RUNS.load(Ordering::SeqCst), 1);
+/// assert!(INIT.is_completed());
+/// ```
+pub struct Once {
+    state: OnceState,
+}
+
+const ONCE: OnPanic = OnPanic::Poison { what: "Once" };
+
+impl Once {
+    const_unless_loom! {
+        /// A `Once` that has not run.
+        ///
+        /// ```
+        /// assert!(!fibra_sync::Once::new().is_completed());
+        /// ```
+        pub fn new() -> Once {
+            Once {
+                state: OnceState::new(),
+            }
+        }
+    }
+
+    /// Runs `f` if no call has completed yet, parking while another caller runs its closure.
+    ///
+    /// # Panics
+    ///
+    /// If a closure panicked before (the `Once` is poisoned), and if `f` itself calls
+    /// `call_once` on the same `Once` (which would deadlock).
+    ///
+    /// ```
+    /// let once = fibra_sync::Once::new();
+    /// let mut runs = 0;
+    /// once.call_once(|| runs += 1);
+    /// once.call_once(|| runs += 1);
+    /// assert_eq!(runs, 1);
+    /// ```
+    ///
+    /// ```should_panic
+    /// let once = fibra_sync::Once::new();
+    /// let _ = std::panic::catch_unwind(|| once.call_once(|| panic!("boom")));
+    /// once.call_once(|| {}); // poisoned
+    /// ```
+    pub fn call_once(&self, f: impl FnOnce()) {
+        let _: Result<(), Infallible> = self.state.run(ONCE, || {
+            f();
+            Ok(())
+        });
+    }
+
+    /// Whether a call has completed.
+    ///
+    /// ```
+    /// let once = fibra_sync::Once::new();
+    /// once.call_once(|| {});
+    /// assert!(once.is_completed());
+    /// ```
+    pub fn is_completed(&self) -> bool {
+        self.state.is_complete()
+    }
+}
+
+impl Default for Once {
+    fn default() -> Self {
+        Once::new()
+    }
+}
+
+impl fmt::Debug for Once {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Once")
+            .field("completed", &self.is_completed())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,186 @@
+//! [`OnceCell`]: a value slot written once under the run-once protocol of [`OnceState`].
+
+use crate::once::{OnPanic, OnceState};
+use std::cell::UnsafeCell;
+use std::convert::Infallible;
+use std::fmt;
+use std::mem::MaybeUninit;
+
+/// A cell written once, by the first caller of [`get_or_init`](Self::get_or_init) (or
+/// [`set`](Self::set)); concurrent callers park until it is written.
+///
+/// If the initializer panics (or [`get_or_try_init`](Self::get_or_try_init)'s returns an
+/// error), the cell stays empty and a later caller tries again. An initializer that calls back
+/// into its own cell panics instead of deadlocking.
+///
+/// ```
+/// use fibra_sync::OnceCell;
+///
+/// static CONFIG: OnceCell<String> = OnceCell::new();
+/// fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         for _ in 0..4 {
+///             s.spawn(|| assert_eq!(CONFIG.get_or_init(|| "loaded".to_string()), "loaded"));
+///         }
+///     });
+/// });
+/// assert_eq!(CONFIG.get().map(String::as_str), Some("loaded"));
+/// ```
+pub struct OnceCell<T> {
+    state: OnceState,
+    on_panic: OnPanic,
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+// SAFETY: the value is written once, by the one caller the run-once protocol lets in, before
+// the state is published as complete; afterwards it is only read. Sharing the cell shares `&T`
+// (`T: Sync`) and lets any thread write it (`T: Send`).
+unsafe impl<T: Send + Sync> Sync for OnceCell<T> {}
+// SAFETY: moving the cell moves the `T`.
+unsafe impl<T: Send> Send for OnceCell<T> {}
+
+impl<T> OnceCell<T> {
+    const_unless_loom! {
+        /// An empty cell.
+        ///
+        /// ```
+        /// assert!(fibra_sync::OnceCell::<u8>::new().get().is_none());
+        /// ```
+        pub fn new() -> OnceCell<T> {
+            OnceCell::with_policy(OnPanic::Retry)
+        }
+    }
+
+    const_unless_loom! {
+        /// An empty cell whose initializer panicking leaves `on_panic`'s state.
+        pub(crate) fn with_policy(on_panic: OnPanic) -> OnceCell<T> {
+            OnceCell {
+                state: OnceState::new(),
+                on_panic,
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+            }
+        }
+    }
+
+    /// The value, if the cell has been written. Never waits.
+    ///
+    /// ```
+    /// let cell = fibra_sync::OnceCell::new();
+    /// assert_eq!(cell.get(), None);
+    /// cell.set(3).unwrap();
+    /// assert_eq!(cell.get(), Some(&3));
+    /// ```
+    pub fn get(&self) -> Option<&T> {
+        // SAFETY: complete means written, and never written again.
+        self.state
+            .is_complete()
+            .then(|| unsafe { (*self.value.get()).assume_init_ref() })
+    }
+
+    /// The value, through the exclusive borrow.
+    ///
+    /// ```
+    /// let mut cell = fibra_sync::OnceCell::new();
+    /// cell.set(1).unwrap();
+    /// *cell.get_mut().unwrap() += 1;
+    /// assert_eq!(cell.get(), Some(&2));
+    /// ```
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        // SAFETY: complete means written; `&mut self` excludes every other access.
+        self.state
+            .is_complete()
+            .then(|| unsafe { self.value.get_mut().assume_init_mut() })
+    }
+
+    /// Writes `value` unless the cell is already written (then `value` comes back); parks
+    /// while another caller is initializing it.
+    ///
+    /// ```
+    /// let cell = fibra_sync::OnceCell::new();
+    /// assert_eq!(cell.set(1), Ok(()));
+    /// assert_eq!(cell.set(2), Err(2));
+    /// ```
+    pub fn set(&self, value: T) -> Result<(), T> {
+        let mut value = Some(value);
+        self.get_or_init(|| value.take().expect("the initializer runs at most once"));
+        value.map_or(Ok(()), Err)
+    }
+
+    /// The value, running `init` to write it if the cell is empty; parks while another caller
+    /// is initializing it.
+    ///
+    /// # Panics
+    ///
+    /// If `init` calls back into this cell (which would deadlock). If `init` panics, the
+    /// panic propagates and the cell stays empty.
+    ///
+    /// ```
+    /// let cell = fibra_sync::OnceCell::new();
+    /// assert_eq!(*cell.get_or_init(|| 5), 5);
+    /// assert_eq!(*cell.get_or_init(|| 6), 5);
+    /// ```
+    pub fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
+        match self.get_or_try_init(|| Ok::<T, Infallible>(init())) {
+            Ok(value) => value,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Like [`get_or_init`](Self::get_or_init), for an initializer that may fail: an error is
+    /// returned and leaves the cell empty.
+    ///
+    /// ```
+    /// let cell = fibra_sync::OnceCell::new();
+    /// assert_eq!(cell.get_or_try_init(|| "no".parse::<u8>()).is_err(), true);
+    /// assert_eq!(cell.get_or_try_init(|| "7".parse::<u8>()), Ok(&7));
+    /// ```
+    pub fn get_or_try_init<E>(&self, init: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
+        self.state.run(self.on_panic, || {
+            let value = init()?;
+            // SAFETY: the run-once protocol lets only this caller in, and nobody reads the
+            // value before the state is published as complete.
+            unsafe { (*self.value.get()).write(value) };
+            Ok(())
+        })?;
+        Ok(self.get().expect("complete after a successful run"))
+    }
+
+    /// The value, if written.
+    ///
+    /// ```
+    /// let cell = fibra_sync::OnceCell::new();
+    /// cell.set("x").unwrap();
+    /// assert_eq!(cell.into_inner(), Some("x"));
+    /// ```
+    pub fn into_inner(mut self) -> Option<T> {
+        let value = self.take_value();
+        std::mem::forget(self);
+        value
+    }
+
+    fn take_value(&mut self) -> Option<T> {
+        // SAFETY: complete means written; `&mut self` excludes every other access, and the
+        // callers never look at the value again.
+        self.state
+            .is_complete()
+            .then(|| unsafe { self.value.get_mut().assume_init_read() })
+    }
+}
+
+impl<T> Drop for OnceCell<T> {
+    fn drop(&mut self) {
+        drop(self.take_value());
+    }
+}
+
+impl<T> Default for OnceCell<T> {
+    fn default() -> Self {
+        OnceCell::new()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for OnceCell<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("OnceCell").field(&self.get()).finish()
+    }
+}

@@ -1,0 +1,393 @@
+//! The permit core behind [`Mutex`](crate::Mutex) (1 permit), [`RwLock`](crate::RwLock) (a
+//! reader takes 1, a writer all), [`ReentrantMutex`](crate::ReentrantMutex) and
+//! [`Semaphore`](crate::Semaphore).
+//!
+//! One word holds the available permits and two flags; the fast paths are one CAS on it and
+//! never touch a waker or the lock. Two policies:
+//!
+//! - **Fair** (FIFO handoff): while anyone waits, every released permit goes to the head of the
+//!   queue, even partially (a large request at the head collects permits until it has all it
+//!   wants), so nobody overtakes a waiter. The word's count stays 0 while [`WAITERS`] is set, and
+//!   only holders of the internal lock change the word then.
+//! - **Unfair** (barging): released permits go back to the word, where any caller may take them;
+//!   the releaser wakes the waiters at the front that the permits could satisfy, and a woken
+//!   waiter that lost the race queues again at the front. [`WOKEN`] keeps a stream of releases
+//!   from waking a waiter per release while one woken waiter has yet to run: whoever clears it
+//!   decides again, under the lock, who to wake.
+
+use crate::shim::{self, AtomicUsize, Lock, Ordering};
+use crate::wait::{Wait, Waitable};
+use crate::waiters::{Key, WaitList, Wakers};
+use crate::TimedOut;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+/// The queue is not empty.
+const WAITERS: usize = 1;
+/// Unfair only: a waiter has been woken and has not retried yet.
+const WOKEN: usize = 2;
+const FLAGS: usize = WAITERS | WOKEN;
+/// One permit, in the word.
+const ONE: usize = 4;
+
+/// The most permits a semaphore can hold.
+pub(crate) const MAX_PERMITS: usize = usize::MAX / ONE;
+
+fn permits(word: usize) -> usize {
+    word / ONE
+}
+
+/// One waiter's request.
+pub(crate) struct Need {
+    wanted: usize,
+    /// Fair only: permits already handed to this waiter (only ever the head's are non-zero).
+    got: usize,
+}
+
+pub(crate) struct RawSemaphore {
+    word: AtomicUsize,
+    /// Releasing past this many available permits panics.
+    max: usize,
+    fair: bool,
+    waiters: Lock<WaitList<Need>>,
+}
+
+impl RawSemaphore {
+    const_unless_loom! {
+        /// Panics unless `permits <= max <= MAX_PERMITS` (callers pass `max` = `permits` or
+        /// `MAX_PERMITS`, so one message fits both).
+        pub(crate) fn new(permits: usize, max: usize, fair: bool) -> RawSemaphore {
+            assert!(max <= MAX_PERMITS, "more permits than a semaphore can hold (Semaphore::MAX_PERMITS)");
+            assert!(permits <= max, "more permits than a semaphore can hold (Semaphore::MAX_PERMITS)");
+            RawSemaphore {
+                word: AtomicUsize::new(permits * ONE),
+                max,
+                fair,
+                waiters: Lock::new(WaitList::new()),
+            }
+        }
+    }
+
+    /// The permits that could be taken right now (a snapshot).
+    pub(crate) fn available(&self) -> usize {
+        permits(self.word.load(Ordering::Relaxed))
+    }
+
+    /// The bound given to [`new`](Self::new).
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Takes `n` permits if that needs no waiting (and, fair, nobody waits).
+    #[inline]
+    pub(crate) fn try_acquire(&self, n: usize) -> bool {
+        let mut word = self.word.load(Ordering::Relaxed);
+        // Fair: WAITERS leaves the count at 0, so the count check also keeps us behind them.
+        while permits(word) >= n {
+            match self.word.compare_exchange_weak(
+                word,
+                word - n * ONE,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => word = actual,
+            }
+        }
+        false
+    }
+
+    /// Takes `n` permits, parking the caller until they are granted or `deadline` passes.
+    #[inline]
+    pub(crate) fn acquire(&self, n: usize, deadline: Option<Instant>) -> Result<(), TimedOut> {
+        if self.try_acquire(n) {
+            return Ok(());
+        }
+        self.acquire_slow(n, deadline)
+    }
+
+    #[cold]
+    fn acquire_slow(&self, n: usize, deadline: Option<Instant>) -> Result<(), TimedOut> {
+        match self.register(n, shim::current_waker()) {
+            None => Ok(()),
+            Some(key) => Wait::new(self, key).block(deadline),
+        }
+    }
+
+    /// A future taking `n` permits.
+    pub(crate) fn acquire_async(&self, n: usize) -> Acquire<'_> {
+        Acquire {
+            sem: self,
+            n,
+            state: AcquireState::Start,
+        }
+    }
+
+    /// Takes `n` permits, or queues a waiter for them (`Some(key)`), deciding under the lock.
+    fn register(&self, n: usize, waker: Waker) -> Option<Key> {
+        let mut list = self.waiters.lock();
+        let mut word = self.word.load(Ordering::Relaxed);
+        let got = loop {
+            let (next, got) = if permits(word) >= n {
+                (word - n * ONE, None)
+            } else if self.fair {
+                // Take what there is and queue for the rest. The queue was empty unless
+                // WAITERS was set, and then there was nothing to take.
+                (WAITERS, Some(permits(word)))
+            } else {
+                (word | WAITERS, Some(0))
+            };
+            match self
+                .word
+                .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => break got,
+                Err(actual) => word = actual,
+            }
+        };
+        got.map(|got| list.push_back(Need { wanted: n, got }, waker))
+    }
+
+    /// Gives `n` permits back: to the waiters first when fair, else to the word.
+    #[inline]
+    pub(crate) fn release(&self, n: usize) {
+        let mut word = self.word.load(Ordering::Relaxed);
+        loop {
+            if self.fair && word & WAITERS != 0 {
+                return self.release_to_waiters(n);
+            }
+            let next = (word & FLAGS) | (self.bounded(permits(word), n) * ONE);
+            match self
+                .word
+                .compare_exchange_weak(word, next, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(actual) => word = actual,
+            }
+        }
+        if word & FLAGS == WAITERS {
+            self.wake_unfair();
+        }
+    }
+
+    #[cold]
+    fn release_to_waiters(&self, n: usize) {
+        let mut wakers = Wakers::new();
+        let mut list = self.waiters.lock();
+        self.hand_out(&mut list, n, &mut wakers);
+    }
+
+    #[cold]
+    fn wake_unfair(&self) {
+        let mut wakers = Wakers::new();
+        let mut list = self.waiters.lock();
+        self.settle_unfair(&mut list, false, &mut wakers);
+    }
+
+    /// `available + n`, panicking past the bound.
+    fn bounded(&self, available: usize, n: usize) -> usize {
+        match available.checked_add(n) {
+            Some(total) if total <= self.max => total,
+            _ => panic!(
+                "released {n} permit(s) with {available} available: past the semaphore's \
+                 bound of {}",
+                self.max
+            ),
+        }
+    }
+
+    /// Fair: gives `n` released permits to the waiters in order, waking each one that has all
+    /// it wants; once nobody waits, the rest go back to the word and the fast paths resume.
+    fn hand_out(&self, list: &mut WaitList<Need>, mut n: usize, wakers: &mut Wakers) {
+        if let Some(head) = list.front() {
+            self.bounded(head.got, n);
+        }
+        while n > 0 {
+            let Some(head) = list.front_mut() else { break };
+            let given = n.min(head.wanted - head.got);
+            head.got += given;
+            n -= given;
+            if head.got < head.wanted {
+                break;
+            }
+            wakers.push(list.pop_front().expect("the head was just seen"));
+        }
+        if list.is_empty() {
+            let mut word = self.word.load(Ordering::Relaxed);
+            loop {
+                // Also clears WAITERS (another releaser may have cleared it first: then the
+                // fast paths are already running and the CAS keeps their changes).
+                let next = self.bounded(permits(word), n) * ONE;
+                match self
+                    .word
+                    .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+                {
+                    Ok(_) => break,
+                    Err(actual) => word = actual,
+                }
+            }
+        }
+    }
+
+    /// Unfair: wakes the waiters at the front that the available permits can satisfy, unless a
+    /// woken waiter has yet to retry. `retried`: the caller is that waiter, done retrying or
+    /// giving up.
+    fn settle_unfair(&self, list: &mut WaitList<Need>, retried: bool, wakers: &mut Wakers) {
+        let mut word = self.word.load(Ordering::Relaxed);
+        let wake = loop {
+            let mut next = word;
+            if retried {
+                next &= !WOKEN;
+            }
+            if list.is_empty() {
+                next &= !WAITERS;
+            }
+            let mut wake = 0;
+            if next & WOKEN == 0 {
+                let mut budget = permits(next);
+                for need in list.iter() {
+                    if need.wanted > budget {
+                        break;
+                    }
+                    budget -= need.wanted;
+                    wake += 1;
+                }
+                if wake > 0 {
+                    next |= WOKEN;
+                    if wake == list.len() {
+                        next &= !WAITERS;
+                    }
+                }
+            }
+            // A CAS even when nothing changes: a plain load may be stale, and the decision
+            // must be taken on the latest word.
+            match self
+                .word
+                .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => break wake,
+                Err(actual) => word = actual,
+            }
+        };
+        for _ in 0..wake {
+            wakers.push(list.pop_front().expect("counted above"));
+        }
+    }
+
+    /// Unfair: a woken waiter tries again; if it loses, it queues at the front again.
+    fn retry_unfair(
+        &self,
+        list: &mut WaitList<Need>,
+        n: usize,
+        waker: &Waker,
+        wakers: &mut Wakers,
+    ) -> Result<(), Key> {
+        let mut word = self.word.load(Ordering::Relaxed);
+        let acquired = loop {
+            let (next, acquired) = if permits(word) >= n {
+                (word - n * ONE, true)
+            } else {
+                (word | WAITERS, false)
+            };
+            match self
+                .word
+                .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => break acquired,
+                Err(actual) => word = actual,
+            }
+        };
+        let requeued =
+            (!acquired).then(|| list.push_front(Need { wanted: n, got: 0 }, waker.clone()));
+        self.settle_unfair(list, true, wakers);
+        match requeued {
+            None => Ok(()),
+            Some(key) => Err(key),
+        }
+    }
+}
+
+impl Waitable for RawSemaphore {
+    type State = WaitList<Need>;
+    type Entry = Need;
+    type Output = ();
+
+    fn lock(&self) -> &Lock<WaitList<Need>> {
+        &self.waiters
+    }
+
+    fn list(state: &mut WaitList<Need>) -> &mut WaitList<Need> {
+        state
+    }
+
+    fn woken(
+        &self,
+        list: &mut WaitList<Need>,
+        need: Need,
+        waker: &Waker,
+        wakers: &mut Wakers,
+    ) -> Result<(), Key> {
+        if self.fair {
+            debug_assert_eq!(need.got, need.wanted, "woken only once served in full");
+            Ok(())
+        } else {
+            self.retry_unfair(list, need.wanted, waker, wakers)
+        }
+    }
+
+    fn abandon(&self, list: &mut WaitList<Need>, need: Need, woken: bool, wakers: &mut Wakers) {
+        if self.fair {
+            // What it was handed (all it wanted, if it was woken) goes to the next in line.
+            self.hand_out(list, need.got, wakers);
+        } else {
+            self.settle_unfair(list, woken, wakers);
+        }
+    }
+}
+
+enum AcquireState<'a> {
+    Start,
+    Waiting(Wait<'a, RawSemaphore>),
+    Done,
+}
+
+/// The future of [`RawSemaphore::acquire_async`]. Dropped while waiting, it leaves the queue;
+/// dropped after its permits were granted but before it was polled again, it passes them on.
+pub(crate) struct Acquire<'a> {
+    sem: &'a RawSemaphore,
+    n: usize,
+    state: AcquireState<'a>,
+}
+
+impl Future for Acquire<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let ready = match &mut this.state {
+            AcquireState::Start => {
+                this.sem.try_acquire(this.n)
+                    || match this.sem.register(this.n, cx.waker().clone()) {
+                        None => true,
+                        Some(key) => {
+                            this.state = AcquireState::Waiting(Wait::new(this.sem, key));
+                            false
+                        }
+                    }
+            }
+            AcquireState::Waiting(wait) => wait.poll(cx).is_ready(),
+            AcquireState::Done => panic!("permit future polled after completion"),
+        };
+        if ready {
+            this.state = AcquireState::Done;
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests;

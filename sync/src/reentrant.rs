@@ -1,0 +1,257 @@
+//! [`ReentrantMutex`]: a fair one-permit [`RawSemaphore`] plus an owner and a depth.
+
+use crate::owner::Owner;
+use crate::raw_semaphore::RawSemaphore;
+use crate::wait::deadline;
+use crate::TimedOut;
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// No owner.
+const NOBODY: u64 = 0;
+
+/// A mutex that the fiber holding it may lock again; other fibers, on the same worker or not,
+/// wait (parked) until it has unlocked as many times as it locked.
+///
+/// The owner is the fiber (outside fibra: the thread), never the worker thread: two fibers on
+/// one worker exclude each other. Guards give shared access only (`&T`), like
+/// std's (unstable) `ReentrantLock`; put a `RefCell` inside for mutation.
+///
+/// ```
+/// use fibra_sync::ReentrantMutex;
+/// use std::cell::RefCell;
+///
+/// let log = ReentrantMutex::new(RefCell::new(Vec::new()));
+/// fn nested(log: &ReentrantMutex<RefCell<Vec<u32>>>, depth: u32) {
+///     let guard = log.lock();
+///     guard.borrow_mut().push(depth);
+///     if depth < 3 {
+///         nested(log, depth + 1); // re-locks: same fiber
+///     }
+/// }
+/// fibra_runtime::run(|| nested(&log, 1));
+/// assert_eq!(*log.lock().borrow(), [1, 2, 3]);
+/// ```
+pub struct ReentrantMutex<T: ?Sized> {
+    raw: RawSemaphore,
+    /// The owner's number, or [`NOBODY`]. Only the owner stores its own number (and clears it),
+    /// so a caller that reads its own number is the owner, however stale the read.
+    owner: AtomicU64,
+    /// How many guards the owner holds; touched only by the owner.
+    depth: UnsafeCell<usize>,
+    data: T,
+}
+
+// SAFETY: `&T` is only ever handed to the owner, one fiber or thread at a time (like std's
+// `ReentrantLock`), so `T: Send` suffices; `depth` is touched only by the owner, and ownership
+// passes through the semaphore's acquire/release.
+unsafe impl<T: ?Sized + Send> Send for ReentrantMutex<T> {}
+// SAFETY: as above.
+unsafe impl<T: ?Sized + Send> Sync for ReentrantMutex<T> {}
+
+impl<T> ReentrantMutex<T> {
+    const_unless_loom! {
+        /// An unlocked re-entrant mutex; waiters are served in arrival order.
+        ///
+        /// ```
+        /// static LOCK: fibra_sync::ReentrantMutex<u8> = fibra_sync::ReentrantMutex::new(1);
+        /// assert_eq!(*LOCK.lock(), 1);
+        /// ```
+        pub fn new(value: T) -> ReentrantMutex<T> {
+            ReentrantMutex {
+                raw: RawSemaphore::new(1, 1, true),
+                owner: AtomicU64::new(NOBODY),
+                depth: UnsafeCell::new(0),
+                data: value,
+            }
+        }
+    }
+
+    /// The protected value.
+    ///
+    /// ```
+    /// assert_eq!(fibra_sync::ReentrantMutex::new(3).into_inner(), 3);
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.data
+    }
+}
+
+impl<T: ?Sized> ReentrantMutex<T> {
+    /// Locks, or re-locks if the caller holds it already; parks while another holds it.
+    ///
+    /// # Panics
+    ///
+    /// If one owner's lock count would overflow `usize`.
+    ///
+    /// ```
+    /// let m = fibra_sync::ReentrantMutex::new(5);
+    /// let a = m.lock();
+    /// let b = m.lock();
+    /// assert_eq!(*a + *b, 10);
+    /// ```
+    pub fn lock(&self) -> ReentrantMutexGuard<'_, T> {
+        self.lock_until(None)
+            .expect("a wait without a deadline does not time out")
+    }
+
+    /// Locks or re-locks if that needs no waiting.
+    ///
+    /// ```
+    /// let m = fibra_sync::ReentrantMutex::new(());
+    /// let _a = m.try_lock().unwrap();
+    /// assert!(m.try_lock().is_some()); // the owner re-locks
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(m.try_lock().is_none())); // another thread does not
+    /// });
+    /// ```
+    pub fn try_lock(&self) -> Option<ReentrantMutexGuard<'_, T>> {
+        let me = Owner::current();
+        if self.is_owner(me) {
+            return Some(self.relock());
+        }
+        self.raw.try_acquire(1).then(|| self.first_lock(me))
+    }
+
+    /// Locks or re-locks, parking the caller for at most `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let m = fibra_sync::ReentrantMutex::new(());
+    /// let _a = m.lock();
+    /// assert!(m.lock_timeout(Duration::from_millis(1)).is_ok()); // the owner re-locks
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(m.lock_timeout(Duration::from_millis(1)).is_err()));
+    /// });
+    /// ```
+    pub fn lock_timeout(&self, timeout: Duration) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
+        self.lock_until(deadline(timeout))
+    }
+
+    /// Whether anyone holds the lock (a snapshot, for diagnostics).
+    ///
+    /// ```
+    /// let m = fibra_sync::ReentrantMutex::new(());
+    /// assert!(!m.is_locked());
+    /// let _g = m.lock();
+    /// assert!(m.is_locked());
+    /// ```
+    pub fn is_locked(&self) -> bool {
+        self.raw.available() == 0
+    }
+
+    /// The value, through the exclusive borrow (no locking needed).
+    ///
+    /// ```
+    /// let mut m = fibra_sync::ReentrantMutex::new(1);
+    /// *m.get_mut() = 2;
+    /// assert_eq!(*m.lock(), 2);
+    /// ```
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.data
+    }
+
+    fn lock_until(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
+        let me = Owner::current();
+        if self.is_owner(me) {
+            return Ok(self.relock());
+        }
+        self.raw.acquire(1, deadline)?;
+        Ok(self.first_lock(me))
+    }
+
+    fn is_owner(&self, me: Owner) -> bool {
+        self.owner.load(Ordering::Relaxed) == me.as_u64()
+    }
+
+    fn first_lock(&self, me: Owner) -> ReentrantMutexGuard<'_, T> {
+        self.owner.store(me.as_u64(), Ordering::Relaxed);
+        // SAFETY: we own the lock (the semaphore's acquire ordered us after the last owner's
+        // release), and only the owner touches `depth`.
+        unsafe { *self.depth.get() = 1 };
+        ReentrantMutexGuard::new(self)
+    }
+
+    fn relock(&self) -> ReentrantMutexGuard<'_, T> {
+        // SAFETY: the caller is the owner, the only one touching `depth`.
+        let depth = unsafe { &mut *self.depth.get() };
+        *depth = depth
+            .checked_add(1)
+            .expect("ReentrantMutex locked too many times by one owner");
+        ReentrantMutexGuard::new(self)
+    }
+}
+
+impl<T: Default> Default for ReentrantMutex<T> {
+    fn default() -> Self {
+        ReentrantMutex::new(T::default())
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for ReentrantMutex<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ReentrantMutex");
+        match self.try_lock() {
+            Some(guard) => d.field("data", &&*guard),
+            None => d.field("data", &format_args!("<locked>")),
+        };
+        d.finish_non_exhaustive()
+    }
+}
+
+/// Holds a [`ReentrantMutex`]; the lock is released when the owner's last guard is dropped.
+///
+/// Not `Send`: it belongs to the fiber (or thread) that locked.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct ReentrantMutexGuard<'a, T: ?Sized> {
+    mutex: &'a ReentrantMutex<T>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<'a, T: ?Sized> ReentrantMutexGuard<'a, T> {
+    fn new(mutex: &'a ReentrantMutex<T>) -> Self {
+        ReentrantMutexGuard {
+            mutex,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+// SAFETY: sharing the guard shares `&T` between threads, which `T: Sync` allows; the guard
+// itself has no interior state.
+unsafe impl<T: ?Sized + Sync> Sync for ReentrantMutexGuard<'_, T> {}
+
+impl<T: ?Sized> Deref for ReentrantMutexGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.mutex.data
+    }
+}
+
+impl<T: ?Sized> Drop for ReentrantMutexGuard<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: a guard exists only in its owner's hands (it is not `Send`), and only the
+        // owner touches `depth`.
+        let depth = unsafe { &mut *self.mutex.depth.get() };
+        *depth -= 1;
+        if *depth == 0 {
+            self.mutex.owner.store(NOBODY, Ordering::Relaxed);
+            self.mutex.raw.release(1);
+        }
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for ReentrantMutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}

@@ -1,0 +1,401 @@
+//! [`Semaphore`]: a fair [`RawSemaphore`] with RAII permits, and [`acquire_all`] across several.
+
+use crate::raw_semaphore::{Acquire, RawSemaphore, MAX_PERMITS};
+use crate::wait::deadline;
+use crate::TimedOut;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+/// A counting semaphore that parks the waiting fiber (or thread) instead of blocking its
+/// worker.
+///
+/// Fair: waiters are served in arrival order, and a large [`acquire_n`](Self::acquire_n) at the
+/// head of the queue is not overtaken by smaller requests behind it (it collects released
+/// permits until it has all it asked for). Permits come back when their [`Permit`] is dropped.
+///
+/// ```
+/// use fibra_sync::Semaphore;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let slots = Semaphore::new(3);
+/// let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+/// fibra_runtime::run(|| {
+///     fibra_runtime::scope(|s| {
+///         for _ in 0..10 {
+///             s.spawn(|| {
+///                 let _permit = slots.acquire();
+///                 let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+///                 most.fetch_max(now, Ordering::SeqCst);
+///                 fibra_runtime::yield_now();
+///                 inside.fetch_sub(1, Ordering::SeqCst);
+///             });
+///         }
+///     });
+/// });
+/// assert!(most.load(Ordering::SeqCst) <= 3);
+/// assert_eq!(slots.available_permits(), 3);
+/// ```
+pub struct Semaphore {
+    raw: RawSemaphore,
+}
+
+impl Semaphore {
+    /// The most permits a semaphore can hold.
+    pub const MAX_PERMITS: usize = MAX_PERMITS;
+
+    const_unless_loom! {
+        /// A semaphore with `permits` permits and no bound ([`add_permits`](Self::add_permits)
+        /// may add more).
+        ///
+        /// # Panics
+        ///
+        /// If `permits` exceeds [`Semaphore::MAX_PERMITS`].
+        ///
+        /// ```
+        /// static POOL: fibra_sync::Semaphore = fibra_sync::Semaphore::new(4);
+        /// assert_eq!(POOL.available_permits(), 4);
+        /// ```
+        pub fn new(permits: usize) -> Semaphore {
+            Semaphore {
+                raw: RawSemaphore::new(permits, MAX_PERMITS, true),
+            }
+        }
+    }
+
+    const_unless_loom! {
+        /// A semaphore that starts with `max` permits and never holds more: releasing or adding
+        /// past `max` is a bug, and panics.
+        ///
+        /// # Panics
+        ///
+        /// If `max` is 0 or exceeds [`Semaphore::MAX_PERMITS`].
+        ///
+        /// ```
+        /// let sem = fibra_sync::Semaphore::bounded(2);
+        /// let permit = sem.acquire();
+        /// sem.add_permits(1); // back to 2: fine
+        /// permit.forget();
+        /// assert_eq!(sem.available_permits(), 2);
+        /// ```
+        ///
+        /// ```should_panic
+        /// let sem = fibra_sync::Semaphore::bounded(2);
+        /// sem.add_permits(1); // 3 > 2
+        /// ```
+        pub fn bounded(max: usize) -> Semaphore {
+            assert!(max > 0, "Semaphore::bounded(0): a semaphore bounded at 0 permits could never be acquired");
+            Semaphore {
+                raw: RawSemaphore::new(max, max, true),
+            }
+        }
+    }
+
+    /// The permits that could be taken right now (0 while anyone is waiting).
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(5);
+    /// let _p = sem.acquire_n(2);
+    /// assert_eq!(sem.available_permits(), 3);
+    /// ```
+    pub fn available_permits(&self) -> usize {
+        self.raw.available()
+    }
+
+    /// Adds `n` permits, handing them to waiters first.
+    ///
+    /// # Panics
+    ///
+    /// If the total would exceed the bound ([`Semaphore::bounded`]) or
+    /// [`Semaphore::MAX_PERMITS`].
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(0);
+    /// sem.add_permits(2);
+    /// assert_eq!(sem.available_permits(), 2);
+    /// ```
+    pub fn add_permits(&self, n: usize) {
+        self.raw.release(n);
+    }
+
+    /// Takes one permit, parking the caller until it is available.
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let permit = sem.acquire();
+    /// assert_eq!(permit.count(), 1);
+    /// ```
+    pub fn acquire(&self) -> Permit<'_> {
+        self.acquire_n(1)
+    }
+
+    /// Takes `n` permits at once, parking the caller until they are all available.
+    ///
+    /// # Panics
+    ///
+    /// If `n` exceeds the bound (or [`Semaphore::MAX_PERMITS`]): the wait could never end.
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(4);
+    /// let three = sem.acquire_n(3);
+    /// assert!(sem.try_acquire_n(2).is_none());
+    /// drop(three);
+    /// assert!(sem.try_acquire_n(2).is_some());
+    /// ```
+    pub fn acquire_n(&self, n: usize) -> Permit<'_> {
+        self.acquire_until(n, None)
+            .expect("a wait without a deadline does not time out")
+    }
+
+    /// Takes one permit if that needs no waiting (and nobody is waiting).
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let p = sem.try_acquire().unwrap();
+    /// assert!(sem.try_acquire().is_none());
+    /// drop(p);
+    /// ```
+    pub fn try_acquire(&self) -> Option<Permit<'_>> {
+        self.try_acquire_n(1)
+    }
+
+    /// Takes `n` permits if that needs no waiting (and nobody is waiting).
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(2);
+    /// assert!(sem.try_acquire_n(3).is_none());
+    /// assert_eq!(sem.try_acquire_n(2).unwrap().count(), 2);
+    /// ```
+    pub fn try_acquire_n(&self, n: usize) -> Option<Permit<'_>> {
+        self.raw.try_acquire(n).then(|| Permit { sem: self, n })
+    }
+
+    /// Takes one permit, parking the caller for at most `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let held = sem.acquire();
+    /// assert!(sem.acquire_timeout(Duration::from_millis(1)).is_err());
+    /// drop(held);
+    /// assert!(sem.acquire_timeout(Duration::from_secs(1)).is_ok());
+    /// ```
+    pub fn acquire_timeout(&self, timeout: Duration) -> Result<Permit<'_>, TimedOut> {
+        self.acquire_n_timeout(1, timeout)
+    }
+
+    /// Takes `n` permits, parking the caller for at most `timeout`; on timeout it holds none.
+    ///
+    /// # Panics
+    ///
+    /// As [`acquire_n`](Self::acquire_n).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let sem = fibra_sync::Semaphore::new(2);
+    /// assert!(sem.acquire_n_timeout(3, Duration::from_millis(1)).is_err());
+    /// assert_eq!(sem.available_permits(), 2);
+    /// ```
+    pub fn acquire_n_timeout(&self, n: usize, timeout: Duration) -> Result<Permit<'_>, TimedOut> {
+        self.acquire_until(n, deadline(timeout))
+    }
+
+    /// A future that takes one permit.
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let permit = futures::executor::block_on(sem.acquire_async());
+    /// assert_eq!(permit.count(), 1);
+    /// ```
+    pub fn acquire_async(&self) -> SemaphoreAcquire<'_> {
+        self.acquire_n_async(1)
+    }
+
+    /// A future that takes `n` permits. Dropping it before it completes leaves the queue (and
+    /// passes on whatever it had been handed).
+    ///
+    /// # Panics
+    ///
+    /// As [`acquire_n`](Self::acquire_n).
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(3);
+    /// let permit = futures::executor::block_on(sem.acquire_n_async(3));
+    /// assert_eq!(permit.count(), 3);
+    /// ```
+    pub fn acquire_n_async(&self, n: usize) -> SemaphoreAcquire<'_> {
+        self.check_request(n);
+        SemaphoreAcquire {
+            sem: self,
+            n,
+            acquire: self.raw.acquire_async(n),
+        }
+    }
+
+    fn acquire_until(&self, n: usize, deadline: Option<Instant>) -> Result<Permit<'_>, TimedOut> {
+        self.check_request(n);
+        self.raw.acquire(n, deadline)?;
+        Ok(Permit { sem: self, n })
+    }
+
+    fn check_request(&self, n: usize) {
+        let max = self.raw.max();
+        assert!(
+            n <= max,
+            "acquiring {n} permits from a semaphore that never holds more than {max}: \
+             the wait could never end"
+        );
+    }
+}
+
+impl fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Semaphore")
+            .field("available_permits", &self.available_permits())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Permits taken from a [`Semaphore`]; given back when dropped.
+#[must_use = "the permits are given back as soon as the permit is dropped"]
+pub struct Permit<'a> {
+    sem: &'a Semaphore,
+    n: usize,
+}
+
+impl Permit<'_> {
+    /// How many permits this holds.
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(2);
+    /// assert_eq!(sem.acquire_n(2).count(), 2);
+    /// ```
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
+    /// Drops the permits without giving them back: the semaphore has that many fewer.
+    ///
+    /// ```
+    /// let sem = fibra_sync::Semaphore::new(2);
+    /// sem.acquire().forget();
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    pub fn forget(mut self) {
+        self.n = 0;
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if self.n > 0 {
+            self.sem.raw.release(self.n);
+        }
+    }
+}
+
+impl fmt::Debug for Permit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit").field("count", &self.n).finish()
+    }
+}
+
+/// The future of [`Semaphore::acquire_async`] and [`Semaphore::acquire_n_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct SemaphoreAcquire<'a> {
+    sem: &'a Semaphore,
+    n: usize,
+    acquire: Acquire<'a>,
+}
+
+impl<'a> Future for SemaphoreAcquire<'a> {
+    type Output = Permit<'a>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Permit<'a>> {
+        let (sem, n) = (self.sem, self.n);
+        Pin::new(&mut self.acquire)
+            .poll(cx)
+            .map(|()| Permit { sem, n })
+    }
+}
+
+impl fmt::Debug for SemaphoreAcquire<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SemaphoreAcquire")
+            .field("n", &self.n)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Takes `n` permits from each `(semaphore, n)` of `requests`, parking the caller until it has
+/// all of them; returns one [`Permit`] per request, in the same order.
+///
+/// Callers that name the same semaphores in different orders cannot deadlock: the semaphores
+/// are waited for one at a time in one global order (by address), the classic resource
+/// ordering, and each waits FIFO, so nobody starves either. The same semaphore may be named
+/// twice (its requests are taken together).
+///
+/// # Panics
+///
+/// As [`Semaphore::acquire_n`], for any request, or if the counts for one semaphore overflow.
+///
+/// ```
+/// use fibra_sync::{acquire_all, Semaphore};
+///
+/// let (forks, plates) = (Semaphore::new(2), Semaphore::new(1));
+/// let held = acquire_all(&[(&forks, 2), (&plates, 1)]);
+/// assert_eq!((forks.available_permits(), plates.available_permits()), (0, 0));
+/// drop(held);
+/// assert_eq!((forks.available_permits(), plates.available_permits()), (2, 1));
+/// ```
+pub fn acquire_all<'a>(requests: &[(&'a Semaphore, usize)]) -> Vec<Permit<'a>> {
+    acquire_all_until(requests, None).expect("a wait without a deadline does not time out")
+}
+
+/// [`acquire_all`], parking the caller for at most `timeout`: it returns every permit, or, on
+/// timeout, holds none.
+///
+/// ```
+/// use fibra_sync::{acquire_all_timeout, Semaphore};
+/// use std::time::Duration;
+///
+/// let (a, b) = (Semaphore::new(1), Semaphore::new(1));
+/// let _b = b.acquire();
+/// assert!(acquire_all_timeout(&[(&a, 1), (&b, 1)], Duration::from_millis(1)).is_err());
+/// assert_eq!(a.available_permits(), 1); // none kept
+/// ```
+pub fn acquire_all_timeout<'a>(
+    requests: &[(&'a Semaphore, usize)],
+    timeout: Duration,
+) -> Result<Vec<Permit<'a>>, TimedOut> {
+    acquire_all_until(requests, deadline(timeout))
+}
+
+fn acquire_all_until<'a>(
+    requests: &[(&'a Semaphore, usize)],
+    deadline: Option<Instant>,
+) -> Result<Vec<Permit<'a>>, TimedOut> {
+    let mut totals: Vec<(&'a Semaphore, usize)> = Vec::with_capacity(requests.len());
+    for &(sem, n) in requests {
+        match totals.iter_mut().find(|(s, _)| std::ptr::eq(*s, sem)) {
+            Some((_, total)) => {
+                *total = total
+                    .checked_add(n)
+                    .expect("acquire_all: the counts for one semaphore overflow")
+            }
+            None => totals.push((sem, n)),
+        }
+    }
+    totals.sort_by_key(|(sem, _)| *sem as *const Semaphore as usize);
+    // Dropping `held` on a timeout gives back what was taken so far.
+    let mut held = Vec::with_capacity(totals.len());
+    for (sem, n) in totals {
+        held.push(sem.acquire_until(n, deadline)?);
+    }
+    held.into_iter().for_each(Permit::forget);
+    Ok(requests.iter().map(|&(sem, n)| Permit { sem, n }).collect())
+}

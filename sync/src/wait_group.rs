@@ -1,0 +1,149 @@
+//! [`WaitGroup`]: Go's, over a [`Counter`].
+
+use crate::counter::{Counter, UntilZero};
+use crate::wait::deadline;
+use crate::TimedOut;
+use std::fmt;
+use std::time::Duration;
+
+/// Waits for a collection of tasks to finish, like Go's `sync.WaitGroup`: [`add`](Self::add)
+/// before starting work, [`done`](Self::done) when each piece finishes, [`wait`](Self::wait)
+/// until the counter is back at zero. Reusable once it is.
+///
+/// ```
+/// use fibra_sync::WaitGroup;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+///
+/// let (wg, finished) = (Arc::new(WaitGroup::new()), Arc::new(AtomicUsize::new(0)));
+/// fibra_runtime::run(|| {
+///     for _ in 0..4 {
+///         wg.add(1);
+///         let (wg, finished) = (wg.clone(), finished.clone());
+///         fibra_runtime::spawn(move || {
+///             finished.fetch_add(1, Ordering::SeqCst);
+///             wg.done();
+///         });
+///     }
+///     wg.wait();
+///     assert_eq!(finished.load(Ordering::SeqCst), 4);
+/// });
+/// ```
+pub struct WaitGroup {
+    counter: Counter,
+}
+
+impl WaitGroup {
+    const_unless_loom! {
+        /// A wait group at zero.
+        ///
+        /// ```
+        /// static TASKS: fibra_sync::WaitGroup = fibra_sync::WaitGroup::new();
+        /// TASKS.wait(); // zero: returns at once
+        /// ```
+        pub fn new() -> WaitGroup {
+            WaitGroup {
+                counter: Counter::new(0),
+            }
+        }
+    }
+
+    /// Adds `n` to the counter.
+    ///
+    /// # Panics
+    ///
+    /// If the counter would overflow.
+    ///
+    /// ```
+    /// let wg = fibra_sync::WaitGroup::new();
+    /// wg.add(2);
+    /// assert_eq!(wg.count(), 2);
+    /// ```
+    pub fn add(&self, n: usize) {
+        if self.counter.update(|count| count.checked_add(n)).is_err() {
+            panic!("WaitGroup::add({n}) overflows the counter");
+        }
+    }
+
+    /// Subtracts one from the counter; at zero, releases every waiter.
+    ///
+    /// # Panics
+    ///
+    /// If the counter is already zero (more `done`s than `add`s: Go's "negative WaitGroup
+    /// counter").
+    ///
+    /// ```should_panic
+    /// fibra_sync::WaitGroup::new().done();
+    /// ```
+    pub fn done(&self) {
+        if self.counter.update(|count| count.checked_sub(1)).is_err() {
+            panic!("WaitGroup::done() with the counter at zero: negative WaitGroup counter");
+        }
+    }
+
+    /// The counter (a snapshot).
+    ///
+    /// ```
+    /// assert_eq!(fibra_sync::WaitGroup::new().count(), 0);
+    /// ```
+    pub fn count(&self) -> usize {
+        self.counter.get()
+    }
+
+    /// Parks the caller until the counter is zero.
+    ///
+    /// ```
+    /// let wg = fibra_sync::WaitGroup::new();
+    /// wg.add(1);
+    /// fibra_runtime::run(|| {
+    ///     fibra_runtime::scope(|s| {
+    ///         let worker = s.spawn(|| wg.done());
+    ///         wg.wait();
+    ///         worker.join().unwrap();
+    ///     });
+    /// });
+    /// ```
+    pub fn wait(&self) {
+        // Without a deadline the wait cannot time out.
+        let _ = self.counter.wait(None);
+    }
+
+    /// Parks the caller until the counter is zero, for at most `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let wg = fibra_sync::WaitGroup::new();
+    /// wg.add(1);
+    /// assert!(wg.wait_timeout(Duration::from_millis(1)).is_err());
+    /// wg.done();
+    /// assert!(wg.wait_timeout(Duration::from_secs(1)).is_ok());
+    /// ```
+    pub fn wait_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
+        self.counter.wait(deadline(timeout))
+    }
+
+    /// A future that completes once the counter is zero.
+    ///
+    /// ```
+    /// let wg = fibra_sync::WaitGroup::new();
+    /// futures::executor::block_on(wg.wait_async());
+    /// ```
+    pub fn wait_async(&self) -> UntilZero<'_> {
+        self.counter.wait_async()
+    }
+}
+
+impl Default for WaitGroup {
+    fn default() -> Self {
+        WaitGroup::new()
+    }
+}
+
+impl fmt::Debug for WaitGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WaitGroup")
+            .field("count", &self.count())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,375 @@
+//! The one waiter queue behind every primitive: a FIFO list of wakers with per-waiter data,
+//! kept in a slab so that registering costs no allocation once the slab has grown.
+//!
+//! A waiter owns its slot from registration until it removes it itself. Waking a waiter
+//! unlinks it from the queue and takes its waker, but leaves the slot (and its data, which the
+//! waking side may have updated) for the waiter to collect: so a key is never reused while its
+//! owner may still look at it, and a waiter learns whether it was woken or gave up first by
+//! looking at its own slot under the lock.
+//!
+//! The list is not thread-safe by itself; each primitive keeps it behind its short internal
+//! lock ([`crate::shim::Lock`]).
+
+use std::task::Waker;
+
+const NIL: usize = usize::MAX;
+
+/// A waiter's claim on its slot. Deliberately neither `Clone` nor `Copy`: it is given back
+/// exactly once, to [`WaitList::remove`].
+#[derive(Debug)]
+pub(crate) struct Key(usize);
+
+struct Slot<T> {
+    /// `None` for a free slot.
+    entry: Option<Entry<T>>,
+    /// Queue neighbours while queued; `next` links the free list while free.
+    prev: usize,
+    next: usize,
+}
+
+struct Entry<T> {
+    data: T,
+    /// `Some` while queued; taken by whoever wakes the waiter.
+    waker: Option<Waker>,
+}
+
+/// A FIFO queue of waiters, each with a waker and a `T`.
+pub(crate) struct WaitList<T> {
+    slots: Vec<Slot<T>>,
+    head: usize,
+    tail: usize,
+    free: usize,
+    queued: usize,
+}
+
+impl<T> WaitList<T> {
+    pub(crate) const fn new() -> WaitList<T> {
+        WaitList {
+            slots: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            free: NIL,
+            queued: 0,
+        }
+    }
+
+    /// Whether no waiter is queued (woken waiters that have not collected their slot do not
+    /// count).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queued == 0
+    }
+
+    /// How many waiters are queued.
+    pub(crate) fn len(&self) -> usize {
+        self.queued
+    }
+
+    /// Queues a waiter at the back.
+    pub(crate) fn push_back(&mut self, data: T, waker: Waker) -> Key {
+        let tail = self.tail;
+        self.insert_after(tail, data, waker)
+    }
+
+    /// Queues a waiter at the front (one that was woken, lost the race, and keeps its turn).
+    pub(crate) fn push_front(&mut self, data: T, waker: Waker) -> Key {
+        self.insert_after(NIL, data, waker)
+    }
+
+    /// Queues a waiter after every waiter whose data is not greater: the queue stays sorted
+    /// and FIFO among equals. Walks from the back, where ascending data usually goes.
+    pub(crate) fn push_sorted(&mut self, data: T, waker: Waker) -> Key
+    where
+        T: Ord,
+    {
+        let mut after = self.tail;
+        while after != NIL && self.data(after) > &data {
+            after = self.slots[after].prev;
+        }
+        self.insert_after(after, data, waker)
+    }
+
+    /// The first queued waiter's data.
+    pub(crate) fn front(&self) -> Option<&T> {
+        (self.head != NIL).then(|| self.data(self.head))
+    }
+
+    /// The first queued waiter's data, for the waking side to update before it wakes it.
+    pub(crate) fn front_mut(&mut self) -> Option<&mut T> {
+        let head = self.head;
+        (head != NIL).then(|| &mut self.entry_mut(head).data)
+    }
+
+    /// The queued waiters' data, front to back.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        let mut at = self.head;
+        std::iter::from_fn(move || {
+            (at != NIL).then(|| {
+                let data = self.data(at);
+                at = self.slots[at].next;
+                data
+            })
+        })
+    }
+
+    /// Unlinks the first queued waiter and returns its waker, for the caller to wake once it
+    /// has released the lock. The waiter's slot and data stay until it collects them.
+    pub(crate) fn pop_front(&mut self) -> Option<Waker> {
+        let head = self.head;
+        if head == NIL {
+            return None;
+        }
+        self.unlink(head);
+        self.entry_mut(head).waker.take()
+    }
+
+    /// Whether the waiter holding `key` has been woken (unlinked by [`pop_front`](Self::pop_front)).
+    pub(crate) fn is_woken(&self, key: &Key) -> bool {
+        self.entry(key.0).waker.is_none()
+    }
+
+    /// Replaces a queued waiter's waker (a future polled with a different one).
+    pub(crate) fn set_waker(&mut self, key: &Key, waker: &Waker) {
+        if let Some(old) = &mut self.entry_mut(key.0).waker {
+            old.clone_from(waker);
+        }
+    }
+
+    /// Gives the slot back: returns its data and whether the waiter had been woken.
+    pub(crate) fn remove(&mut self, key: Key) -> (T, bool) {
+        let woken = self.is_woken(&key);
+        if !woken {
+            self.unlink(key.0);
+        }
+        let slot = &mut self.slots[key.0];
+        let entry = slot.entry.take().expect("a key names an occupied slot");
+        slot.next = self.free;
+        self.free = key.0;
+        (entry.data, woken)
+    }
+
+    fn insert_after(&mut self, after: usize, data: T, waker: Waker) -> Key {
+        let entry = Some(Entry {
+            data,
+            waker: Some(waker),
+        });
+        let index = if self.free == NIL {
+            self.slots.push(Slot {
+                entry,
+                prev: NIL,
+                next: NIL,
+            });
+            self.slots.len() - 1
+        } else {
+            let index = self.free;
+            self.free = self.slots[index].next;
+            self.slots[index].entry = entry;
+            index
+        };
+        let next = if after == NIL {
+            self.head
+        } else {
+            self.slots[after].next
+        };
+        self.slots[index].prev = after;
+        self.slots[index].next = next;
+        match after {
+            NIL => self.head = index,
+            after => self.slots[after].next = index,
+        }
+        match next {
+            NIL => self.tail = index,
+            next => self.slots[next].prev = index,
+        }
+        self.queued += 1;
+        Key(index)
+    }
+
+    fn unlink(&mut self, index: usize) {
+        let Slot { prev, next, .. } = self.slots[index];
+        match prev {
+            NIL => self.head = next,
+            prev => self.slots[prev].next = next,
+        }
+        match next {
+            NIL => self.tail = prev,
+            next => self.slots[next].prev = prev,
+        }
+        self.queued -= 1;
+    }
+
+    fn entry(&self, index: usize) -> &Entry<T> {
+        self.slots[index]
+            .entry
+            .as_ref()
+            .expect("a key names an occupied slot")
+    }
+
+    fn entry_mut(&mut self, index: usize) -> &mut Entry<T> {
+        self.slots[index]
+            .entry
+            .as_mut()
+            .expect("a key names an occupied slot")
+    }
+
+    fn data(&self, index: usize) -> &T {
+        &self.entry(index).data
+    }
+}
+
+/// Wakers collected under a lock, woken when this is dropped. Declare it before the lock guard
+/// so that the guard is dropped, and the lock released, first: a woken fiber on another worker
+/// then does not run straight into the lock.
+pub(crate) struct Wakers {
+    // The common case, one waker, needs no allocation.
+    first: Option<Waker>,
+    more: Vec<Waker>,
+}
+
+impl Wakers {
+    pub(crate) const fn new() -> Wakers {
+        Wakers {
+            first: None,
+            more: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, waker: Waker) {
+        if self.first.is_none() {
+            self.first = Some(waker);
+        } else {
+            self.more.push(waker);
+        }
+    }
+}
+
+impl Drop for Wakers {
+    fn drop(&mut self) {
+        if let Some(first) = self.first.take() {
+            first.wake();
+        }
+        for waker in self.more.drain(..) {
+            waker.wake();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn waker() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
+
+    fn order<T: Copy>(list: &WaitList<T>) -> Vec<T> {
+        list.iter().copied().collect()
+    }
+
+    #[test]
+    fn fifo_with_removal_from_the_middle_and_slot_reuse() {
+        let mut list = WaitList::new();
+        let a = list.push_back('a', waker().1);
+        let b = list.push_back('b', waker().1);
+        let _c = list.push_back('c', waker().1);
+        assert_eq!(list.remove(b), ('b', false));
+        assert_eq!(order(&list), ['a', 'c']);
+        let d = list.push_front('d', waker().1);
+        assert_eq!(order(&list), ['d', 'a', 'c']);
+        // The freed slot is reused: the slab did not grow.
+        assert_eq!(list.slots.len(), 3);
+        assert_eq!(list.len(), 3);
+        assert_eq!(list.remove(d), ('d', false));
+        assert_eq!(list.remove(a), ('a', false));
+        assert_eq!(order(&list), ['c']);
+        assert_eq!(list.front(), Some(&'c'));
+    }
+
+    #[test]
+    fn a_woken_waiter_keeps_its_slot_and_sees_updated_data() {
+        let mut list = WaitList::new();
+        let (count, w) = waker();
+        let key = list.push_back(0u32, w);
+        *list.front_mut().unwrap() = 7;
+        let taken = list.pop_front().unwrap();
+        assert!(list.is_empty());
+        assert!(list.is_woken(&key));
+        // A second waiter does not get the woken one's slot.
+        let other = list.push_back(1, waker().1);
+        assert_eq!(list.slots.len(), 2);
+        taken.wake();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(list.remove(key), (7, true));
+        assert_eq!(list.remove(other), (1, false));
+        assert!(list.pop_front().is_none());
+    }
+
+    /// Ordered by the number only, so that equal numbers show the queue's FIFO order.
+    #[derive(Clone, Copy, Debug)]
+    struct Tagged(u32, char);
+
+    impl PartialEq for Tagged {
+        fn eq(&self, other: &Self) -> bool {
+            self.0 == other.0
+        }
+    }
+
+    impl Eq for Tagged {}
+
+    impl PartialOrd for Tagged {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+
+    impl Ord for Tagged {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            self.0.cmp(&other.0)
+        }
+    }
+
+    #[test]
+    fn sorted_insertion_is_fifo_among_equals() {
+        let mut list = WaitList::new();
+        for (value, tag) in [(3, 'a'), (1, 'b'), (3, 'c'), (2, 'd'), (1, 'e')] {
+            list.push_sorted(Tagged(value, tag), waker().1);
+        }
+        let tags: String = list.iter().map(|t| t.1).collect();
+        assert_eq!(tags, "bedac");
+    }
+
+    #[test]
+    fn set_waker_replaces_a_queued_waiters_waker() {
+        let mut list = WaitList::new();
+        let (first, w1) = waker();
+        let (second, w2) = waker();
+        let key = list.push_back((), w1);
+        list.set_waker(&key, &w2);
+        list.pop_front().unwrap().wake();
+        assert_eq!(first.0.load(Ordering::SeqCst), 0);
+        assert_eq!(second.0.load(Ordering::SeqCst), 1);
+        list.remove(key);
+    }
+
+    #[test]
+    fn wakers_wake_everything_on_drop() {
+        let (count, w) = waker();
+        let mut wakers = Wakers::new();
+        for _ in 0..3 {
+            wakers.push(w.clone());
+        }
+        drop(wakers);
+        assert_eq!(count.0.load(Ordering::SeqCst), 3);
+    }
+}

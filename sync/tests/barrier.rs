@@ -1,0 +1,184 @@
+//! Barrier: cyclic, arrival indices and the leader, the action before release, breaking by
+//! timeout or by a panicking action, reset.
+#![cfg(not(loom))] // loom builds run only the models in the library
+
+mod common;
+
+use common::{let_others_run, on_each_worker_count, on_workers};
+use fibra_sync::{Barrier, BarrierError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+
+#[test]
+fn every_cycle_has_one_leader_and_indices_zero_to_parties() {
+    on_each_worker_count(|_| {
+        let barrier = Barrier::new(5);
+        let results = StdMutex::new(Vec::new());
+        fibra_runtime::scope(|s| {
+            for _ in 0..5 {
+                s.spawn(|| {
+                    for round in 0..4 {
+                        let r = barrier.wait().unwrap();
+                        results
+                            .lock()
+                            .unwrap()
+                            .push((round, r.index(), r.is_leader()));
+                    }
+                });
+            }
+        });
+        let mut results = results.into_inner().unwrap();
+        results.sort();
+        let expected: Vec<_> = (0..4)
+            .flat_map(|round| (0..5).map(move |i| (round, i, i == 4)))
+            .collect();
+        assert_eq!(results, expected);
+    });
+}
+
+#[test]
+fn nobody_passes_before_the_last_arrival() {
+    on_each_worker_count(|_| {
+        let barrier = Barrier::new(4);
+        let arrived = AtomicUsize::new(0);
+        fibra_runtime::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for round in 1..=10 {
+                        arrived.fetch_add(1, Ordering::SeqCst);
+                        barrier.wait().unwrap();
+                        assert!(arrived.load(Ordering::SeqCst) >= 4 * round);
+                        // Wait again so nobody races into the next round's count early.
+                        barrier.wait().unwrap();
+                    }
+                });
+            }
+        });
+    });
+}
+
+#[test]
+fn the_action_runs_once_in_the_leader_before_anyone_is_released() {
+    on_each_worker_count(|_| {
+        let barrier = Barrier::new(3);
+        let (actions, released) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        fibra_runtime::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for round in 1..=5 {
+                        let r = barrier
+                            .wait_with_action(|| {
+                                assert_eq!(released.load(Ordering::SeqCst), 3 * (round - 1));
+                                actions.fetch_add(1, Ordering::SeqCst);
+                            })
+                            .unwrap();
+                        assert_eq!(actions.load(Ordering::SeqCst), round);
+                        released.fetch_add(1, Ordering::SeqCst);
+                        if r.is_leader() {
+                            assert_eq!(r.index(), 2);
+                        }
+                        barrier.wait().unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(actions.load(Ordering::SeqCst), 5);
+    });
+}
+
+#[test]
+fn a_timeout_breaks_the_barrier_for_everyone_until_reset() {
+    on_workers(1, || {
+        let barrier = Arc::new(Barrier::new(3));
+        let patient = {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait())
+        };
+        let_others_run();
+        assert_eq!(
+            barrier.wait_timeout(Duration::from_millis(5)),
+            Err(BarrierError::TimedOut)
+        );
+        assert_eq!(patient.join().unwrap(), Err(BarrierError::Broken));
+        assert!(barrier.is_broken());
+        assert_eq!(barrier.wait(), Err(BarrierError::Broken));
+        barrier.reset();
+        assert!(!barrier.is_broken());
+        // Usable again, from zero arrivals.
+        let others: Vec<_> = (0..2)
+            .map(|_| {
+                let barrier = barrier.clone();
+                fibra_runtime::spawn_local(move || barrier.wait().map(|r| r.index()))
+            })
+            .collect();
+        let mine = barrier.wait_timeout(Duration::from_secs(60)).unwrap();
+        let mut indices: Vec<_> = others
+            .into_iter()
+            .map(|o| o.join().unwrap().unwrap())
+            .collect();
+        indices.push(mine.index());
+        indices.sort();
+        assert_eq!(indices, [0, 1, 2]);
+    });
+}
+
+#[test]
+fn reset_breaks_current_waiters() {
+    on_workers(1, || {
+        let barrier = Arc::new(Barrier::new(2));
+        let waiter = {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait())
+        };
+        let_others_run();
+        barrier.reset();
+        assert_eq!(waiter.join().unwrap(), Err(BarrierError::Broken));
+        assert!(!barrier.is_broken());
+    });
+}
+
+#[test]
+fn a_panicking_action_breaks_the_barrier_and_propagates() {
+    on_workers(1, || {
+        let barrier = Arc::new(Barrier::new(2));
+        let waiter = {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait())
+        };
+        let_others_run();
+        let leader = {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait_with_action(|| panic!("action failed")))
+        };
+        assert!(leader.join().is_err());
+        assert_eq!(waiter.join().unwrap(), Err(BarrierError::Broken));
+        assert!(barrier.is_broken());
+    });
+}
+
+#[test]
+fn a_single_party_barrier_never_waits() {
+    let barrier = Barrier::new(1);
+    for _ in 0..3 {
+        let r = barrier.wait().unwrap();
+        assert!(r.is_leader());
+        assert_eq!(r.index(), 0);
+    }
+    assert_eq!(barrier.parties(), 1);
+}
+
+#[test]
+#[should_panic(expected = "Barrier::new(0)")]
+fn zero_parties_panics() {
+    let _ = Barrier::new(0);
+}
+
+#[test]
+fn errors_display() {
+    assert_eq!(BarrierError::Broken.to_string(), "the barrier is broken");
+    assert_eq!(
+        BarrierError::TimedOut.to_string(),
+        "the barrier wait timed out"
+    );
+}
