@@ -533,10 +533,17 @@ impl Handle {
     /// As [`drain_detached`](Self::drain_detached), for at most `timeout`; true if none runs.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::detach(|| fibra_runtime::sleep(std::time::Duration::from_secs(3600)));
+    /// use std::time::Duration;
+    ///
+    /// // The shutdown timeout lets `block_on` cancel the sleeper instead of waiting an hour.
+    /// let runtime = fibra_runtime::Runtime::builder()
+    ///     .shutdown_timeout(Duration::from_millis(1))
+    ///     .build()
+    ///     .unwrap();
+    /// runtime.block_on(|| {
+    ///     fibra_runtime::detach(|| fibra_runtime::sleep(Duration::from_secs(3600)));
     ///     let handle = fibra_runtime::Handle::current();
-    ///     assert!(!handle.drain_detached_timeout(std::time::Duration::from_millis(1)));
+    ///     assert!(!handle.drain_detached_timeout(Duration::from_millis(1)));
     /// });
     /// ```
     pub fn drain_detached_timeout(&self, timeout: std::time::Duration) -> bool {

@@ -13,12 +13,15 @@ use std::hint;
 use std::mem::{self, ManuallyDrop};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Every this many scheduling steps the inbox and the unstarted queue are looked at even while
 /// ready fibers wait, so neither starves.
 const CHECK_INTERVAL: u32 = 61;
-/// Stealing rounds an idle worker makes before it sleeps.
-const SPIN_ROUNDS: u32 = 32;
+/// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping worker
+/// costs a futex call on both sides and a trip through the OS scheduler (microseconds here);
+/// a hand-off between fibers on two workers usually comes back well within this.
+const SPIN_FOR: Duration = Duration::from_micros(50);
 
 /// The worker-owned state: used only on the worker's thread.
 pub(crate) struct Local {
@@ -246,12 +249,16 @@ impl Local {
             idle.start_searching();
             *searching = true;
         }
-        for _ in 0..SPIN_ROUNDS {
+        let spin_until = Instant::now() + SPIN_FOR;
+        loop {
             if self.stopping() || self.work_visible() {
                 return;
             }
             for _ in 0..64 {
                 hint::spin_loop();
+            }
+            if Instant::now() >= spin_until {
+                break;
             }
         }
         idle.prepare_sleep(self.index);
