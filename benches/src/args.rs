@@ -3,7 +3,8 @@
 /// The usage text, printed on stderr for `--help` and after a bad argument.
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
-    blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore all";
+    blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore\n\
+    cancel_storm parallel_map all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,11 +31,15 @@ pub enum Bench {
     MutexUncontended,
     /// 1 000 tasks sharing a 10-permit semaphore.
     Semaphore,
+    /// 100 000 parked children cancelled at once.
+    CancelStorm,
+    /// A trivial map over 1 000 000 items, in parallel.
+    ParallelMap,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 11] = [
+    const ALL: [Bench; 13] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -46,6 +51,8 @@ impl Bench {
         Bench::MutexContended,
         Bench::MutexUncontended,
         Bench::Semaphore,
+        Bench::CancelStorm,
+        Bench::ParallelMap,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -62,6 +69,8 @@ impl Bench {
             "mutex_contended" => Some(Bench::MutexContended),
             "mutex_uncontended" => Some(Bench::MutexUncontended),
             "semaphore" => Some(Bench::Semaphore),
+            "cancel_storm" => Some(Bench::CancelStorm),
+            "parallel_map" => Some(Bench::ParallelMap),
             _ => None,
         }
     }
@@ -130,6 +139,8 @@ mod tests {
             Bench::MutexContended,
             Bench::MutexUncontended,
             Bench::Semaphore,
+            Bench::CancelStorm,
+            Bench::ParallelMap,
         ];
         assert_eq!(
             parsed,

@@ -5,15 +5,18 @@
 //! lines), [`runtimes`] (how every system is set up), [`child`] and [`rss`] (for measurements
 //! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
 //! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
-//! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`]; each has a `run(quick)` that measures and prints.
+//! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`],
+//! [`cancel_storm`], [`parallel_map`]; each has a `run(quick)` that measures and prints.
 
 pub mod args;
 pub mod block_on_ready;
 pub mod blocking_roundtrip;
+pub mod cancel_storm;
 pub mod child;
 pub mod interop_roundtrip;
 pub mod mutex_contended;
 pub mod mutex_uncontended;
+pub mod parallel_map;
 pub mod parked_memory;
 pub mod report;
 pub mod rounds;

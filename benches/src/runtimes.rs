@@ -1,9 +1,10 @@
 //! How each system's runtime is set up, the same way for every round and every bench.
 //!
-//! fibra and tokio get a fresh runtime per round (built outside the timed region); `may` has one
-//! process-wide scheduler, configured once at start-up with [`MAY_WORKERS`] workers. The code
-//! under measurement always runs on a worker of its own runtime (a fibra fiber, a tokio task, a
-//! `may` coroutine), so no system gets the calling thread as an extra worker.
+//! fibra and tokio get a fresh runtime per round, rayon a fresh pool (built outside the timed
+//! region); `may` has one process-wide scheduler, configured once at start-up with
+//! [`MAY_WORKERS`] workers. The code under measurement always runs on a worker of its own runtime
+//! (a fibra fiber, a tokio task, a `may` coroutine, a rayon pool thread), so no system gets the
+//! calling thread as an extra worker.
 
 use std::future::Future;
 
@@ -45,6 +46,14 @@ pub fn tokio_current() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("build the tokio runtime")
+}
+
+/// A rayon thread pool with `threads` threads.
+pub fn rayon(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("build the rayon pool")
 }
 
 /// Runs `future` as a task on one of `runtime`'s workers and waits for its output.

@@ -15,7 +15,7 @@ pub(crate) const DEFAULT_REDUCTIONS: u32 = 4000;
 /// Default bound on blocking-pool threads.
 pub(crate) const DEFAULT_BLOCKING_THREADS: usize = 64;
 /// Warm stacks a worker keeps per size class.
-const DEFAULT_WARM_STACKS: usize = 256;
+const DEFAULT_WARM_STACKS: usize = 4096;
 const MAX_WORKERS: usize = 1024;
 
 /// Settings after every source has been resolved.

@@ -105,7 +105,7 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Finished fibers' stacks each worker keeps warm per stack size (default 256); memory of
+    /// Finished fibers' stacks each worker keeps warm per stack size (default 4096); memory of
     /// stacks returned beyond that goes back to the kernel.
     ///
     /// ```

@@ -1,0 +1,148 @@
+//! `cancel_storm`: 100 000 parked children (20 000 with `--quick`) cancelled at once; the time
+//! from the cancel to the moment every child has ended. Metric: ms for the whole cancellation.
+//!
+//! Variant `2w`: fibra children in a `scope_with` whose token the body cancels, each child
+//! parked in a `fibra::park` loop, the body parking after the cancel until it is cancelled itself;
+//! the time runs from `token.cancel()` to `scope_with` returning `Err`. vs tokio tasks in a
+//! `JoinSet` on a 2-worker multi-thread runtime, each awaiting `std::future::pending`; the time
+//! runs from `abort_all()` to `join_next()` returning `None`. In both, the spawner waits until
+//! every child has started before the clock starts. Every run checks that every child started,
+//! that every child's destructor ran exactly once (a counted guard in each), and that the scope
+//! returned the token's cancellation / every join returned a cancelled `JoinError`.
+
+use std::cell::Cell;
+use std::future;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Workers of every system.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let children = if quick { 20_000 } else { 100_000 };
+    let case = Case {
+        bench: "cancel_storm",
+        variant: "2w",
+        metric: Metric::MsTotal,
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || ms(fibra(children))),
+            Contender::new("tokio", || ms(tokio(children))),
+        ],
+    );
+}
+
+/// Milliseconds, fractional.
+fn ms(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1e3
+}
+
+/// Counts its own drop: one per child, run when the child unwinds or its future is dropped.
+/// `C` is `&AtomicUsize` for fibra's scoped children and `Arc<AtomicUsize>` for tokio's tasks.
+struct Dropped<C: Deref<Target = AtomicUsize>>(C);
+
+impl<C: Deref<Target = AtomicUsize>> Drop for Dropped<C> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Checks the counts a run ends with: every child started and was dropped exactly once.
+fn check(children: usize, started: &AtomicUsize, dropped: &AtomicUsize) {
+    assert_eq!(started.load(Ordering::Relaxed), children, "children lost");
+    assert_eq!(dropped.load(Ordering::Relaxed), children, "drops lost");
+}
+
+/// fibra: the main fiber's `scope_with` spawns every child, waits until all have started, then
+/// cancels its own token and parks until the cancellation reaches it.
+fn fibra(children: usize) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let token = fibra::CancelToken::new();
+        let (started, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        // Set by the body, which never returns: it is read after the scope has unwound it.
+        let cancelled_at = Cell::new(None);
+        let outcome = fibra::scope_with(fibra::ScopeOptions::new().token(token.clone()), |s| {
+            for _ in 0..children {
+                let (started, dropped) = (&started, &dropped);
+                s.spawn(move || {
+                    let _guard = Dropped(dropped);
+                    started.fetch_add(1, Ordering::Relaxed);
+                    loop {
+                        fibra::park();
+                    }
+                });
+            }
+            while started.load(Ordering::Relaxed) < children {
+                fibra::yield_now();
+            }
+            cancelled_at.set(Some(Instant::now()));
+            token.cancel();
+            loop {
+                fibra::park();
+            }
+        });
+        let elapsed = cancelled_at.get().expect("the body cancelled").elapsed();
+        let cancelled = outcome.expect_err("the scope was cancelled");
+        assert_eq!(cancelled.cause(), fibra::CancelCause::Token);
+        check(children, &started, &dropped);
+        elapsed
+    })
+}
+
+/// tokio: the spawner is itself a task on a 2-worker multi-thread runtime; it fills a `JoinSet`,
+/// waits until every task has started, then aborts them all and drains the set.
+fn tokio(children: usize) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let started = Arc::new(AtomicUsize::new(0));
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..children {
+            let (started, dropped) = (started.clone(), dropped.clone());
+            set.spawn(async move {
+                let _guard = Dropped(dropped);
+                started.fetch_add(1, Ordering::Relaxed);
+                future::pending::<()>().await;
+            });
+        }
+        while started.load(Ordering::Relaxed) < children {
+            tokio::task::yield_now().await;
+        }
+        let start = Instant::now();
+        set.abort_all();
+        let mut aborted = 0;
+        while let Some(joined) = set.join_next().await {
+            let error = joined.expect_err("a pending task finished");
+            assert!(error.is_cancelled(), "task did not end by abort: {error}");
+            aborted += 1;
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(aborted, children, "joins lost");
+        check(children, &started, &dropped);
+        elapsed
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_cancels_every_child() {
+        // Each function checks the outcome and the counts itself.
+        fibra(1000);
+        tokio(1000);
+    }
+}

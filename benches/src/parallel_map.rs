@@ -1,0 +1,118 @@
+//! `parallel_map`: a trivial function ([`map`]) over 1 000 000 items (100 000 with `--quick`),
+//! the results collected in input order. Metric: ms for the whole map.
+//!
+//! Variant `2w`: `fibra::parallel_map` (one fiber per item) on the main fiber of a 2-worker
+//! runtime vs a tokio `JoinSet` fan-out on a 2-worker multi-thread runtime (one task per item,
+//! each returning its index with its result, which the spawner puts back in place) vs rayon's
+//! `into_par_iter().map().collect()` in a 2-thread pool. Every run checks every result, in
+//! order, and their sum.
+
+use std::time::{Duration, Instant};
+
+use rayon::iter::{IntoParallelIterator, ParallelIterator};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Workers of every system.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let items = if quick { 100_000 } else { 1_000_000 };
+    let case = Case {
+        bench: "parallel_map",
+        variant: "2w",
+        metric: Metric::MsTotal,
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || ms(fibra(items))),
+            Contender::new("tokio", || ms(tokio(items))),
+            Contender::new("rayon", || ms(rayon(items))),
+        ],
+    );
+}
+
+/// Milliseconds, fractional.
+fn ms(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1e3
+}
+
+/// The work per item: a multiplicative hash.
+fn map(x: u64) -> u64 {
+    x.wrapping_mul(2_654_435_761) >> 7
+}
+
+/// Checks a run's results: one per item, each in its item's place, and their sum.
+fn check(results: &[u64], items: u64) {
+    assert_eq!(results.len() as u64, items, "results lost");
+    for (x, &result) in (0..items).zip(results) {
+        assert_eq!(result, map(x), "result {x} out of place");
+    }
+    let expected = (0..items).map(map).fold(0u64, u64::wrapping_add);
+    let sum = results.iter().copied().fold(0u64, u64::wrapping_add);
+    assert_eq!(sum, expected, "results' sum");
+}
+
+/// fibra: the main fiber of a 2-worker runtime calls `parallel_map`.
+fn fibra(items: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let start = Instant::now();
+        let results = fibra::parallel_map(0..items, map);
+        let elapsed = start.elapsed();
+        check(&results, items);
+        elapsed
+    })
+}
+
+/// tokio: the spawner is itself a task on a 2-worker multi-thread runtime; it spawns one task
+/// per item into a `JoinSet`, then drains the set and puts every result at its index.
+fn tokio(items: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let start = Instant::now();
+        let mut set = tokio::task::JoinSet::new();
+        for x in 0..items {
+            set.spawn(async move { (x, map(x)) });
+        }
+        let mut results = vec![0; items as usize];
+        while let Some(joined) = set.join_next().await {
+            let (x, result) = joined.expect("tokio task panicked");
+            results[x as usize] = result;
+        }
+        let elapsed = start.elapsed();
+        check(&results, items);
+        elapsed
+    })
+}
+
+/// rayon: `into_par_iter().map().collect()` run on a 2-thread pool.
+fn rayon(items: u64) -> Duration {
+    let pool = runtimes::rayon(WORKERS);
+    pool.install(move || {
+        let start = Instant::now();
+        let results: Vec<u64> = (0..items).into_par_iter().map(map).collect();
+        let elapsed = start.elapsed();
+        check(&results, items);
+        elapsed
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_maps_every_item_in_order() {
+        // Each function checks the results itself.
+        fibra(10_000);
+        tokio(10_000);
+        rayon(10_000);
+    }
+}
