@@ -152,7 +152,8 @@ pub(crate) fn park_fiber() -> bool {
     let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
         return false;
     };
-    crate::cancel::check();
+    // SAFETY: the running fiber's `Core` is alive while it runs (see below).
+    crate::cancel::check_in(&unsafe { &*fiber }.ctx.borrow());
     // SAFETY: the running fiber's `Core` is kept alive by the reference its worker lent it
     // for this resume, and again for the resume that follows a park; only the pointer, never a
     // reference, is held across the suspension.
@@ -163,7 +164,8 @@ pub(crate) fn park_fiber() -> bool {
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
             // Woken, perhaps by a cancellation of our scope.
-            crate::cancel::check();
+            // SAFETY: as above.
+            crate::cancel::check_in(&unsafe { &*fiber }.ctx.borrow());
         }
         Park::Consumed => {
             if charge() {

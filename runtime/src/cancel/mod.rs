@@ -17,7 +17,7 @@ mod timeout;
 mod tree;
 
 pub use options::{CancelCause, Cancelled, ScopeOptions};
-pub(crate) use point::{check, Cancellation};
+pub(crate) use point::{check, check_in, Cancellation};
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
 pub use timeout::{timeout, Elapsed};
 pub use tokio_util::sync::CancellationToken as CancelToken;

@@ -1,7 +1,7 @@
 //! Cancellation points, shields, and the private unwind payload.
 
 use super::{CancelCause, Cancelled};
-use crate::ctx;
+use crate::ctx::{self, FiberCtx};
 use std::any::Any;
 use std::panic;
 
@@ -14,26 +14,39 @@ pub(crate) struct Cancellation {
 
 /// The caller's pending cancellation, unless shielded.
 fn pending() -> Option<(u64, CancelCause)> {
-    ctx::with(|ctx| {
-        if ctx.shield > 0 {
-            return None;
-        }
-        ctx.cancel.as_ref()?.cancelled()
-    })
+    ctx::with(|ctx| pending_in(ctx))
+}
+
+fn pending_in(ctx: &FiberCtx) -> Option<(u64, CancelCause)> {
+    if ctx.shield > 0 {
+        return None;
+    }
+    ctx.cancel.as_ref()?.cancelled()
 }
 
 /// A cancellation point: unwinds if the caller's scope is cancelled.
 pub(crate) fn check() {
-    if let Some((origin, cause)) = pending() {
-        if cfg!(panic = "abort") {
-            eprintln!(
-                "fibra: cancellation needs panic = \"unwind\" to unwind the cancelled fiber; \
-                 aborting"
-            );
-            std::process::abort();
-        }
-        panic::resume_unwind(Box::new(Cancellation { origin, cause }));
+    if let Some(pending) = pending() {
+        unwind(pending);
     }
+}
+
+/// [`check`] for a caller that holds its fiber's context already (the park path).
+pub(crate) fn check_in(ctx: &FiberCtx) {
+    if let Some(pending) = pending_in(ctx) {
+        unwind(pending);
+    }
+}
+
+#[cold]
+fn unwind((origin, cause): (u64, CancelCause)) -> ! {
+    if cfg!(panic = "abort") {
+        eprintln!(
+            "fibra: cancellation needs panic = \"unwind\" to unwind the cancelled fiber; aborting"
+        );
+        std::process::abort();
+    }
+    panic::resume_unwind(Box::new(Cancellation { origin, cause }));
 }
 
 /// Runs `f` with cancellation points disabled, for cleanup that must finish: a cancellation
