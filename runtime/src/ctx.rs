@@ -12,8 +12,6 @@ use std::sync::Arc;
 pub(crate) struct FiberCtx {
     /// The innermost cancel scope the fiber is in.
     pub(crate) cancel: Option<Arc<CancelScope>>,
-    /// Where the fiber is registered in `cancel`'s members (spawned fibers only).
-    pub(crate) member: Option<usize>,
     /// Nesting depth of `shield`: cancellation points are off while it is above zero.
     pub(crate) shield: u32,
     /// Fiber-local bindings: key address to value.
@@ -26,7 +24,6 @@ impl FiberCtx {
     pub(crate) fn child(&self, cancel: Option<Arc<CancelScope>>) -> FiberCtx {
         FiberCtx {
             cancel,
-            member: None,
             shield: 0,
             locals: self.locals.clone(),
         }

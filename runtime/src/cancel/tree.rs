@@ -2,7 +2,7 @@
 //! them, so a parked fiber unwinds at once instead of at its timeout.
 
 use super::CancelCause;
-use crate::fiber::Fiber;
+use crate::fiber::{Core, Fiber};
 use crate::slab::Slab;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -18,11 +18,17 @@ pub(crate) struct CancelScope {
     parent: Option<(Arc<CancelScope>, usize)>,
 }
 
-#[derive(Default)]
 struct Inner {
-    members: Slab<Fiber>,
+    /// Fibers to wake on cancellation. Weak, and never removed one by one: a fiber that has
+    /// finished (or whose wake is spurious) ignores the unpark, and dead entries are swept
+    /// whenever the list doubles, so joining costs one uncontended push.
+    members: Vec<Weak<Core>>,
+    sweep_at: usize,
     children: Slab<Weak<CancelScope>>,
 }
+
+/// Members kept before the first sweep.
+const FIRST_SWEEP: usize = 64;
 
 impl CancelScope {
     /// A scope inside `parent` (already cancelled if the parent is).
@@ -36,7 +42,11 @@ impl CancelScope {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 cancelled: AtomicBool::new(false),
                 origin: OnceLock::new(),
-                inner: Mutex::new(Inner::default()),
+                inner: Mutex::new(Inner {
+                    members: Vec::new(),
+                    sweep_at: FIRST_SWEEP,
+                    children: Slab::default(),
+                }),
                 parent,
             };
             if let Some((parent, _)) = &scope.parent {
@@ -91,7 +101,7 @@ impl CancelScope {
         }
         let children: Vec<Arc<CancelScope>> = {
             let inner = self.lock();
-            to_wake.extend(inner.members.values().cloned());
+            to_wake.extend(inner.members.iter().filter_map(Weak::upgrade).map(Fiber));
             inner.children.values().filter_map(Weak::upgrade).collect()
         };
         for child in children {
@@ -99,14 +109,14 @@ impl CancelScope {
         }
     }
 
-    /// Registers a fiber to be woken when the scope is cancelled.
-    pub(crate) fn join(&self, fiber: Fiber) -> usize {
-        self.lock().members.insert(fiber)
-    }
-
-    pub(crate) fn leave(&self, key: usize) {
-        let fiber = self.lock().members.remove(key);
-        drop(fiber);
+    /// Registers a fiber to be woken when the scope is cancelled (for as long as it lives).
+    pub(crate) fn join(&self, fiber: &Arc<Core>) {
+        let mut inner = self.lock();
+        if inner.members.len() >= inner.sweep_at {
+            inner.members.retain(|member| member.strong_count() > 0);
+            inner.sweep_at = (inner.members.len() * 2).max(FIRST_SWEEP);
+        }
+        inner.members.push(Arc::downgrade(fiber));
     }
 }
 

@@ -332,11 +332,9 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
         ticket,
         ctx,
     ));
-    let mut ctx = core.ctx.borrow_mut();
-    if let Some(scope) = &ctx.cancel {
-        ctx.member = Some(scope.join(Fiber(core.clone())));
+    if let Some(scope) = &core.ctx.borrow().cancel {
+        scope.join(&core);
     }
-    drop(ctx);
     Ok(core)
 }
 
@@ -401,10 +399,8 @@ where
                     JoinError::panicked(payload)
                 }
             });
-            let (scope, member) = ctx::with(|ctx| (ctx.cancel.take(), ctx.member.take()));
-            if let (Some(scope), Some(member)) = (scope, member) {
-                scope.leave(member);
-            }
+            // The scope may end as soon as this fiber's packet is gone; do not keep it alive.
+            drop(ctx::with(|ctx| ctx.cancel.take()));
             outcome
         }
         Err(error) => {

@@ -146,27 +146,21 @@ pub(crate) fn cancel_scope_of(scope: &Scope<'_, '_>) -> Arc<CancelScope> {
 /// is woken if it is cancelled); afterwards it is back in its own.
 struct Body {
     previous: Option<Arc<CancelScope>>,
-    scope: Arc<CancelScope>,
-    member: usize,
 }
 
 impl Body {
     fn enter(scope: &Arc<CancelScope>) -> Body {
-        let member = scope.join(crate::current());
+        scope.join(&crate::current().0);
         let previous = ctx::with(|ctx| ctx.cancel.replace(scope.clone()));
-        Body {
-            previous,
-            scope: scope.clone(),
-            member,
-        }
+        Body { previous }
     }
 }
 
 impl Drop for Body {
     fn drop(&mut self) {
+        // The scope may still wake this fiber spuriously once; every wait loops.
         let previous = self.previous.take();
         ctx::with(|ctx| ctx.cancel = previous);
-        self.scope.leave(self.member);
     }
 }
 
