@@ -3,7 +3,7 @@
 use crate::wait::{current_waker, park_current, with_waker};
 use fibra_driver::HoldKind;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -26,6 +26,7 @@ use std::task::{Context, Poll, Wake, Waker};
 /// });
 /// ```
 #[track_caller]
+#[inline]
 pub fn block_on<F: Future>(fut: F) -> F::Output {
     let mut fut = pin!(fut);
     if let Poll::Ready(value) =
@@ -33,6 +34,15 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
     {
         return value;
     }
+    wait_for(fut)
+}
+
+/// The rest of [`block_on`] once the first poll returned `Pending`; kept out of line so the
+/// ready path stays small at every call site.
+#[track_caller]
+#[inline(never)]
+#[cold]
+fn wait_for<F: Future>(mut fut: Pin<&mut F>) -> F::Output {
     let _hold = crate::holds::take(HoldKind::Future);
     // From here on the future gets a waker of this call's own: a nested `block_on` that parks
     // may consume the fiber's unpark token meant for us, but not our flag.
