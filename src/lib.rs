@@ -25,3 +25,8 @@ pub use fibra_runtime::{
 
 /// Fiber-aware locks and coordination primitives (DESIGN §9).
 pub use fibra_sync as sync;
+
+/// Bounded and rendezvous MPMC channels and timer channels (DESIGN §7).
+pub use fibra_channels as channel;
+
+pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySelectError};

@@ -1,4 +1,90 @@
-//! fibra's bounded and rendezvous MPMC channels and timer channels.
+//! fibra's bounded and rendezvous MPMC channels and timer channels (DESIGN §7).
 //!
-//! The channels arrive with their own issue; they are written over `fibra_runtime::wait`, whose
-//! park and waker work in fibers, on plain threads and in async code alike.
+//! [`bounded(cap)`](bounded) makes a channel with room for `cap` values; `cap == 0` is a
+//! rendezvous channel, where a send completes only when a receiver takes the value. Both ends
+//! are `Clone + Send + Sync`. Every operation works the same from a fiber (only the fiber
+//! waits), a plain thread (the thread parks) and async code (the `*_async` futures and the
+//! `Stream`), in any mix.
+//!
+//! ```
+//! fibra_runtime::run(|| {
+//!     let (tx, rx) = fibra_channels::bounded(0);
+//!     let sum = fibra_runtime::scope(|s| {
+//!         for id in 0..4u64 {
+//!             let tx = tx.clone();
+//!             s.spawn(move || {
+//!                 for i in 0..100 {
+//!                     tx.send(id * 1000 + i).unwrap();
+//!                 }
+//!             });
+//!         }
+//!         drop(tx); // the channel closes when the last writer is gone
+//!         rx.iter().sum::<u64>()
+//!     });
+//!     assert_eq!(sum, (0..4).map(|id| id * 1000 * 100 + 4950).sum());
+//! });
+//! ```
+//!
+//! Semantics:
+//! - `close()` on either end closes the channel for everyone, idempotently; dropping the last
+//!   [`Writer`] closes it too. After close, sends fail at once (the value comes back in the
+//!   error); receivers drain what is buffered, then get `None`. Dropping the last [`Reader`]
+//!   closes the channel and drops what is buffered.
+//! - Values from one sender arrive in the order sent; parked senders and receivers are served
+//!   in the order they parked; a send that finds a parked receiver hands the value over
+//!   directly.
+//! - Timer channels: [`close_after`] and [`close_at`] give a `Reader<()>` that closes when the
+//!   time comes (a timeout usable in `select!`); [`tick`] delivers periodic ticks.
+//! - Blocking operations (`send`, `recv`, their timeouts, `select`) are cancellation points: a
+//!   fiber whose scope is cancelled unwinds out of them, and nothing is lost — a value already
+//!   handed to a cancelled receive goes back to the channel. `try_*` and the async forms are
+//!   not cancellation points (an async operation is cancelled by dropping its future).
+//!
+//! The [`op`] module exposes operations as values and the one wait they all share; it is what
+//! `fibra-select` is built on.
+
+mod async_timer;
+mod cancel;
+mod chan;
+mod error;
+mod exclusive;
+mod feed;
+mod future;
+mod iter;
+#[cfg(not(loom))]
+mod lock;
+pub mod op;
+mod packet;
+mod queue;
+mod reader;
+mod shim;
+mod timer;
+mod wait;
+mod waiter;
+mod writer;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+pub use error::{RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError};
+pub use future::{RecvFuture, SendFuture};
+pub use iter::{IntoIter, Iter, TryIter};
+pub use reader::Reader;
+pub use timer::{close_after, close_at, tick};
+pub use writer::Writer;
+
+use std::sync::Arc;
+
+/// A channel with room for `cap` buffered values; `cap == 0` makes a rendezvous channel.
+/// Returns its first writer and reader; clone either for more.
+///
+/// ```
+/// let (tx, rx) = fibra_channels::bounded(1);
+/// tx.send("one").unwrap();
+/// assert!(tx.try_send("two").is_err()); // full
+/// assert_eq!(rx.recv(), Some("one"));
+/// ```
+pub fn bounded<T>(cap: usize) -> (Writer<T>, Reader<T>) {
+    let chan = Arc::new(chan::Chan::new(cap));
+    (Writer::from_chan(chan.clone()), Reader::from_chan(chan))
+}

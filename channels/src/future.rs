@@ -1,0 +1,223 @@
+//! Channel operations from async code: the same operations and the same registration as the
+//! blocking forms, with the task's waker instead of a parked fiber.
+//!
+//! A future registers on its first `Pending` poll and stays registered across polls (a new
+//! waker re-registers). Dropping it withdraws; if a value had already been handed to a
+//! dropped receive, the value goes back to the channel, so nothing is lost.
+
+use crate::chan::Registration;
+use crate::error::SendError;
+use crate::op::{register_all, unregister_all, Attempt, Operation, RecvOp, SendOp};
+use crate::waiter::Waiter;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// A registered operation, at a stable address for as long as its entries exist.
+struct Parked<O> {
+    waiter: Waiter,
+    op: O,
+    count: usize,
+    timer: Option<crate::async_timer::AsyncTimer>,
+}
+
+impl<O: Operation> Parked<O> {
+    /// Withdraws the registration: `Ok(op)` if nothing completed, `Err(op)` if the operation
+    /// completed first. Either way no entry points at the box any more.
+    // Boxed on purpose: the entries point into the box, so the contents may move out only
+    // after they are unregistered.
+    #[allow(clippy::boxed_local)]
+    fn withdraw(self: Box<Self>) -> Result<O, O> {
+        let aborted = self.waiter.try_abort().is_ok();
+        // Also a barrier: a claimer that came first has finished once this returns.
+        unregister_all(&[Some(&self.op)], &self.waiter, self.count, None);
+        let Parked { op, waiter, .. } = *self;
+        debug_assert!(aborted || waiter.done().is_some());
+        if aborted {
+            Ok(op)
+        } else {
+            Err(op)
+        }
+    }
+}
+
+enum State<O> {
+    Idle(O),
+    Parked(Box<Parked<O>>),
+    Finished,
+}
+
+/// Drives one operation to its end from `poll`s.
+struct AsyncOp<O: Operation> {
+    state: State<O>,
+}
+
+impl<O: Operation> AsyncOp<O> {
+    fn new(op: O) -> Self {
+        AsyncOp {
+            state: State::Idle(op),
+        }
+    }
+
+    /// Polls the operation; once it ended, gives it back with how it ended.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<(O, Attempt)> {
+        loop {
+            match std::mem::replace(&mut self.state, State::Finished) {
+                State::Idle(op) => {
+                    match op.try_now() {
+                        Attempt::NotReady => {}
+                        done => return Poll::Ready((op, done)),
+                    }
+                    let mut parked = Box::new(Parked {
+                        waiter: Waiter::new(cx.waker().clone()),
+                        op,
+                        count: 0,
+                        timer: None,
+                    });
+                    let (count, registration) = register_all(&[Some(&parked.op)], &parked.waiter);
+                    parked.count = count;
+                    match registration {
+                        Registration::Ready => match parked.withdraw() {
+                            Ok(op) => self.state = State::Idle(op),
+                            Err(op) => return Poll::Ready(ended(op)),
+                        },
+                        Registration::Waiting(wake_at) => {
+                            if let Some(at) = wake_at {
+                                let mut timer = crate::async_timer::AsyncTimer::new(at);
+                                if timer.poll(cx).is_ready() {
+                                    parked.timer = Some(timer);
+                                    self.state = State::Parked(parked);
+                                    continue;
+                                }
+                                parked.timer = Some(timer);
+                            }
+                            self.state = State::Parked(parked);
+                            return Poll::Pending;
+                        }
+                    }
+                }
+                State::Parked(mut parked) => {
+                    if parked.waiter.done().is_some() {
+                        let Parked { op, .. } = *parked;
+                        return Poll::Ready(ended(op));
+                    }
+                    let due = parked
+                        .timer
+                        .as_mut()
+                        .is_some_and(|timer| timer.poll(cx).is_ready());
+                    if !due && parked.waiter.will_wake(cx.waker()) {
+                        self.state = State::Parked(parked);
+                        return Poll::Pending;
+                    }
+                    // A timer channel's deadline came, or another task polls us: start over.
+                    match parked.withdraw() {
+                        Ok(op) => self.state = State::Idle(op),
+                        Err(op) => return Poll::Ready(ended(op)),
+                    }
+                }
+                State::Finished => panic!("a channel future was polled after it completed"),
+            }
+        }
+    }
+}
+
+/// An operation that completed while registered, and how.
+fn ended<O: Operation>(op: O) -> (O, Attempt) {
+    let outcome = op.outcome();
+    (op, outcome)
+}
+
+impl<O: Operation> Drop for AsyncOp<O> {
+    fn drop(&mut self) {
+        if let State::Parked(parked) = std::mem::replace(&mut self.state, State::Finished) {
+            if let Err(op) = parked.withdraw() {
+                op.abandon();
+            }
+        }
+    }
+}
+
+/// The future of [`Reader::recv_async`](crate::Reader::recv_async).
+///
+/// ```
+/// let (tx, rx) = fibra_channels::bounded(1);
+/// tx.send(1).unwrap();
+/// let future: fibra_channels::RecvFuture<'_, i32> = rx.recv_async();
+/// assert_eq!(futures::executor::block_on(future), Some(1));
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct RecvFuture<'a, T> {
+    op: AsyncOp<RecvOp<'a, T>>,
+}
+
+impl<'a, T> RecvFuture<'a, T> {
+    pub(crate) fn new(op: RecvOp<'a, T>) -> Self {
+        RecvFuture {
+            op: AsyncOp::new(op),
+        }
+    }
+}
+
+// The value is never pinned (it is moved in and out of the packet), so neither is the future.
+impl<T> Unpin for RecvFuture<'_, T> {}
+
+impl<T> Future for RecvFuture<'_, T> {
+    type Output = Option<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let (op, _) = std::task::ready!(self.get_mut().op.poll(cx));
+        Poll::Ready(op.into_value())
+    }
+}
+
+impl<T> fmt::Debug for RecvFuture<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecvFuture").finish_non_exhaustive()
+    }
+}
+
+/// The future of [`Writer::send_async`](crate::Writer::send_async).
+///
+/// ```
+/// let (tx, rx) = fibra_channels::bounded(1);
+/// let future: fibra_channels::SendFuture<'_, i32> = tx.send_async(2);
+/// futures::executor::block_on(future).unwrap();
+/// assert_eq!(rx.recv(), Some(2));
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct SendFuture<'a, T> {
+    op: AsyncOp<SendOp<'a, T>>,
+}
+
+impl<'a, T> SendFuture<'a, T> {
+    pub(crate) fn new(op: SendOp<'a, T>) -> Self {
+        SendFuture {
+            op: AsyncOp::new(op),
+        }
+    }
+}
+
+// As for `RecvFuture`.
+impl<T> Unpin for SendFuture<'_, T> {}
+
+impl<T> Future for SendFuture<'_, T> {
+    type Output = Result<(), SendError<T>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (op, attempt) = std::task::ready!(self.get_mut().op.poll(cx));
+        Poll::Ready(match attempt {
+            Attempt::Completed => Ok(()),
+            _ => Err(SendError(
+                op.into_value()
+                    .expect("an undelivered send keeps its value"),
+            )),
+        })
+    }
+}
+
+impl<T> fmt::Debug for SendFuture<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendFuture").finish_non_exhaustive()
+    }
+}

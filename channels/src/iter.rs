@@ -1,0 +1,107 @@
+//! Iterators over received values.
+
+use crate::Reader;
+use std::fmt;
+
+/// A blocking iterator over a reader's values, from [`Reader::iter`]; ends when the channel is
+/// closed and drained.
+///
+/// ```
+/// let (tx, rx) = fibra_channels::bounded(2);
+/// tx.send('a').unwrap();
+/// tx.send('b').unwrap();
+/// drop(tx);
+/// let mut iter: fibra_channels::Iter<'_, char> = rx.iter();
+/// assert_eq!(iter.next(), Some('a'));
+/// assert_eq!(iter.next(), Some('b'));
+/// assert_eq!(iter.next(), None);
+/// ```
+pub struct Iter<'a, T> {
+    reader: &'a Reader<T>,
+}
+
+impl<'a, T> Iter<'a, T> {
+    pub(crate) fn new(reader: &'a Reader<T>) -> Self {
+        Iter { reader }
+    }
+}
+
+impl<T> Iterator for Iter<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.reader.recv()
+    }
+}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").finish_non_exhaustive()
+    }
+}
+
+/// A non-blocking iterator over the values ready now, from [`Reader::try_iter`].
+///
+/// ```
+/// let (tx, rx) = fibra_channels::bounded(2);
+/// tx.send(1).unwrap();
+/// let mut iter: fibra_channels::TryIter<'_, i32> = rx.try_iter();
+/// assert_eq!(iter.next(), Some(1));
+/// assert_eq!(iter.next(), None); // empty, though still open
+/// ```
+pub struct TryIter<'a, T> {
+    reader: &'a Reader<T>,
+}
+
+impl<'a, T> TryIter<'a, T> {
+    pub(crate) fn new(reader: &'a Reader<T>) -> Self {
+        TryIter { reader }
+    }
+}
+
+impl<T> Iterator for TryIter<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.reader.try_recv().ok()
+    }
+}
+
+impl<T> fmt::Debug for TryIter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TryIter").finish_non_exhaustive()
+    }
+}
+
+/// A blocking iterator that owns its reader, from `Reader::into_iter`.
+///
+/// ```
+/// let (tx, rx) = fibra_channels::bounded(2);
+/// tx.send(1).unwrap();
+/// drop(tx);
+/// let iter: fibra_channels::IntoIter<i32> = rx.into_iter();
+/// assert_eq!(iter.collect::<Vec<_>>(), [1]);
+/// ```
+pub struct IntoIter<T> {
+    reader: Reader<T>,
+}
+
+impl<T> IntoIter<T> {
+    pub(crate) fn new(reader: Reader<T>) -> Self {
+        IntoIter { reader }
+    }
+}
+
+impl<T> Iterator for IntoIter<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.reader.recv()
+    }
+}
+
+impl<T> fmt::Debug for IntoIter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoIter").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,70 @@
+//! Timer channels: readers that time closes or feeds, for timeouts and periodic work in
+//! `select!`.
+
+use crate::chan::Chan;
+use crate::feed::Feed;
+use crate::Reader;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A reader that is closed once `duration` has passed (never before): the select-friendly
+/// timeout. Receiving from it waits until then and returns `None`. A `duration` too large to
+/// represent never closes. Closing it early with [`Reader::close`] works too.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// let start = Instant::now();
+/// let timeout = fibra_channels::close_after(Duration::from_millis(5));
+/// assert_eq!(timeout.recv(), None);
+/// assert!(start.elapsed() >= Duration::from_millis(5));
+/// ```
+pub fn close_after(duration: Duration) -> Reader<()> {
+    match Instant::now().checked_add(duration) {
+        Some(at) => close_at(at),
+        None => timer_reader(0, None),
+    }
+}
+
+/// A reader that is closed at `deadline` (never before).
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// let deadline = Instant::now() + Duration::from_millis(2);
+/// let timeout = fibra_channels::close_at(deadline);
+/// assert!(!timeout.is_closed() || Instant::now() >= deadline);
+/// assert_eq!(timeout.recv(), None);
+/// assert!(Instant::now() >= deadline);
+/// ```
+pub fn close_at(deadline: Instant) -> Reader<()> {
+    timer_reader(0, Some(Feed::close_at(deadline)))
+}
+
+/// A reader that delivers an `Instant` every `period`, starting one period from now; each
+/// value is the instant the tick was due. Like Go's ticker it holds at most one tick: a slow
+/// receiver gets the latest due tick, not a burst of missed ones. It stops when closed.
+///
+/// # Panics
+///
+/// If `period` is zero.
+///
+/// ```
+/// use std::time::Duration;
+/// let ticks = fibra_channels::tick(Duration::from_millis(1));
+/// let first = ticks.recv().unwrap();
+/// let second = ticks.recv().unwrap();
+/// assert!(second >= first + Duration::from_millis(1));
+/// ticks.close();
+/// assert_eq!(ticks.recv(), None);
+/// ```
+#[track_caller]
+pub fn tick(period: Duration) -> Reader<Instant> {
+    assert!(!period.is_zero(), "tick: the period must be non-zero");
+    let feed = Instant::now()
+        .checked_add(period)
+        .map(|first| Feed::tick(first, period, |at| at));
+    timer_reader(1, feed)
+}
+
+fn timer_reader<T>(cap: usize, feed: Option<Feed<T>>) -> Reader<T> {
+    Reader::from_chan(Arc::new(Chan::timer(cap, feed)))
+}

@@ -1,0 +1,98 @@
+//! What the macros expand to. Not public API: names and signatures may change at any time.
+
+pub use crate::engine::{select, Fallback, DEFAULT};
+pub use fibra_channels::op::Operation;
+
+use fibra_channels::op::{RecvOp, SendOp};
+use fibra_channels::{Reader, SendError, Writer};
+
+/// Makes the receive operation of a `recv(r)` arm; a method so that `r` may be a `Reader` or
+/// any reference to one (method calls auto-dereference).
+pub trait RecvTarget<T> {
+    /// A receive of a value.
+    fn __fibra_recv(&self) -> RecvOp<'_, T>;
+    /// A wait for closed-and-drained.
+    fn __fibra_recv_closed(&self) -> RecvOp<'_, T>;
+}
+
+impl<T> RecvTarget<T> for Reader<T> {
+    fn __fibra_recv(&self) -> RecvOp<'_, T> {
+        RecvOp::new(self)
+    }
+
+    fn __fibra_recv_closed(&self) -> RecvOp<'_, T> {
+        RecvOp::closed(self)
+    }
+}
+
+/// Makes the send operation of a `send(w, v)` arm.
+pub trait SendTarget<T> {
+    /// A send of `value`.
+    fn __fibra_send(&self, value: T) -> SendOp<'_, T>;
+}
+
+impl<T> SendTarget<T> for Writer<T> {
+    fn __fibra_send(&self, value: T) -> SendOp<'_, T> {
+        SendOp::new(self, value)
+    }
+}
+
+/// Whether a `recv` arm's pattern accepts `None` (the closed channel), asked by running the
+/// pattern test `test` on `None`; `op` only fixes the type.
+pub fn accepts_none<T>(_op: &Option<RecvOp<'_, T>>, test: impl FnOnce(Option<T>) -> bool) -> bool {
+    test(None)
+}
+
+/// An enabled arm's operation as a trait object.
+pub fn as_dyn<O: Operation>(op: &Option<O>) -> Option<&dyn Operation> {
+    op.as_ref().map(|op| op as &dyn Operation)
+}
+
+/// Turns an arm's operation into its result if the arm won (dropping it otherwise: a losing
+/// send's value is dropped, as Go drops it).
+pub trait Finish {
+    /// What the arm's pattern binds.
+    type Output;
+    /// The result, if `won`.
+    fn finish(self, won: bool) -> Option<Self::Output>;
+}
+
+impl<T> Finish for Option<RecvOp<'_, T>> {
+    type Output = Option<T>;
+
+    fn finish(self, won: bool) -> Option<Option<T>> {
+        let op = self.filter(|_| won)?;
+        Some(op.into_value())
+    }
+}
+
+impl<T> Finish for Option<SendOp<'_, T>> {
+    type Output = Result<(), SendError<T>>;
+
+    fn finish(self, won: bool) -> Option<Result<(), SendError<T>>> {
+        let op = self.filter(|_| won)?;
+        Some(match op.into_value() {
+            None => Ok(()),
+            Some(value) => Err(SendError(value)),
+        })
+    }
+}
+
+/// The winning arm's result.
+#[track_caller]
+pub fn won<R>(result: Option<R>) -> R {
+    result.expect("select: the winning arm has no result")
+}
+
+/// A received value that the arm's pattern does not match.
+#[cold]
+#[track_caller]
+pub fn unmatched() -> ! {
+    panic!("select: the arm's pattern did not match the value it received")
+}
+
+/// The default arm's slot when there is none.
+#[cold]
+pub fn no_default() -> ! {
+    unreachable!("select: no arm won and there is no default")
+}

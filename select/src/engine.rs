@@ -1,0 +1,103 @@
+//! The select loop: try the enabled arms (in random order, or written order when biased),
+//! else wait on all of them through `fibra_channels::op::wait`, which makes exactly one arm
+//! win; repeat while the winner turns out to be an arm that does not accept a closed channel.
+
+use fibra_channels::op::{self, Attempt, Operation, Woken};
+use std::time::{Duration, Instant};
+
+use crate::order::{shuffle, Order};
+
+/// The index [`select`] returns when the default arm runs.
+pub const DEFAULT: usize = usize::MAX;
+
+/// What a select does when no arm is ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// Wait for an arm (no default arm).
+    Block,
+    /// Run the default arm at once (`default => …`).
+    Now,
+    /// Wait until the instant, then run the default arm (`default(timeout) => …`); `None`
+    /// waits for good.
+    Until(Option<Instant>),
+}
+
+impl Fallback {
+    /// Wait at most `timeout` (`default(timeout) => …`).
+    pub fn timeout(timeout: Duration) -> Fallback {
+        Fallback::Until(Instant::now().checked_add(timeout))
+    }
+}
+
+/// Runs one select over `arms` (a `None` arm is disabled; `accepts_closed[i]` says whether arm
+/// `i` is ready on a closed channel). Returns the index of the arm that completed, or
+/// [`DEFAULT`]. Arms found closed that do not accept it are set to `None`.
+///
+/// # Panics
+///
+/// `select: all arms disabled` when no arm is enabled and there is no default;
+/// `select: all channels closed` when every enabled arm's channel is closed, none accepts that,
+/// and there is no default.
+pub fn select(
+    arms: &mut [Option<&dyn Operation>],
+    accepts_closed: &[bool],
+    biased: bool,
+    fallback: Fallback,
+) -> usize {
+    assert_eq!(arms.len(), accepts_closed.len());
+    op::cancellation_point();
+    if arms.iter().all(Option::is_none) {
+        if fallback != Fallback::Block {
+            return DEFAULT;
+        }
+        panic!("select: all arms disabled");
+    }
+    let mut order = Order::new();
+    loop {
+        order.fill(arms.len(), |i| arms[i].is_some());
+        let order = order.as_mut_slice();
+        if order.is_empty() {
+            if fallback != Fallback::Block {
+                return DEFAULT;
+            }
+            panic!("select: all channels closed");
+        }
+        if !biased {
+            shuffle(order);
+        }
+        for &i in order.iter() {
+            let Some(arm) = arms[i] else { continue };
+            match arm.try_now() {
+                Attempt::Completed => return i,
+                Attempt::Closed if accepts_closed[i] => return i,
+                Attempt::Closed => arms[i] = None,
+                Attempt::NotReady => {}
+            }
+        }
+        if arms.iter().all(Option::is_none) {
+            continue;
+        }
+        let deadline = match fallback {
+            Fallback::Block => None,
+            Fallback::Now => return DEFAULT,
+            Fallback::Until(deadline) => {
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    return DEFAULT;
+                }
+                deadline
+            }
+        };
+        match op::wait(arms, deadline) {
+            Woken::Selected(i) => {
+                let arm = arms[i].expect("a disabled arm cannot win");
+                if arm.outcome() == Attempt::Closed && !accepts_closed[i] {
+                    arms[i] = None;
+                    continue;
+                }
+                return i;
+            }
+            Woken::Retry => {}
+            Woken::TimedOut => return DEFAULT,
+        }
+    }
+}

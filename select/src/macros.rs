@@ -1,0 +1,285 @@
+//! `select!` and `select_biased!`: a parser that normalizes the arms, then an emitter that
+//! binds each arm's channel (temporaries live through the whole select), runs the engine, and
+//! runs the winning arm's body in the caller's own block — so `break`, `continue`, `return`
+//! and `?` in a body act on the caller's code.
+
+/// Waits on several channel operations and runs the arm of the one that completes first.
+///
+/// ```text
+/// select! {
+///     recv(rx_a) -> msg => { … }            // msg: Option<T>; ready on a value or on closed
+///     recv(rx_b) -> Some(v) => { … }        // ready only on a value
+///     recv(rx_c) -> None => { … }           // ready only when closed and drained
+///     recv(rx_d) if enabled -> msg => { … } // guard: a false guard disables the arm
+///     send(tx, value) -> res => { … }       // res: Result<(), SendError<T>>
+///     default => { … }                      // never wait
+///     default(timeout) => { … }             // wait at most `timeout`
+/// }
+/// ```
+///
+/// Each call checks the enabled arms in a fresh uniformly random order and completes the first
+/// ready one without waiting; otherwise it waits on all of them and exactly one completes: a
+/// receive arm that did not win takes no value, a send arm that did not win delivers nothing
+/// (its value is dropped, as in Go, where the value is evaluated on entering the select).
+/// Channel expressions are evaluated in written order, then the guard; a send's value only when
+/// its guard is true. The bodies are the select's value; they may `break`, `continue` or
+/// `return`.
+///
+/// An arm's pattern decides when it is ready: `None` — only when its channel is closed and
+/// drained; any pattern that matches `None` (a binding, `_`) — on a value or on closed; any
+/// other (`Some(v)`) — only on a value. A received value the pattern then does not match
+/// (`Some(0)` getting `Some(1)`) panics; use irrefutable sub-patterns. Works in fibers and on
+/// plain threads; waiting is a cancellation point.
+///
+/// # Panics
+///
+/// `select: all arms disabled` when every guard is false and there is no default;
+/// `select: all channels closed` when every enabled arm's channel is closed, no arm accepts
+/// closed, and there is no default.
+///
+/// ```
+/// use std::time::Duration;
+/// use fibra_select::select;
+///
+/// let (tx, rx) = fibra_channels::bounded(1);
+/// let (_quit_tx, quit) = fibra_channels::bounded::<()>(1);
+/// tx.send(10).unwrap();
+/// let mut total = 0;
+/// loop {
+///     select! {
+///         recv(rx) -> Some(v) => total += v,
+///         recv(quit) -> None => break,
+///         recv(fibra_channels::close_after(Duration::from_millis(5))) -> _ => break,
+///     }
+/// }
+/// assert_eq!(total, 10);
+/// ```
+#[macro_export]
+macro_rules! select {
+    ($($tokens:tt)*) => {
+        $crate::__select_parse!(@parse (false) [] [] $($tokens)*)
+    };
+}
+
+/// Like [`select!`], but checks the arms in written order: the first ready arm wins.
+///
+/// ```
+/// use fibra_select::select_biased;
+/// let (tx_a, rx_a) = fibra_channels::bounded(1);
+/// let (tx_b, rx_b) = fibra_channels::bounded(1);
+/// tx_a.send("a").unwrap();
+/// tx_b.send("b").unwrap();
+/// let first = select_biased! {
+///     recv(rx_a) -> msg => msg,
+///     recv(rx_b) -> msg => msg,
+/// };
+/// assert_eq!(first, Some("a"));
+/// ```
+#[macro_export]
+macro_rules! select_biased {
+    ($($tokens:tt)*) => {
+        $crate::__select_parse!(@parse (true) [] [] $($tokens)*)
+    };
+}
+
+/// Parses `select!` arms into `[(op guard pattern body)…]` plus the default arm.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_parse {
+    // Every arm parsed.
+    (@parse $biased:tt $arms:tt $default:tt) => {
+        $crate::__select_emit!(@bind $biased $default $arms [] [0usize]
+            (__fibra_arm0 __fibra_arm1 __fibra_arm2 __fibra_arm3 __fibra_arm4 __fibra_arm5
+             __fibra_arm6 __fibra_arm7 __fibra_arm8 __fibra_arm9 __fibra_arm10 __fibra_arm11
+             __fibra_arm12 __fibra_arm13 __fibra_arm14 __fibra_arm15 __fibra_arm16 __fibra_arm17
+             __fibra_arm18 __fibra_arm19 __fibra_arm20 __fibra_arm21 __fibra_arm22 __fibra_arm23
+             __fibra_arm24 __fibra_arm25 __fibra_arm26 __fibra_arm27 __fibra_arm28 __fibra_arm29
+             __fibra_arm30 __fibra_arm31))
+    };
+    (@parse $biased:tt $arms:tt [] default ( $timeout:expr ) => $($rest:tt)*) => {
+        $crate::__select_parse!(@body $biased $arms [] (default_timeout $timeout) () () $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt [] default => $($rest:tt)*) => {
+        $crate::__select_parse!(@body $biased $arms [] (default_now) () () $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt [$($default:tt)+] default $($rest:tt)*) => {
+        ::core::compile_error!("select!: more than one `default` arm")
+    };
+    (@parse $biased:tt $arms:tt $default:tt recv ( $r:expr ) if $($rest:tt)*) => {
+        $crate::__select_parse!(@guard $biased $arms $default (recv $r) [] $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt $default:tt recv ( $r:expr ) -> $($rest:tt)*) => {
+        $crate::__select_parse!(@pat $biased $arms $default (recv $r) (true) $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt $default:tt send ( $w:expr, $v:expr ) if $($rest:tt)*) => {
+        $crate::__select_parse!(@guard $biased $arms $default (send $w, $v) [] $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt $default:tt send ( $w:expr, $v:expr ) -> $($rest:tt)*) => {
+        $crate::__select_parse!(@pat $biased $arms $default (send $w, $v) (true) $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt $default:tt $($rest:tt)+) => {
+        ::core::compile_error!(
+            "select!: expected `recv(r) -> pattern => body`, `send(w, value) -> pattern => body`, \
+             `default => body` or `default(timeout) => body`"
+        )
+    };
+
+    // A guard runs up to the `->`.
+    (@guard $biased:tt $arms:tt $default:tt $op:tt [$($guard:tt)*] -> $($rest:tt)*) => {
+        $crate::__select_parse!(@pat $biased $arms $default $op ($($guard)*) $($rest)*)
+    };
+    (@guard $biased:tt $arms:tt $default:tt $op:tt [$($guard:tt)*] $next:tt $($rest:tt)*) => {
+        $crate::__select_parse!(@guard $biased $arms $default $op [$($guard)* $next] $($rest)*)
+    };
+    (@guard $biased:tt $arms:tt $default:tt $op:tt [$($guard:tt)*]) => {
+        ::core::compile_error!("select!: expected `-> pattern => body` after the guard")
+    };
+
+    // The pattern: a literal `None` makes a closed-only arm.
+    (@pat $biased:tt $arms:tt $default:tt (recv $r:expr) $guard:tt None => $($rest:tt)*) => {
+        $crate::__select_parse!(@body $biased $arms $default (recv_closed $r) $guard (None) $($rest)*)
+    };
+    (@pat $biased:tt $arms:tt $default:tt $op:tt $guard:tt $p:pat => $($rest:tt)*) => {
+        $crate::__select_parse!(@body $biased $arms $default $op $guard ($p) $($rest)*)
+    };
+    (@pat $biased:tt $arms:tt $default:tt $op:tt $guard:tt $($rest:tt)*) => {
+        ::core::compile_error!("select!: expected `pattern => body` after `->`")
+    };
+
+    // The body: a block (comma optional) or an expression (comma unless last).
+    (@body $biased:tt $arms:tt $default:tt $op:tt $guard:tt $p:tt $body:block, $($rest:tt)*) => {
+        $crate::__select_parse!(@push $biased $arms $default $op $guard $p $body $($rest)*)
+    };
+    (@body $biased:tt $arms:tt $default:tt $op:tt $guard:tt $p:tt $body:block $($rest:tt)*) => {
+        $crate::__select_parse!(@push $biased $arms $default $op $guard $p $body $($rest)*)
+    };
+    (@body $biased:tt $arms:tt $default:tt $op:tt $guard:tt $p:tt $body:expr, $($rest:tt)*) => {
+        $crate::__select_parse!(@push $biased $arms $default $op $guard $p { $body } $($rest)*)
+    };
+    (@body $biased:tt $arms:tt $default:tt $op:tt $guard:tt $p:tt $body:expr) => {
+        $crate::__select_parse!(@push $biased $arms $default $op $guard $p { $body })
+    };
+
+    (@push $biased:tt $arms:tt $default:tt (default_now) () () $body:tt $($rest:tt)*) => {
+        $crate::__select_parse!(@parse $biased $arms [now $body] $($rest)*)
+    };
+    (@push $biased:tt $arms:tt $default:tt (default_timeout $timeout:expr) () () $body:tt $($rest:tt)*) => {
+        $crate::__select_parse!(@parse $biased $arms [timeout ($timeout) $body] $($rest)*)
+    };
+    (@push $biased:tt [$($arms:tt)*] $default:tt $op:tt $guard:tt $p:tt $body:tt $($rest:tt)*) => {
+        $crate::__select_parse!(@parse $biased [$($arms)* ($op $guard $p $body)] $default $($rest)*)
+    };
+}
+
+/// Emits a parsed `select!`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_emit {
+    // Every arm bound: run the engine, turn the operations into results, run the winner.
+    (@bind $biased:tt $default:tt [] [$(($id:ident $p:tt $body:tt ($($k:tt)*)))*] $count:tt $ids:tt) => {{
+        let __fibra_index = $crate::__private::select(
+            &mut [$($crate::__private::as_dyn(&$id.0)),*],
+            &[$($id.1),*],
+            $biased,
+            $crate::__select_emit!(@fallback $default),
+        );
+        $(
+            let $id = $crate::__private::Finish::finish($id.0, __fibra_index == $($k)*);
+        )*
+        $(
+            if __fibra_index == $($k)* {
+                $crate::__select_emit!(@handle $id $p $body)
+            } else
+        )*
+        {
+            $crate::__select_emit!(@default_body $default)
+        }
+    }};
+    (@bind $biased:tt $default:tt [((recv $r:expr) ($($guard:tt)*) $p:tt $body:tt) $($arms:tt)*]
+        [$($done:tt)*] [$($k:tt)*] ($id:ident $($ids:ident)*)) => {
+        match $r {
+            ref $id => {
+                let $id = if $($guard)* {
+                    ::core::option::Option::Some({
+                        use $crate::__private::RecvTarget as _;
+                        $id.__fibra_recv()
+                    })
+                } else {
+                    ::core::option::Option::None
+                };
+                let $id = {
+                    let __fibra_closed = $crate::__select_emit!(@accepts_none $id $p);
+                    ($id, __fibra_closed)
+                };
+                $crate::__select_emit!(@bind $biased $default [$($arms)*]
+                    [$($done)* ($id $p $body ($($k)*))] [$($k)* + 1] ($($ids)*))
+            }
+        }
+    };
+    (@bind $biased:tt $default:tt [((recv_closed $r:expr) ($($guard:tt)*) $p:tt $body:tt) $($arms:tt)*]
+        [$($done:tt)*] [$($k:tt)*] ($id:ident $($ids:ident)*)) => {
+        match $r {
+            ref $id => {
+                let $id = if $($guard)* {
+                    ::core::option::Option::Some({
+                        use $crate::__private::RecvTarget as _;
+                        $id.__fibra_recv_closed()
+                    })
+                } else {
+                    ::core::option::Option::None
+                };
+                let $id = ($id, true);
+                $crate::__select_emit!(@bind $biased $default [$($arms)*]
+                    [$($done)* ($id $p $body ($($k)*))] [$($k)* + 1] ($($ids)*))
+            }
+        }
+    };
+    (@bind $biased:tt $default:tt [((send $w:expr, $v:expr) ($($guard:tt)*) $p:tt $body:tt) $($arms:tt)*]
+        [$($done:tt)*] [$($k:tt)*] ($id:ident $($ids:ident)*)) => {
+        match $w {
+            ref $id => {
+                let $id = if $($guard)* {
+                    ::core::option::Option::Some({
+                        use $crate::__private::SendTarget as _;
+                        $id.__fibra_send($v)
+                    })
+                } else {
+                    ::core::option::Option::None
+                };
+                let $id = ($id, true);
+                $crate::__select_emit!(@bind $biased $default [$($arms)*]
+                    [$($done)* ($id $p $body ($($k)*))] [$($k)* + 1] ($($ids)*))
+            }
+        }
+    };
+    (@bind $biased:tt $default:tt [$($arms:tt)+] $done:tt $count:tt ()) => {
+        ::core::compile_error!("select!: at most 32 arms")
+    };
+
+    (@accepts_none $id:ident ($p:pat)) => {
+        $crate::__private::accepts_none(&$id, |__fibra_value| {
+            #[allow(unused_variables, unused_mut, unreachable_patterns, clippy::match_single_binding)]
+            let __fibra_accepts = match __fibra_value {
+                $p => true,
+                _ => false,
+            };
+            __fibra_accepts
+        })
+    };
+
+    (@handle $id:ident ($p:pat) $body:tt) => {
+        match $crate::__private::won($id) {
+            $p => $body,
+            #[allow(unreachable_patterns)]
+            _ => $crate::__private::unmatched(),
+        }
+    };
+
+    (@fallback []) => { $crate::__private::Fallback::Block };
+    (@fallback [now $body:tt]) => { $crate::__private::Fallback::Now };
+    (@fallback [timeout ($timeout:expr) $body:tt]) => { $crate::__private::Fallback::timeout($timeout) };
+
+    (@default_body []) => { $crate::__private::no_default() };
+    (@default_body [now $body:tt]) => { $body };
+    (@default_body [timeout ($timeout:expr) $body:tt]) => { $body };
+}
