@@ -10,17 +10,19 @@ fn threads() -> usize {
     fs::read_dir("/proc/self/task").unwrap().count()
 }
 
-/// Whether `address` lies inside any mapping of this process.
-fn mapped(address: usize) -> bool {
+/// The mappings of this process, as `(start, end)` ranges.
+fn mappings() -> Vec<(usize, usize)> {
     fs::read_to_string("/proc/self/maps")
         .unwrap()
         .lines()
         .filter_map(|line| line.split_whitespace().next()?.split_once('-'))
-        .any(|(start, end)| {
-            let start = usize::from_str_radix(start, 16).unwrap();
-            let end = usize::from_str_radix(end, 16).unwrap();
-            (start..end).contains(&address)
+        .map(|(start, end)| {
+            (
+                usize::from_str_radix(start, 16).unwrap(),
+                usize::from_str_radix(end, 16).unwrap(),
+            )
         })
+        .collect()
 }
 
 #[test]
@@ -33,7 +35,7 @@ fn shutdown_joins_every_worker_and_unmaps_every_stack() {
         before + 4,
         "workers 1..4 and the driver start at build"
     );
-    runtime.block_on(|| {
+    let stack_mappings = runtime.block_on(|| {
         let marker = 0u8;
         stacks.lock().unwrap().push(&marker as *const u8 as usize);
         // The blocking pool's threads are the driver's too.
@@ -47,18 +49,27 @@ fn shutdown_joins_every_worker_and_unmaps_every_stack() {
                 });
             }
         });
+        // The mappings the stacks live in, while they are still mapped. Compared as exact
+        // ranges afterwards: a later allocation may reuse the addresses, not the ranges.
+        let stacks = stacks.lock().unwrap();
+        let mut ranges: Vec<(usize, usize)> = mappings()
+            .into_iter()
+            .filter(|&(start, end)| stacks.iter().any(|a| (start..end).contains(a)))
+            .collect();
+        ranges.sort();
+        ranges
     });
     assert_eq!(
         threads(),
         before,
         "a worker, driver or blocking thread outlived the runtime"
     );
-    let stacks = stacks.into_inner().unwrap();
-    assert_eq!(stacks.len(), 1_001);
-    let still_mapped: Vec<_> = stacks.iter().filter(|&&a| mapped(a)).collect();
+    assert_eq!(stacks.into_inner().unwrap().len(), 1_001);
+    assert!(!stack_mappings.is_empty());
+    let now = mappings();
+    let still_mapped: Vec<_> = stack_mappings.iter().filter(|r| now.contains(r)).collect();
     assert!(
         still_mapped.is_empty(),
-        "{} stacks still mapped",
-        still_mapped.len()
+        "stack mappings still there: {still_mapped:x?}"
     );
 }
