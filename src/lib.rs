@@ -27,6 +27,6 @@ pub use fibra_runtime::{
 pub use fibra_sync as sync;
 
 /// Bounded and rendezvous MPMC channels and timer channels (DESIGN §7).
-pub use fibra_channels as channel;
+pub use fibra_channels as chan;
 
 pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySelectError};

@@ -18,7 +18,9 @@ fn pending() -> Option<(u64, CancelCause)> {
 }
 
 fn pending_in(ctx: &FiberCtx) -> Option<(u64, CancelCause)> {
-    if ctx.shield > 0 {
+    // A destructor that blocks while its thread already unwinds (cancelled or panicking) must
+    // not start a second unwind, which would abort the process.
+    if ctx.shield > 0 || std::thread::panicking() {
         return None;
     }
     ctx.cancel.as_ref()?.cancelled()
