@@ -4,7 +4,7 @@
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
     blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore\n\
-    cancel_storm parallel_map all";
+    cancel_storm parallel_map chan_pingpong chan_throughput select2 all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,11 +35,17 @@ pub enum Bench {
     CancelStorm,
     /// A trivial map over 1 000 000 items, in parallel.
     ParallelMap,
+    /// Round trips between two tasks over capacity-1 channels.
+    ChanPingpong,
+    /// `u64`s through a `bounded(1024)` channel, 1→1 and 4→4.
+    ChanThroughput,
+    /// One consumer selecting over two fed channels.
+    Select2,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 13] = [
+    const ALL: [Bench; 16] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -53,6 +59,9 @@ impl Bench {
         Bench::Semaphore,
         Bench::CancelStorm,
         Bench::ParallelMap,
+        Bench::ChanPingpong,
+        Bench::ChanThroughput,
+        Bench::Select2,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -71,6 +80,9 @@ impl Bench {
             "semaphore" => Some(Bench::Semaphore),
             "cancel_storm" => Some(Bench::CancelStorm),
             "parallel_map" => Some(Bench::ParallelMap),
+            "chan_pingpong" => Some(Bench::ChanPingpong),
+            "chan_throughput" => Some(Bench::ChanThroughput),
+            "select2" => Some(Bench::Select2),
             _ => None,
         }
     }
@@ -141,6 +153,9 @@ mod tests {
             Bench::Semaphore,
             Bench::CancelStorm,
             Bench::ParallelMap,
+            Bench::ChanPingpong,
+            Bench::ChanThroughput,
+            Bench::Select2,
         ];
         assert_eq!(
             parsed,

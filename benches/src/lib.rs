@@ -6,12 +6,14 @@
 //! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
 //! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
 //! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`],
-//! [`cancel_storm`], [`parallel_map`]; each has a `run(quick)` that measures and prints.
+//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`]; each has a `run(quick)` that measures and prints.
 
 pub mod args;
 pub mod block_on_ready;
 pub mod blocking_roundtrip;
 pub mod cancel_storm;
+pub mod chan_pingpong;
+pub mod chan_throughput;
 pub mod child;
 pub mod interop_roundtrip;
 pub mod mutex_contended;
@@ -22,6 +24,7 @@ pub mod report;
 pub mod rounds;
 pub mod rss;
 pub mod runtimes;
+pub mod select2;
 pub mod semaphore;
 pub mod skynet;
 pub mod spawn_join;

@@ -7,7 +7,8 @@
 //!
 //! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
 //! `blocking_roundtrip`, `interop_roundtrip`, `mutex_contended`, `mutex_uncontended`,
-//! `semaphore`, `cancel_storm`, `parallel_map`, or `all`. Rounds alternate
+//! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`, or
+//! `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
 //! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
@@ -17,9 +18,9 @@ use std::process::ExitCode;
 
 use fibra_bench::args::{self, Bench, Command};
 use fibra_bench::{
-    block_on_ready, blocking_roundtrip, cancel_storm, child, interop_roundtrip, mutex_contended,
-    mutex_uncontended, parallel_map, parked_memory, runtimes, semaphore, skynet, spawn_join,
-    timers, yield_pingpong,
+    block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput, child,
+    interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map, parked_memory, runtimes,
+    select2, semaphore, skynet, spawn_join, timers, yield_pingpong,
 };
 
 fn main() -> ExitCode {
@@ -48,6 +49,9 @@ fn main() -> ExitCode {
                     Bench::Semaphore => semaphore::run(quick),
                     Bench::CancelStorm => cancel_storm::run(quick),
                     Bench::ParallelMap => parallel_map::run(quick),
+                    Bench::ChanPingpong => chan_pingpong::run(quick),
+                    Bench::ChanThroughput => chan_throughput::run(quick),
+                    Bench::Select2 => select2::run(quick),
                 }
             }
             ExitCode::SUCCESS

@@ -1,0 +1,212 @@
+//! `chan_pingpong`: a value sent back and forth between two tasks over two capacity-1
+//! channels; ns per round trip (ping out, pong back).
+//!
+//! Variant `1w` (1 000 000 round trips, 100 000 with `--quick`): two fibra fibers on a
+//! 1-worker runtime vs two tokio tasks on a current-thread runtime (`tokio::sync::mpsc`).
+//! Variant `2w`: fibra with the two fibers on different workers of a 2-worker runtime vs two
+//! tokio tasks on a 2-worker multi-thread runtime, two `may` coroutines on `may`'s 2 workers
+//! (`may::sync::mpsc`, unbounded: `may` has no bounded channel), and two plain threads over
+//! `crossbeam-channel` and `flume` (capacity 1). Every round trip checks the value it gets
+//! back.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// Workers of every multi-worker system in variant `2w`.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs both variants and prints their JSON lines.
+pub fn run(quick: bool) {
+    let trips = if quick { 100_000 } else { 1_000_000 };
+    let case = Case {
+        bench: "chan_pingpong",
+        variant: "1w",
+        metric: Metric::NsPerOp,
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_trip(fibra(1, trips), trips)),
+            Contender::new("tokio", || per_trip(tokio_current(trips), trips)),
+        ],
+    );
+    let case = Case {
+        variant: "2w",
+        ..case
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_trip(fibra(WORKERS, trips), trips)),
+            Contender::new("tokio", || per_trip(tokio_multi(trips), trips)),
+            Contender::new("may", || per_trip(may(trips), trips)),
+            Contender::new("crossbeam", || per_trip(crossbeam(trips), trips)),
+            Contender::new("flume", || per_trip(flume(trips), trips)),
+        ],
+    );
+}
+
+/// Nanoseconds per round trip.
+fn per_trip(elapsed: Duration, trips: u64) -> f64 {
+    elapsed.as_nanos() as f64 / trips as f64
+}
+
+/// fibra: the main fiber pings, a child fiber pongs. With more than one worker the child is
+/// placed on another worker: the main fiber spins (without yielding) until an idle worker has
+/// stolen the child and reported in.
+fn fibra(workers: usize, trips: u64) -> Duration {
+    runtimes::fibra(workers).block_on(move || {
+        let (ping_tx, ping_rx) = fibra::chan::bounded::<u64>(1);
+        let (pong_tx, pong_rx) = fibra::chan::bounded::<u64>(1);
+        let placed = AtomicBool::new(false);
+        fibra::scope(|s| {
+            s.spawn(|| {
+                placed.store(fibra::current_worker() != Some(0), Ordering::Release);
+                for v in ping_rx.iter() {
+                    pong_tx.send(v + 1).expect("pong");
+                }
+            });
+            if workers > 1 {
+                while !placed.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+            }
+            let start = Instant::now();
+            for i in 0..trips {
+                ping_tx.send(i).expect("ping");
+                assert_eq!(pong_rx.recv(), Some(i + 1));
+            }
+            let elapsed = start.elapsed();
+            ping_tx.close();
+            elapsed
+        })
+    })
+}
+
+/// The tokio ping-pong, on whatever runtime runs it.
+async fn tokio_trips(trips: u64) -> Duration {
+    let (ping_tx, mut ping_rx) = tokio::sync::mpsc::channel::<u64>(1);
+    let (pong_tx, mut pong_rx) = tokio::sync::mpsc::channel::<u64>(1);
+    let ponger = tokio::spawn(async move {
+        while let Some(v) = ping_rx.recv().await {
+            pong_tx.send(v + 1).await.expect("pong");
+        }
+    });
+    let start = Instant::now();
+    for i in 0..trips {
+        ping_tx.send(i).await.expect("ping");
+        assert_eq!(pong_rx.recv().await, Some(i + 1));
+    }
+    let elapsed = start.elapsed();
+    drop(ping_tx);
+    ponger.await.expect("tokio ponger panicked");
+    elapsed
+}
+
+/// tokio: two tasks on a current-thread runtime.
+fn tokio_current(trips: u64) -> Duration {
+    runtimes::tokio_current().block_on(tokio_trips(trips))
+}
+
+/// tokio: two tasks on a 2-worker multi-thread runtime (the pinger is itself a task).
+fn tokio_multi(trips: u64) -> Duration {
+    runtimes::tokio_on_worker(&runtimes::tokio_multi(WORKERS), tokio_trips(trips))
+}
+
+/// may: two coroutines on may's 2-worker scheduler.
+fn may(trips: u64) -> Duration {
+    let pinger = move || {
+        let (ping_tx, ping_rx) = may::sync::mpsc::channel::<u64>();
+        let (pong_tx, pong_rx) = may::sync::mpsc::channel::<u64>();
+        // SAFETY: `may::coroutine::spawn` is unsafe because a coroutine may move between
+        // threads (so a thread-local must not be held across a switch) and has a small fixed
+        // stack. The ponger touches no thread-local (only may's own channels, made for
+        // coroutines) and uses a few hundred bytes of stack.
+        let ponger = unsafe {
+            may::coroutine::spawn(move || {
+                while let Ok(v) = ping_rx.recv() {
+                    pong_tx.send(v + 1).expect("pong");
+                }
+            })
+        };
+        let start = Instant::now();
+        for i in 0..trips {
+            ping_tx.send(i).expect("ping");
+            assert_eq!(pong_rx.recv().ok(), Some(i + 1));
+        }
+        let elapsed = start.elapsed();
+        drop(ping_tx);
+        ponger.join().expect("may ponger panicked");
+        elapsed
+    };
+    // SAFETY: as for the ponger: the pinger touches no thread-local (`Instant`, the allocator
+    // and may's channels and join handle) and its frames are far within may's default stack.
+    let handle = unsafe { may::coroutine::spawn(pinger) };
+    handle.join().expect("may pinger panicked")
+}
+
+/// crossbeam-channel: the calling thread pings, a second thread pongs.
+fn crossbeam(trips: u64) -> Duration {
+    let (ping_tx, ping_rx) = crossbeam_channel::bounded::<u64>(1);
+    let (pong_tx, pong_rx) = crossbeam_channel::bounded::<u64>(1);
+    let ponger = std::thread::spawn(move || {
+        for v in ping_rx {
+            pong_tx.send(v + 1).expect("pong");
+        }
+    });
+    let start = Instant::now();
+    for i in 0..trips {
+        ping_tx.send(i).expect("ping");
+        assert_eq!(pong_rx.recv().ok(), Some(i + 1));
+    }
+    let elapsed = start.elapsed();
+    drop(ping_tx);
+    ponger.join().expect("crossbeam ponger panicked");
+    elapsed
+}
+
+/// flume: the calling thread pings, a second thread pongs.
+fn flume(trips: u64) -> Duration {
+    let (ping_tx, ping_rx) = flume::bounded::<u64>(1);
+    let (pong_tx, pong_rx) = flume::bounded::<u64>(1);
+    let ponger = std::thread::spawn(move || {
+        for v in ping_rx {
+            pong_tx.send(v + 1).expect("pong");
+        }
+    });
+    let start = Instant::now();
+    for i in 0..trips {
+        ping_tx.send(i).expect("ping");
+        assert_eq!(pong_rx.recv().ok(), Some(i + 1));
+    }
+    let elapsed = start.elapsed();
+    drop(ping_tx);
+    ponger.join().expect("flume ponger panicked");
+    elapsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_completes_every_round_trip() {
+        // Each function checks every value it gets back.
+        runtimes::init_may();
+        fibra(1, 1000);
+        fibra(WORKERS, 1000);
+        tokio_current(1000);
+        tokio_multi(1000);
+        may(1000);
+        crossbeam(1000);
+        flume(1000);
+    }
+}

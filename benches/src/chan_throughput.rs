@@ -1,0 +1,327 @@
+//! `chan_throughput`: `u64`s streamed through one `bounded(1024)` channel; ns per message.
+//!
+//! 10 000 000 messages (1 000 000 with `--quick`), split evenly between the producers; the
+//! consumers' sum is checked every run. Variant `1x1`: one producer, one consumer. Variant
+//! `4x4`: four producers, four consumers. fibra runs fibers on a 2-worker runtime (for `1x1`
+//! the producer and the consumer on different workers, like the two-thread peers); the peers:
+//! `crossbeam-channel` and `flume` between plain threads, `async-channel` and (`1x1` only:
+//! it is single-consumer) `tokio::sync::mpsc` between tasks on a 2-worker tokio runtime, and
+//! `may` coroutines on its 2 workers (`may::sync::mpsc` / `mpmc`, unbounded: `may` has no
+//! bounded channel).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+/// The channel capacity of every bounded peer.
+const CAP: usize = 1024;
+/// Workers of every multi-worker system.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs both variants and prints their JSON lines.
+pub fn run(quick: bool) {
+    let messages = if quick { 1_000_000 } else { 10_000_000 };
+    let case = Case {
+        bench: "chan_throughput",
+        variant: "1x1",
+        metric: Metric::NsPerOp,
+    };
+    let per_msg = |elapsed: Duration| elapsed.as_nanos() as f64 / messages as f64;
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_msg(fibra(1, messages))),
+            Contender::new("crossbeam", || per_msg(crossbeam(1, messages))),
+            Contender::new("flume", || per_msg(flume(1, messages))),
+            Contender::new("async_channel", || per_msg(async_channel(1, messages))),
+            Contender::new("tokio", || per_msg(tokio(messages))),
+            Contender::new("may", || per_msg(may(1, messages))),
+        ],
+    );
+    let case = Case {
+        variant: "4x4",
+        ..case
+    };
+    compare(
+        &case,
+        ROUNDS,
+        &mut [
+            Contender::new("fibra", || per_msg(fibra(4, messages))),
+            Contender::new("crossbeam", || per_msg(crossbeam(4, messages))),
+            Contender::new("flume", || per_msg(flume(4, messages))),
+            Contender::new("async_channel", || per_msg(async_channel(4, messages))),
+            Contender::new("may", || per_msg(may(4, messages))),
+        ],
+    );
+}
+
+/// The values producer `p` of `n` sends: `p * per .. (p + 1) * per`.
+fn share(p: u64, n: u64, messages: u64) -> std::ops::Range<u64> {
+    let per = messages / n;
+    p * per..(p + 1) * per
+}
+
+/// What the consumers must sum to: `0 + 1 + … + messages - 1` (messages is a multiple of n).
+fn expected_sum(messages: u64) -> u64 {
+    messages * (messages - 1) / 2
+}
+
+/// fibra: `n` producer and `n` consumer fibers in a scope on a 2-worker runtime. For `1x1`
+/// the consumer is placed on the other worker than the producer (the main fiber spins, without
+/// yielding, until an idle worker has stolen the consumer), so that it measures what the
+/// two-thread peers measure; `4x4` leaves placement to the scheduler.
+fn fibra(n: u64, messages: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let (tx, rx) = fibra::chan::bounded::<u64>(CAP);
+        let placed = AtomicBool::new(false);
+        let start = Instant::now();
+        let sum: u64 = fibra::scope(|s| {
+            let consumers: Vec<_> = (0..n)
+                .map(|_| {
+                    let rx = rx.clone();
+                    let placed = &placed;
+                    s.spawn(move || {
+                        placed.store(fibra::current_worker() != Some(0), Ordering::Release);
+                        rx.iter().sum::<u64>()
+                    })
+                })
+                .collect();
+            drop(rx);
+            if n == 1 {
+                while !placed.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                for v in share(0, 1, messages) {
+                    tx.send(v).expect("send");
+                }
+                drop(tx);
+            } else {
+                for p in 0..n {
+                    let tx = tx.clone();
+                    s.spawn(move || {
+                        for v in share(p, n, messages) {
+                            tx.send(v).expect("send");
+                        }
+                    });
+                }
+                drop(tx);
+            }
+            consumers
+                .into_iter()
+                .map(|c| c.join().expect("consumer"))
+                .sum()
+        });
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(messages));
+        elapsed
+    })
+}
+
+/// crossbeam-channel: `n` producer and `n` consumer threads.
+fn crossbeam(n: u64, messages: u64) -> Duration {
+    let (tx, rx) = crossbeam_channel::bounded::<u64>(CAP);
+    let start = Instant::now();
+    let sum: u64 = std::thread::scope(|s| {
+        for p in 0..n {
+            let tx = tx.clone();
+            s.spawn(move || {
+                for v in share(p, n, messages) {
+                    tx.send(v).expect("send");
+                }
+            });
+        }
+        drop(tx);
+        let consumers: Vec<_> = (0..n)
+            .map(|_| {
+                let rx = rx.clone();
+                s.spawn(move || rx.iter().sum::<u64>())
+            })
+            .collect();
+        consumers
+            .into_iter()
+            .map(|c| c.join().expect("consumer"))
+            .sum()
+    });
+    let elapsed = start.elapsed();
+    assert_eq!(sum, expected_sum(messages));
+    elapsed
+}
+
+/// flume: `n` producer and `n` consumer threads.
+fn flume(n: u64, messages: u64) -> Duration {
+    let (tx, rx) = flume::bounded::<u64>(CAP);
+    let start = Instant::now();
+    let sum: u64 = std::thread::scope(|s| {
+        for p in 0..n {
+            let tx = tx.clone();
+            s.spawn(move || {
+                for v in share(p, n, messages) {
+                    tx.send(v).expect("send");
+                }
+            });
+        }
+        drop(tx);
+        let consumers: Vec<_> = (0..n)
+            .map(|_| {
+                let rx = rx.clone();
+                s.spawn(move || rx.iter().sum::<u64>())
+            })
+            .collect();
+        consumers
+            .into_iter()
+            .map(|c| c.join().expect("consumer"))
+            .sum()
+    });
+    let elapsed = start.elapsed();
+    assert_eq!(sum, expected_sum(messages));
+    elapsed
+}
+
+/// async-channel: `n` producer and `n` consumer tasks on a 2-worker tokio runtime.
+fn async_channel(n: u64, messages: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let (tx, rx) = async_channel::bounded::<u64>(CAP);
+        let start = Instant::now();
+        for p in 0..n {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                for v in share(p, n, messages) {
+                    tx.send(v).await.expect("send");
+                }
+            });
+        }
+        drop(tx);
+        let consumers: Vec<_> = (0..n)
+            .map(|_| {
+                let rx = rx.clone();
+                tokio::spawn(async move {
+                    let mut sum = 0u64;
+                    while let Ok(v) = rx.recv().await {
+                        sum += v;
+                    }
+                    sum
+                })
+            })
+            .collect();
+        let mut sum = 0;
+        for consumer in consumers {
+            sum += consumer.await.expect("consumer");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(messages));
+        elapsed
+    })
+}
+
+/// tokio mpsc (single consumer, so `1x1` only): two tasks on a 2-worker runtime.
+fn tokio(messages: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<u64>(CAP);
+        let start = Instant::now();
+        tokio::spawn(async move {
+            for v in 0..messages {
+                tx.send(v).await.expect("send");
+            }
+        });
+        let consumer = tokio::spawn(async move {
+            let mut sum = 0u64;
+            while let Some(v) = rx.recv().await {
+                sum += v;
+            }
+            sum
+        });
+        let sum = consumer.await.expect("consumer");
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(messages));
+        elapsed
+    })
+}
+
+/// may: `n` producer and `n` consumer coroutines (mpsc for `1x1`, mpmc for `4x4`).
+fn may(n: u64, messages: u64) -> Duration {
+    let main = move || {
+        let start = Instant::now();
+        let sum: u64 = if n == 1 {
+            let (tx, rx) = may::sync::mpsc::channel::<u64>();
+            // SAFETY: `may::coroutine::spawn` is unsafe because a coroutine may move between
+            // threads (so a thread-local must not be held across a switch) and has a small fixed
+            // stack. This producer touches no thread-local (only may's channel) and uses a few
+            // bytes of stack.
+            let producer = unsafe {
+                may::coroutine::spawn(move || {
+                    for v in 0..messages {
+                        tx.send(v).expect("send");
+                    }
+                })
+            };
+            let sum = rx.iter().sum();
+            producer.join().expect("may producer panicked");
+            sum
+        } else {
+            let (tx, rx) = may::sync::mpmc::channel::<u64>();
+            let producers: Vec<_> = (0..n)
+                .map(|p| {
+                    let tx = tx.clone();
+                    // SAFETY: as above.
+                    unsafe {
+                        may::coroutine::spawn(move || {
+                            for v in share(p, n, messages) {
+                                tx.send(v).expect("send");
+                            }
+                        })
+                    }
+                })
+                .collect();
+            drop(tx);
+            let consumers: Vec<_> = (0..n)
+                .map(|_| {
+                    let rx = rx.clone();
+                    // SAFETY: as above; the consumer only sums what may's channel yields.
+                    unsafe { may::coroutine::spawn(move || rx.iter().sum::<u64>()) }
+                })
+                .collect();
+            drop(rx);
+            for producer in producers {
+                producer.join().expect("may producer panicked");
+            }
+            consumers
+                .into_iter()
+                .map(|c| c.join().expect("may consumer panicked"))
+                .sum()
+        };
+        let elapsed = start.elapsed();
+        assert_eq!(sum, expected_sum(messages));
+        elapsed
+    };
+    // SAFETY: as for the children: the main coroutine touches no thread-local (`Instant`, the
+    // allocator, may's channels and join handles) and its frames are far within may's stack.
+    let handle = unsafe { may::coroutine::spawn(main) };
+    handle.join().expect("may main panicked")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_delivers_every_message() {
+        // Each function asserts the consumers' sum itself.
+        runtimes::init_may();
+        for n in [1, 4] {
+            fibra(n, 4000);
+            crossbeam(n, 4000);
+            flume(n, 4000);
+            async_channel(n, 4000);
+            may(n, 4000);
+        }
+        tokio(4000);
+    }
+}
