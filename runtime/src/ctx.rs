@@ -2,15 +2,17 @@
 //! its fiber-local bindings. A plain thread has one of its own.
 
 use crate::cancel::CancelScope;
+use crate::fiber::Core;
 use crate::sched::with_running;
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 /// One fiber's (or thread's) context.
 #[derive(Default)]
 pub(crate) struct FiberCtx {
-    /// The innermost cancel scope the fiber is in.
+    /// The innermost cancel scope the fiber is in. Changed only through [`replace_cancel`],
+    /// which keeps the fiber's cancel hint (and a thread's `THREAD_HAS_SCOPE`) in step.
     pub(crate) cancel: Option<Arc<CancelScope>>,
     /// Nesting depth of `shield`: cancellation points are off while it is above zero.
     pub(crate) shield: u32,
@@ -31,16 +33,50 @@ impl FiberCtx {
 }
 
 thread_local! {
-    static THREAD_CTX: RefCell<FiberCtx> = RefCell::new(FiberCtx::default());
+    static THREAD_CTX: RefCell<FiberCtx> = const {
+        RefCell::new(FiberCtx {
+            cancel: None,
+            shield: 0,
+            locals: Vec::new(),
+        })
+    };
+    /// Whether `THREAD_CTX` has a cancel scope: the thread's counterpart of a fiber's cancel
+    /// hint, exact because only the thread itself sets it.
+    static THREAD_HAS_SCOPE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `f` with the caller's context: the running fiber's, else the thread's. `f` must not
 /// call user code (the context stays borrowed).
 pub(crate) fn with<R>(f: impl FnOnce(&mut FiberCtx) -> R) -> R {
-    match with_running(|core| core.map(|core| core as *const crate::fiber::Core)) {
+    match with_running(|core| core.map(|core| core as *const Core)) {
         // SAFETY: the running fiber's `Core` is alive while it runs (its worker lent it a
         // reference for this resume), and its context is only touched by the fiber itself.
         Some(core) => f(&mut unsafe { &*core }.ctx.borrow_mut()),
         None => THREAD_CTX.with(|ctx| f(&mut ctx.borrow_mut())),
     }
+}
+
+/// Makes `scope` the caller's innermost cancel scope and returns the previous one. A fiber
+/// must have joined `scope` (`CancelScope::join`) first, so its cancel hint stays right.
+pub(crate) fn replace_cancel(scope: Option<Arc<CancelScope>>) -> Option<Arc<CancelScope>> {
+    match with_running(|core| core.map(|core| core as *const Core)) {
+        Some(core) => {
+            // SAFETY: as in `with`.
+            let core = unsafe { &*core };
+            let mut ctx = core.ctx.borrow_mut();
+            let previous = std::mem::replace(&mut ctx.cancel, scope);
+            core.resync_cancel_hint(ctx.cancel.as_deref());
+            previous
+        }
+        None => {
+            THREAD_HAS_SCOPE.with(|has| has.set(scope.is_some()));
+            THREAD_CTX.with(|ctx| std::mem::replace(&mut ctx.borrow_mut().cancel, scope))
+        }
+    }
+}
+
+/// Whether the calling thread, outside any fiber, has a cancel scope (see `THREAD_HAS_SCOPE`).
+#[inline]
+pub(crate) fn thread_has_scope() -> bool {
+    THREAD_HAS_SCOPE.with(Cell::get)
 }

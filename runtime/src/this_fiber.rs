@@ -1,8 +1,8 @@
 //! Operations on the calling fiber: who it is, parking, yielding, safepoints.
 
-use crate::fiber::Fiber;
-use crate::sched::with_worker;
-use crate::wait::{charge, in_fiber, park_fiber, running_fiber, yield_fiber};
+use crate::fiber::{Core, Fiber, Suspend};
+use crate::sched::{with_running, with_running_charged, with_worker};
+use crate::wait::{park_fiber, running_fiber, suspend};
 
 /// The calling fiber's handle.
 ///
@@ -56,10 +56,9 @@ pub fn park() {
 /// });
 /// ```
 pub fn yield_now() {
-    if in_fiber() {
-        yield_fiber();
-    } else {
-        std::thread::yield_now();
+    match with_running(|core| core.map(Core::yielder)) {
+        Some(yielder) => suspend(yielder, Suspend::Yield),
+        None => std::thread::yield_now(),
     }
 }
 
@@ -76,10 +75,23 @@ pub fn yield_now() {
 ///     assert_eq!(sum, 4_999_950_000);
 /// });
 /// ```
+#[inline]
 pub fn checkpoint() {
-    crate::cancel::check();
-    if charge() && in_fiber() {
-        yield_fiber();
+    // Channel and lock operations call this once each, so the common case is kept to one
+    // thread-local access (fiber and budget together) and one load (the cancel hint).
+    let yielder = with_running_charged(|core, spent| match core {
+        Some(core) => {
+            crate::cancel::check_fiber(core);
+            // Taken out so no reference to the `Core` is held across the switch.
+            spent.then(|| core.yielder())
+        }
+        None => {
+            crate::cancel::check_thread();
+            None
+        }
+    });
+    if let Some(yielder) = yielder {
+        suspend(yielder, Suspend::Yield);
     }
 }
 

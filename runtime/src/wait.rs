@@ -7,7 +7,7 @@
 
 use crate::fiber::{Core, Fiber, Suspend, Yielder};
 use crate::latch::Park;
-use crate::sched::{with_running, with_worker};
+use crate::sched::{charge, with_running};
 use fibra_driver::{HoldKind, Timer};
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -153,7 +153,7 @@ pub(crate) fn park_fiber() -> bool {
         return false;
     };
     // SAFETY: the running fiber's `Core` is alive while it runs (see below).
-    crate::cancel::check_in(&unsafe { &*fiber }.ctx.borrow());
+    crate::cancel::check_fiber(unsafe { &*fiber });
     // SAFETY: the running fiber's `Core` is kept alive by the reference its worker lent it
     // for this resume, and again for the resume that follows a park; only the pointer, never a
     // reference, is held across the suspension.
@@ -163,9 +163,10 @@ pub(crate) fn park_fiber() -> bool {
             suspend(unsafe { (*fiber).yielder() }, Suspend::Park);
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
-            // Woken, perhaps by a cancellation of our scope.
+            // Woken, perhaps by a cancellation of our scope (which raised the hint before
+            // the wake).
             // SAFETY: as above.
-            crate::cancel::check_in(&unsafe { &*fiber }.ctx.borrow());
+            crate::cancel::check_fiber(unsafe { &*fiber });
         }
         Park::Consumed => {
             if charge() {
@@ -185,7 +186,7 @@ pub(crate) fn yield_fiber() {
 /// Hands control from the running fiber to its worker. No reference to the fiber's `Core` is
 /// held across the switch: while a fiber is parked its `Core` may go away for good (see
 /// `Core::unpark`), and then the coroutine is never resumed.
-fn suspend(yielder: *const Yielder, why: Suspend) {
+pub(crate) fn suspend(yielder: *const Yielder, why: Suspend) {
     assert!(
         !yielder.is_null(),
         "suspend before the fiber's coroutine started"
@@ -194,11 +195,6 @@ fn suspend(yielder: *const Yielder, why: Suspend) {
     // that memory stays mapped at least until the coroutine finishes (a coroutine that never
     // resumes keeps its stack forever).
     unsafe { (*yielder).suspend(why) };
-}
-
-/// Charges one reduction to the running fiber (DESIGN §2); true when the slice is used up.
-pub(crate) fn charge() -> bool {
-    with_worker(|local| local.is_some_and(|local| local.charge()))
 }
 
 /// The running fiber's handle, if the caller is a fiber.

@@ -11,14 +11,16 @@
 //! Under `panic = "abort"` there is no unwinding: a cancellation point that would unwind
 //! prints `fibra: cancellation needs panic = "unwind"` and aborts the process instead.
 
+mod hint;
 mod options;
 mod point;
 mod timeout;
 mod tree;
 
+pub(crate) use hint::CancelHint;
 pub use options::{CancelCause, Cancelled, ScopeOptions};
-pub(crate) use point::{check, check_in, Cancellation};
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
+pub(crate) use point::{check_fiber, check_thread, Cancellation};
 pub use timeout::{timeout, Elapsed};
 pub use tokio_util::sync::CancellationToken as CancelToken;
 pub(crate) use tree::CancelScope;

@@ -2,6 +2,8 @@
 
 use super::{CancelCause, Cancelled};
 use crate::ctx::{self, FiberCtx};
+use crate::fiber::Core;
+use crate::sched::with_running;
 use std::any::Any;
 use std::panic;
 
@@ -14,28 +16,75 @@ pub(crate) struct Cancellation {
 
 /// The caller's pending cancellation, unless shielded.
 fn pending() -> Option<(u64, CancelCause)> {
+    let skip = with_running(|core| match core {
+        Some(core) => !core.cancel_hint.is_raised(),
+        None => !ctx::thread_has_scope(),
+    });
+    if skip {
+        return None;
+    }
     ctx::with(|ctx| pending_in(ctx))
 }
 
 fn pending_in(ctx: &FiberCtx) -> Option<(u64, CancelCause)> {
+    let pending = ctx.cancel.as_ref()?.cancelled()?;
     // A destructor that blocks while its thread already unwinds (cancelled or panicking) must
     // not start a second unwind, which would abort the process.
     if ctx.shield > 0 || std::thread::panicking() {
         return None;
     }
-    ctx.cancel.as_ref()?.cancelled()
+    Some(pending)
 }
 
-/// A cancellation point: unwinds if the caller's scope is cancelled.
-pub(crate) fn check() {
-    if let Some(pending) = pending() {
+/// A cancellation point of the running fiber, `core`: unwinds if its scope is cancelled.
+///
+/// The common case (no cancellation) is one load of the fiber's cancel hint; shields, panics
+/// and the scope itself are looked at only when the hint is up.
+#[inline]
+pub(crate) fn check_fiber(core: &Core) {
+    if core.cancel_hint.is_raised() {
+        check_hinted(core);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn check_hinted(core: &Core) {
+    // The hint may be stale (the fiber left the cancelled scope, or unwound and caught it).
+    // Clear it before looking at the scope, so a cancellation racing with this either shows
+    // in the look or raises the hint again.
+    core.cancel_hint.take();
+    let pending = {
+        let ctx = core.ctx.borrow();
+        match ctx.cancel.as_ref().and_then(|scope| scope.cancelled()) {
+            None => return,
+            // Still cancelled: later points must take this path too, whether or not this one
+            // unwinds.
+            Some(_) => {
+                core.cancel_hint.raise();
+                pending_in(&ctx)
+            }
+        }
+    };
+    if let Some(pending) = pending {
         unwind(pending);
     }
 }
 
-/// [`check`] for a caller that holds its fiber's context already (the park path).
-pub(crate) fn check_in(ctx: &FiberCtx) {
-    if let Some(pending) = pending_in(ctx) {
+/// A cancellation point of a plain thread (or a worker outside its fibers).
+#[inline]
+pub(crate) fn check_thread() {
+    // Only a thread that has a cancel scope can be cancelled; looking this up first keeps
+    // the thread's context (and its lazy initialisation) off the path of every other one.
+    if ctx::thread_has_scope() {
+        check_thread_scoped();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn check_thread_scoped() {
+    if let Some(pending) = ctx::with(|ctx| pending_in(ctx)) {
         unwind(pending);
     }
 }
@@ -124,4 +173,42 @@ pub fn check_cancel() -> Result<(), Cancelled> {
 /// ```
 pub fn is_cancellation(payload: &(dyn Any + Send)) -> bool {
     payload.is::<Cancellation>()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::cancel::{CancelCause, CancelScope, CancelToken, ScopeOptions};
+
+    #[test]
+    fn a_stale_hint_does_not_unwind_and_is_cleared_by_the_slow_path() {
+        crate::run(|| {
+            let me = crate::current();
+            // A scope the fiber is a member of but not in: as after leaving it.
+            let left = CancelScope::new(None);
+            left.join(&me.0);
+            left.cancel(CancelCause::Internal);
+            assert!(me.0.cancel_hint.is_raised());
+            assert!(!crate::is_cancelled());
+            crate::checkpoint();
+            assert!(!me.0.cancel_hint.is_raised());
+        });
+    }
+
+    #[test]
+    fn leaving_a_cancelled_scope_clears_the_hint() {
+        crate::run(|| {
+            let me = crate::current();
+            let token = CancelToken::new();
+            token.cancel();
+            let inner = crate::scope_with(ScopeOptions::new().token(token), |_| {
+                assert!(me.0.cancel_hint.is_raised());
+                crate::checkpoint();
+            });
+            assert!(inner.is_err());
+            assert!(
+                !me.0.cancel_hint.is_raised(),
+                "no slow path for the outer scope"
+            );
+        });
+    }
 }

@@ -101,7 +101,13 @@ impl CancelScope {
         }
         let children: Vec<Arc<CancelScope>> = {
             let inner = self.lock();
-            to_wake.extend(inner.members.iter().filter_map(Weak::upgrade).map(Fiber));
+            // The hint is raised after `mark`, so a fiber that sees it and then looks at its
+            // scope finds it cancelled; a member that has left this scope meanwhile just takes
+            // the slow path once.
+            to_wake.extend(inner.members.iter().filter_map(Weak::upgrade).map(|core| {
+                core.cancel_hint.raise();
+                Fiber(core)
+            }));
             inner.children.values().filter_map(Weak::upgrade).collect()
         };
         for child in children {
@@ -109,7 +115,10 @@ impl CancelScope {
         }
     }
 
-    /// Registers a fiber to be woken when the scope is cancelled (for as long as it lives).
+    /// Registers a fiber to be woken, and its cancel hint raised, when the scope is cancelled
+    /// (for as long as it lives). A fiber that makes this its innermost scope must join first
+    /// and then call `Core::resync_cancel_hint`, or a cancellation racing with the join
+    /// could go unseen by the fast path.
     pub(crate) fn join(&self, fiber: &Arc<Core>) {
         let mut inner = self.lock();
         if inner.members.len() >= inner.sweep_at {

@@ -7,6 +7,7 @@ mod handle;
 pub(crate) use body::{Body, Entry, Suspend, Yielder};
 pub use handle::{Fiber, FiberId};
 
+use crate::cancel::{CancelHint, CancelScope};
 use crate::ctx::FiberCtx;
 use crate::latch::{Latch, Unpark};
 use crate::sched::Shared;
@@ -46,6 +47,11 @@ pub(crate) struct Core {
     /// Cancel scope, shield and fiber-locals: set by the spawner before the fiber is queued,
     /// then used only by the fiber itself.
     pub(crate) ctx: RefCell<FiberCtx>,
+    /// Whether the fiber's innermost cancel scope may be cancelled: false guarantees it is not,
+    /// which lets a cancellation point skip `ctx` altogether (see `cancel::point`). Set by the
+    /// cancel tree for every member of a scope it marks, and by the fiber itself when it enters
+    /// a cancelled scope; cleared only by the owner of `ctx`, which then looks at the scope.
+    pub(crate) cancel_hint: CancelHint,
 }
 
 // SAFETY: the non-thread-safe parts are `body`, `yielder`, `queued_ref` (whose protocol is
@@ -86,6 +92,17 @@ impl Core {
             yielder: Cell::new(std::ptr::null()),
             queued_ref: UnsafeCell::new(None),
             ctx: RefCell::new(ctx),
+            cancel_hint: CancelHint::new(),
+        }
+    }
+
+    /// Brings the hint in line with `scope`, which has just become the fiber's innermost scope
+    /// and which the fiber has joined (so from here on the tree raises the hint for it).
+    pub(crate) fn resync_cancel_hint(&self, scope: Option<&CancelScope>) {
+        // Clear first, then look: see `CancelHint`.
+        self.cancel_hint.take();
+        if scope.is_some_and(|scope| scope.cancelled().is_some()) {
+            self.cancel_hint.raise();
         }
     }
 

@@ -5,12 +5,26 @@ use crate::fiber::Core;
 use std::cell::Cell;
 use std::ptr;
 
-thread_local! {
+/// What this thread is doing, in one thread-local so a safepoint costs one TLS access.
+struct Current {
     /// The worker running on this thread, while its loop runs.
-    static WORKER: Cell<*const Local> = const { Cell::new(ptr::null()) };
+    worker: Cell<*const Local>,
     /// The fiber this thread is running, while it runs. Also read by the overflow signal
-    /// handler, hence a plain const-initialised cell.
-    static RUNNING: Cell<*const Core> = const { Cell::new(ptr::null()) };
+    /// handler, hence plain cells in a const-initialised thread-local without a destructor.
+    running: Cell<*const Core>,
+    /// Reductions left in the running fiber's slice (DESIGN §2); meaningless while no fiber
+    /// runs.
+    budget: Cell<u32>,
+}
+
+thread_local! {
+    static CURRENT: Current = const {
+        Current {
+            worker: Cell::new(ptr::null()),
+            running: Cell::new(ptr::null()),
+            budget: Cell::new(0),
+        }
+    };
 }
 
 /// Marks the current thread as running `local`'s loop until the guard drops.
@@ -21,13 +35,13 @@ impl EnterWorker {
     ///
     /// If this thread already runs a worker (a runtime started from inside a fiber).
     pub(crate) fn new(local: &Local) -> EnterWorker {
-        WORKER.with(|worker| {
+        CURRENT.with(|current| {
             assert!(
-                worker.get().is_null(),
+                current.worker.get().is_null(),
                 "cannot start a fibra runtime on a thread that is already a fibra worker \
                  (a runtime was started from inside a fiber)"
             );
-            worker.set(local);
+            current.worker.set(local);
         });
         EnterWorker(())
     }
@@ -35,36 +49,71 @@ impl EnterWorker {
 
 impl Drop for EnterWorker {
     fn drop(&mut self) {
-        WORKER.with(|worker| worker.set(ptr::null()));
+        CURRENT.with(|current| current.worker.set(ptr::null()));
     }
 }
 
 /// Runs `f` with the current worker, if this thread is one.
 pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&Local>) -> R) -> R {
-    let local = WORKER.with(Cell::get);
+    let local = CURRENT.with(|current| current.worker.get());
     // SAFETY: a non-null pointer was set by `EnterWorker::new` from a `Local` that outlives the
     // guard (the worker loop owns both and drops the guard first), and is cleared on drop; the
     // `Local` is only used by this thread.
     f(unsafe { local.as_ref() })
 }
 
-/// Sets the running fiber for the duration of a resume.
-pub(crate) fn set_running(core: *const Core) {
-    RUNNING.with(|running| running.set(core));
+/// Sets the running fiber for the duration of a resume, with `budget` reductions for its
+/// slice (null and 0 when the resume ends).
+pub(crate) fn set_running(core: *const Core, budget: u32) {
+    CURRENT.with(|current| {
+        current.running.set(core);
+        current.budget.set(budget);
+    });
 }
 
 /// The fiber running on this thread, borrowed for `f`.
+#[inline]
 pub(crate) fn with_running<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
-    let core = RUNNING.with(Cell::get);
+    let core = CURRENT.with(|current| current.running.get());
     // SAFETY: a non-null pointer is the `Arc<Core>` the worker holds for the whole resume, and
     // it is reset to null when the resume returns; only code on this fiber reads it.
     f(unsafe { core.as_ref() })
 }
 
+/// Charges one reduction to the running fiber (DESIGN §2); true when its slice is used up.
+/// Always false outside a fiber, where there is no slice to end.
+#[inline]
+pub(crate) fn charge() -> bool {
+    CURRENT.with(|current| !current.running.get().is_null() && charge_in(current))
+}
+
+/// A safepoint's thread-local work in one access: the running fiber, if any, and whether the
+/// reduction charged to it used up its slice.
+#[inline]
+pub(crate) fn with_running_charged<R>(f: impl FnOnce(Option<&Core>, bool) -> R) -> R {
+    let (core, spent) = CURRENT.with(|current| {
+        let core = current.running.get();
+        (core, !core.is_null() && charge_in(current))
+    });
+    // SAFETY: as in `with_running`.
+    f(unsafe { core.as_ref() }, spent)
+}
+
+#[inline]
+fn charge_in(current: &Current) -> bool {
+    // Saturating, so a fiber that did not yield when its slice ended (a cancellation unwound
+    // it first) is told again at its next safepoint.
+    let left = current.budget.get().saturating_sub(1);
+    current.budget.set(left);
+    left == 0
+}
+
 /// Describes the fiber running on this thread for the overflow report: `'name' (id 7)`.
 /// Async-signal-safe: reads a thread-local cell and the fiber's immutable fields, writes bytes.
 pub(crate) fn describe_running(out: &mut dyn FnMut(&[u8])) {
-    let core = RUNNING.try_with(Cell::get).unwrap_or(ptr::null());
+    let core = CURRENT
+        .try_with(|current| current.running.get())
+        .unwrap_or(ptr::null());
     // SAFETY: as in `with_running`; the fiber that overflowed is mid-resume, so the worker's
     // `Arc` keeps it alive.
     let Some(core) = (unsafe { core.as_ref() }) else {

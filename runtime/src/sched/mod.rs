@@ -5,7 +5,9 @@ mod idle;
 mod parker;
 mod worker;
 
-pub(crate) use context::{describe_running, with_running, with_worker};
+pub(crate) use context::{
+    charge, describe_running, with_running, with_running_charged, with_worker,
+};
 pub(crate) use worker::{run_worker, Local};
 
 use crate::config::Config;

@@ -32,10 +32,8 @@ pub(crate) struct Local {
     /// keeps few stacks in use), stolen oldest first by other workers.
     unstarted: Worker<Arc<Core>>,
     pool: RefCell<StackPool>,
-    /// Reductions per slice.
+    /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
-    /// Reductions left in the running fiber's slice.
-    budget: Cell<u32>,
     tick: Cell<u32>,
     /// Set when the loop should return even though the runtime goes on (worker 0's main fiber
     /// has finished).
@@ -55,7 +53,6 @@ impl Local {
             ready: RefCell::new(VecDeque::new()),
             unstarted,
             pool: RefCell::new(pool),
-            budget: Cell::new(0),
             tick: Cell::new(0),
             stop: Cell::new(false),
         }
@@ -95,13 +92,6 @@ impl Local {
     /// Makes the loop return after the current step.
     pub(crate) fn request_stop(&self) {
         self.stop.set(true);
-    }
-
-    /// Charges one reduction to the running fiber; true when its slice is used up.
-    pub(crate) fn charge(&self) -> bool {
-        let left = self.budget.get().saturating_sub(1);
-        self.budget.set(left);
-        left == 0
     }
 
     fn stopping(&self) -> bool {
@@ -212,13 +202,12 @@ impl Local {
         let Body::Running(coroutine, _) = body else {
             unreachable!("a finished fiber was scheduled")
         };
-        self.budget.set(self.slice);
         // SAFETY: we are the home worker about to resume; the cell is empty (it was reclaimed
         // after the last yield, or taken by the dispatch that queued the fiber).
         unsafe { core.lend() };
-        context::set_running(fiber);
+        context::set_running(fiber, self.slice);
         let result = coroutine.resume(());
-        context::set_running(std::ptr::null());
+        context::set_running(std::ptr::null(), 0);
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {

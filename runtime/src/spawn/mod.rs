@@ -19,9 +19,9 @@ use crate::cancel::{self, CancelScope};
 use crate::ctx;
 use crate::fiber::{Core, Entry, Fiber};
 use crate::runtime::Handle;
-use crate::sched::{with_worker, Shared};
+use crate::sched::{charge, with_worker, Shared};
 use crate::stack::{self, StackError};
-use crate::wait::{charge, in_fiber, yield_fiber};
+use crate::wait::{in_fiber, yield_fiber};
 pub(crate) use packet::Packet;
 pub(crate) use pinned::Pinned;
 use std::io;
@@ -334,6 +334,8 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
     ));
     if let Some(scope) = &core.ctx.borrow().cancel {
         scope.join(&core);
+        // The spawner's scope may have been cancelled before the join.
+        core.resync_cancel_hint(Some(scope));
     }
     Ok(core)
 }
@@ -400,7 +402,7 @@ where
                 }
             });
             // The scope may end as soon as this fiber's packet is gone; do not keep it alive.
-            drop(ctx::with(|ctx| ctx.cancel.take()));
+            drop(ctx::replace_cancel(None));
             outcome
         }
         Err(error) => {

@@ -151,7 +151,7 @@ struct Body {
 impl Body {
     fn enter(scope: &Arc<CancelScope>) -> Body {
         scope.join(&crate::current().0);
-        let previous = ctx::with(|ctx| ctx.cancel.replace(scope.clone()));
+        let previous = ctx::replace_cancel(Some(scope.clone()));
         Body { previous }
     }
 }
@@ -159,8 +159,7 @@ impl Body {
 impl Drop for Body {
     fn drop(&mut self) {
         // The scope may still wake this fiber spuriously once; every wait loops.
-        let previous = self.previous.take();
-        ctx::with(|ctx| ctx.cancel = previous);
+        drop(ctx::replace_cancel(self.previous.take()));
     }
 }
 
