@@ -1,21 +1,33 @@
-//! The channel core: one buffer and three wait queues under one lock.
+//! The channel core: a lock-free ring for buffered values, and three wait queues under a lock.
 //!
-//! [`State`] is the state machine (pure, runs under the lock); [`Chan`] takes the lock, runs a
-//! transition and wakes whoever the transition completed once the lock is released.
+//! The common operations take no lock: a send into room when no receiver is parked, a receive
+//! of a buffered value when no sender (or close watcher) is parked. Everything else — parking,
+//! handing a value to a parked receiver, moving a parked sender's value into the buffer,
+//! closing — runs as one [`Txn`] under the lock, which wakes whoever it completed once the lock
+//! is released.
 //!
 //! Rules the transitions keep:
-//! - a receiver registers only while nothing is buffered, so a sender that finds a claimable
-//!   receiver hands the value over directly, past the buffer;
-//! - a sender registers only while the buffer is full; a receiver that takes from a full buffer
-//!   moves the oldest parked sender's value to the buffer's tail (FIFO per sender);
+//! - a receiver parks only while nothing is buffered, and a send that finds a parked receiver
+//!   (with nothing buffered before it) hands the value over directly, past the buffer;
+//! - a sender parks only while the buffer is full; a receive that makes room moves the oldest
+//!   parked sender's value to the buffer's tail (FIFO per sender);
 //! - waiters are claimed in registration order (FIFO wake order);
-//! - close claims every parked receiver (they find no value) and sender (they keep their
-//!   value), and close watchers once the buffer is drained.
+//! - close wakes every parked receiver (to drain what is buffered, then find the end) and
+//!   sender (it keeps its value), and close watchers once the buffer is drained.
+//!
+//! The lock-free paths learn whether anyone is parked from two counts in [`Hints`]. A party
+//! that parks publishes its count, fences, and looks at the ring again; a lock-free push or pop
+//! fences, then reads the count. Of two such parties at least one sees the other (SeqCst
+//! fences), so a value pushed while a receiver parks is either found by the receiver's second
+//! look or makes the pusher take the lock and hand it over ([`Txn::settle`]). When a claimed
+//! receiver then finds the value gone (another receive took it first) it is woken to try
+//! again rather than completed.
 
 use crate::error::{TryRecvError, TrySendError};
 use crate::feed::{Feed, Fired};
 use crate::queue::{Entry, WaitQueue};
-use crate::shim::{AtomicUsize, Lock, LockGuard, Ordering};
+use crate::ring::{PopError, PushError, Ring};
+use crate::shim::{fence, AtomicUsize, Lock, Ordering};
 use crate::waiter::Waiter;
 use std::collections::VecDeque;
 use std::task::Waker;
@@ -71,179 +83,35 @@ impl Wakeups {
     }
 }
 
+/// What the lock-free paths read of the locked state: whether they must take the lock.
+#[derive(Default)]
+struct Hints {
+    /// Entries in the receiver queue: a push must hand its value to a parked receiver.
+    recv: AtomicUsize,
+    /// Entries in the sender and watcher queues, plus values given back: a pop must refill
+    /// from a parked sender, tell watchers the channel drained, or take a given-back value
+    /// first.
+    pop: AtomicUsize,
+}
+
 /// Everything the lock protects.
-pub(crate) struct State<T> {
-    buf: VecDeque<T>,
-    cap: usize,
-    closed: bool,
+struct Waits<T> {
     receivers: WaitQueue<T>,
     senders: WaitQueue<T>,
     watchers: WaitQueue<T>,
+    /// Values a receive was handed but could not take (its caller was cancelled), oldest
+    /// first; they go before the ring's.
+    returned: VecDeque<T>,
     feed: Option<Feed<T>>,
-}
-
-impl<T> State<T> {
-    fn new(cap: usize, feed: Option<Feed<T>>) -> Self {
-        State {
-            buf: VecDeque::with_capacity(cap.min(1024)),
-            cap,
-            closed: false,
-            receivers: WaitQueue::new(),
-            senders: WaitQueue::new(),
-            watchers: WaitQueue::new(),
-            feed,
-        }
-    }
-
-    /// Lets a timer channel's feed act if its deadline has come.
-    #[inline]
-    fn fire_feed(&mut self, wake: &mut Wakeups) {
-        if self.feed.is_some() {
-            self.fire_feed_now(wake);
-        }
-    }
-
-    #[cold]
-    fn fire_feed_now(&mut self, wake: &mut Wakeups) {
-        let Some(feed) = &mut self.feed else { return };
-        match feed.fire(Instant::now()) {
-            Fired::Waiting => {}
-            Fired::Close => {
-                self.close(wake);
-            }
-            Fired::Tick(value) => self.deliver_tick(value, wake),
-            Fired::LastTick(value) => {
-                self.feed = None;
-                self.deliver_tick(value, wake);
-            }
-        }
-    }
-
-    /// A tick goes to a parked receiver, else into the buffer if there is room, else is
-    /// dropped.
-    fn deliver_tick(&mut self, value: T, wake: &mut Wakeups) {
-        if let Some(receiver) = self.receivers.claim() {
-            receiver.put(value);
-            wake.push(receiver.finish());
-        } else if self.buf.len() < self.cap {
-            self.buf.push_back(value);
-        }
-    }
-
-    fn feed_deadline(&self) -> Option<Instant> {
-        self.feed.as_ref().map(Feed::deadline)
-    }
-
-    pub(crate) fn recv(&mut self, wake: &mut Wakeups) -> Result<T, TryRecvError> {
-        self.fire_feed(wake);
-        if let Some(value) = self.buf.pop_front() {
-            if let Some(sender) = self.senders.claim() {
-                self.buf.push_back(sender.take());
-                wake.push(sender.finish());
-            } else if self.closed && self.buf.is_empty() {
-                self.finish_watchers(wake);
-            }
-            return Ok(value);
-        }
-        if let Some(sender) = self.senders.claim() {
-            let value = sender.take();
-            wake.push(sender.finish());
-            return Ok(value);
-        }
-        Err(if self.closed {
-            TryRecvError::Closed
-        } else {
-            TryRecvError::Empty
-        })
-    }
-
-    pub(crate) fn send(&mut self, value: T, wake: &mut Wakeups) -> Result<(), TrySendError<T>> {
-        if self.closed {
-            return Err(TrySendError::Closed(value));
-        }
-        if let Some(receiver) = self.receivers.claim() {
-            receiver.put(value);
-            wake.push(receiver.finish());
-            return Ok(());
-        }
-        if self.buf.len() < self.cap {
-            self.buf.push_back(value);
-            return Ok(());
-        }
-        Err(TrySendError::Full(value))
-    }
-
-    fn closed_and_drained(&mut self, wake: &mut Wakeups) -> bool {
-        self.fire_feed(wake);
-        self.closed && self.buf.is_empty()
-    }
-
-    fn register(
-        &mut self,
-        side: Side,
-        entry: Entry<T>,
-        waiter: &Waiter,
-        wake: &mut Wakeups,
-    ) -> Registration {
-        let ready = match side {
-            Side::Recv => {
-                self.fire_feed(wake);
-                self.closed || !self.buf.is_empty() || self.senders.has_other(waiter)
-            }
-            Side::Send => {
-                self.closed || self.buf.len() < self.cap || self.receivers.has_other(waiter)
-            }
-            Side::Closed => self.closed_and_drained(wake),
-        };
-        if ready {
-            return Registration::Ready;
-        }
-        self.queue(side).push(entry);
-        Registration::Waiting(self.feed_deadline())
-    }
-
-    fn queue(&mut self, side: Side) -> &mut WaitQueue<T> {
-        match side {
-            Side::Recv => &mut self.receivers,
-            Side::Send => &mut self.senders,
-            Side::Closed => &mut self.watchers,
-        }
-    }
-
-    fn finish_watchers(&mut self, wake: &mut Wakeups) {
-        self.watchers.finish_all(&mut wake.many);
-    }
-
-    /// Closes the channel; false if it already was.
-    fn close(&mut self, wake: &mut Wakeups) -> bool {
-        if self.closed {
-            return false;
-        }
-        self.closed = true;
-        self.feed = None;
-        self.receivers.finish_all(&mut wake.many);
-        self.senders.finish_all(&mut wake.many);
-        if self.buf.is_empty() {
-            self.finish_watchers(wake);
-        }
-        true
-    }
-
-    /// Puts back a value a receiver was handed but cannot take any more (its future was
-    /// dropped): to the next parked receiver, else to the buffer's head.
-    fn reinject(&mut self, value: T, wake: &mut Wakeups) {
-        if let Some(receiver) = self.receivers.claim() {
-            receiver.put(value);
-            wake.push(receiver.finish());
-        } else {
-            self.buf.push_front(value);
-        }
-    }
 }
 
 /// A channel: the shared state behind its `Writer`s and `Reader`s.
 pub(crate) struct Chan<T> {
-    state: Lock<State<T>>,
+    ring: Ring<T>,
+    hints: Hints,
+    waits: Lock<Waits<T>>,
+    /// False for a timer channel: every operation takes the lock, to look at the clock first.
+    lock_free: bool,
     cap: usize,
     writers: AtomicUsize,
     readers: AtomicUsize,
@@ -257,27 +125,43 @@ impl<T> Chan<T> {
 
     /// A timer channel: one reader, no writer.
     pub(crate) fn timer(cap: usize, feed: Option<Feed<T>>) -> Self {
-        Chan::build(cap, feed, 0)
+        let mut chan = Chan::build(cap, feed, 0);
+        chan.lock_free = false;
+        chan
     }
 
     fn build(cap: usize, feed: Option<Feed<T>>, writers: usize) -> Self {
         Chan {
-            state: Lock::new(State::new(cap, feed)),
+            ring: Ring::new(cap),
+            hints: Hints::default(),
+            waits: Lock::new(Waits {
+                receivers: WaitQueue::new(),
+                senders: WaitQueue::new(),
+                watchers: WaitQueue::new(),
+                returned: VecDeque::new(),
+                feed,
+            }),
+            lock_free: true,
             cap,
             writers: AtomicUsize::new(writers),
             readers: AtomicUsize::new(1),
         }
     }
 
-    /// No user code runs under the lock: values are only moved, wakers are woken after it.
-    fn lock(&self) -> LockGuard<'_, State<T>> {
-        self.state.lock()
-    }
-
-    /// Runs one transition under the lock, then wakes whoever it completed.
-    fn with<R>(&self, f: impl FnOnce(&mut State<T>, &mut Wakeups) -> R) -> R {
-        let mut wake = Wakeups::default();
-        let out = f(&mut self.lock(), &mut wake);
+    /// Runs one transition under the lock, then wakes whoever it completed. No user code runs
+    /// under the lock: values are only moved, wakers are woken after it.
+    fn locked<R>(&self, f: impl FnOnce(&mut Txn<'_, T>) -> R) -> R {
+        let mut waits = self.waits.lock();
+        let mut txn = Txn {
+            ring: &self.ring,
+            hints: &self.hints,
+            waits: &mut waits,
+            wake: Wakeups::default(),
+        };
+        let out = f(&mut txn);
+        txn.publish();
+        let wake = std::mem::take(&mut txn.wake);
+        drop(waits);
         wake.wake();
         out
     }
@@ -286,16 +170,64 @@ impl<T> Chan<T> {
         self.cap
     }
 
+    #[inline]
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.with(|state, wake| state.recv(wake))
+        if self.lock_free && self.hints.pop.load(Ordering::Relaxed) == 0 {
+            match self.ring.pop() {
+                Ok(value) => {
+                    self.after_pop();
+                    return Ok(value);
+                }
+                // Nobody is parked to send, so nothing can come but through the ring.
+                Err(PopError::Empty) => return Err(TryRecvError::Empty),
+                Err(PopError::Closed) => return Err(TryRecvError::Closed),
+            }
+        }
+        self.locked(|txn| txn.recv())
     }
 
+    #[inline]
     pub(crate) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        self.with(|state, wake| state.send(value, wake))
+        if self.lock_free && self.hints.recv.load(Ordering::Relaxed) == 0 {
+            return match self.ring.push(value) {
+                Ok(()) => {
+                    self.after_push();
+                    Ok(())
+                }
+                // Nobody is parked to receive, so nothing can take the value but the ring.
+                Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
+                Err(PushError::Closed(value)) => Err(TrySendError::Closed(value)),
+            };
+        }
+        self.locked(|txn| txn.send(value))
+    }
+
+    /// The lock-free push's half of the parking handshake (module documentation).
+    #[inline]
+    fn after_push(&self) {
+        fence(Ordering::SeqCst);
+        if self.hints.recv.load(Ordering::Relaxed) != 0 {
+            self.locked(|txn| txn.settle());
+        }
+    }
+
+    /// The lock-free pop's half of the parking handshake.
+    #[inline]
+    fn after_pop(&self) {
+        fence(Ordering::SeqCst);
+        if self.hints.pop.load(Ordering::Relaxed) != 0 {
+            self.locked(|txn| txn.settle());
+        }
     }
 
     pub(crate) fn closed_and_drained(&self) -> bool {
-        self.with(|state, wake| state.closed_and_drained(wake))
+        if self.lock_free && self.hints.pop.load(Ordering::Relaxed) == 0 {
+            return self.ring.is_closed() && self.ring.is_empty();
+        }
+        self.locked(|txn| {
+            txn.fire_feed();
+            txn.closed_and_drained()
+        })
     }
 
     /// Registers operation `oper` of `waiter` on `side`, unless it can complete now.
@@ -307,35 +239,41 @@ impl<T> Chan<T> {
         packet: &crate::packet::Packet<T>,
     ) -> Registration {
         let entry = Entry::new(waiter, oper, packet);
-        self.with(|state, wake| state.register(side, entry, waiter, wake))
+        self.locked(|txn| txn.register(side, entry, waiter))
     }
 
     /// Removes every entry of `waiter` from `side`. Taking the lock also orders this after any
     /// claimer of `waiter` that used this channel: once this returns, such a claimer finished.
     pub(crate) fn unregister(&self, side: Side, waiter: &Waiter) {
-        self.lock().queue(side).remove(waiter);
+        self.locked(|txn| txn.queue(side).remove(waiter));
     }
 
     /// Closes the channel; true if this call closed it.
     pub(crate) fn close(&self) -> bool {
-        self.with(|state, wake| state.close(wake))
+        self.locked(|txn| txn.close())
     }
 
     pub(crate) fn reinject(&self, value: T) {
-        self.with(|state, wake| state.reinject(value, wake));
+        self.locked(|txn| {
+            txn.waits.returned.push_front(value);
+            txn.settle();
+        });
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.with(|state, wake| {
-            state.fire_feed(wake);
-            state.buf.len()
+        self.locked(|txn| {
+            txn.fire_feed();
+            txn.ring.len() + txn.waits.returned.len()
         })
     }
 
     pub(crate) fn is_closed(&self) -> bool {
-        self.with(|state, wake| {
-            state.fire_feed(wake);
-            state.closed
+        if self.lock_free {
+            return self.ring.is_closed();
+        }
+        self.locked(|txn| {
+            txn.fire_feed();
+            txn.ring.is_closed()
         })
     }
 
@@ -358,9 +296,11 @@ impl<T> Chan<T> {
     /// can receive it any more), outside the lock.
     pub(crate) fn drop_reader(&self) {
         if self.readers.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let buffered = self.with(|state, wake| {
-                state.close(wake);
-                std::mem::take(&mut state.buf)
+            let buffered = self.locked(|txn| {
+                txn.close();
+                let mut buffered: Vec<T> = std::mem::take(&mut txn.waits.returned).into();
+                buffered.extend(std::iter::from_fn(|| txn.ring.pop().ok()));
+                buffered
             });
             drop(buffered);
         }
@@ -368,12 +308,222 @@ impl<T> Chan<T> {
 
     #[cfg(all(test, not(loom)))]
     pub(crate) fn queued(&self) -> (usize, usize, usize) {
-        let state = self.lock();
+        let waits = self.waits.lock();
         (
-            state.receivers.len(),
-            state.senders.len(),
-            state.watchers.len(),
+            waits.receivers.len(),
+            waits.senders.len(),
+            waits.watchers.len(),
         )
+    }
+}
+
+/// The oldest buffered value: given-back values go first.
+fn pop_oldest<T>(returned: &mut VecDeque<T>, ring: &Ring<T>) -> Option<T> {
+    returned.pop_front().or_else(|| ring.pop().ok())
+}
+
+/// One transition under the channel lock.
+struct Txn<'a, T> {
+    ring: &'a Ring<T>,
+    hints: &'a Hints,
+    waits: &'a mut Waits<T>,
+    wake: Wakeups,
+}
+
+impl<T> Txn<'_, T> {
+    /// Stores the counts the lock-free paths read, where they changed.
+    fn publish(&self) {
+        let w = &*self.waits;
+        let recv = w.receivers.len();
+        let pop = w.senders.len() + w.watchers.len() + w.returned.len();
+        for (hint, now) in [(&self.hints.recv, recv), (&self.hints.pop, pop)] {
+            if hint.load(Ordering::Relaxed) != now {
+                hint.store(now, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Lets a timer channel's feed act if its deadline has come.
+    #[inline]
+    fn fire_feed(&mut self) {
+        if self.waits.feed.is_some() {
+            self.fire_feed_now();
+        }
+    }
+
+    #[cold]
+    fn fire_feed_now(&mut self) {
+        let Some(feed) = &mut self.waits.feed else {
+            return;
+        };
+        match feed.fire(Instant::now()) {
+            Fired::Waiting => {}
+            Fired::Close => {
+                self.close();
+            }
+            Fired::Tick(value) => self.deliver_tick(value),
+            Fired::LastTick(value) => {
+                self.waits.feed = None;
+                self.deliver_tick(value);
+            }
+        }
+    }
+
+    /// A tick goes to a parked receiver, else into the buffer if there is room, else is
+    /// dropped.
+    fn deliver_tick(&mut self, value: T) {
+        if let Some(receiver) = self.waits.receivers.claim() {
+            receiver.put(value);
+            self.wake.push(receiver.finish());
+        } else {
+            let _ = self.ring.push(value);
+        }
+    }
+
+    fn feed_deadline(&self) -> Option<Instant> {
+        self.waits.feed.as_ref().map(Feed::deadline)
+    }
+
+    fn nothing_buffered(&self) -> bool {
+        self.ring.is_empty() && self.waits.returned.is_empty()
+    }
+
+    fn closed_and_drained(&self) -> bool {
+        self.ring.is_closed() && self.nothing_buffered()
+    }
+
+    /// Takes the oldest buffered value.
+    fn pop(&mut self) -> Option<T> {
+        pop_oldest(&mut self.waits.returned, self.ring)
+    }
+
+    fn recv(&mut self) -> Result<T, TryRecvError> {
+        self.fire_feed();
+        if let Some(value) = self.pop() {
+            self.settle();
+            return Ok(value);
+        }
+        // Nothing buffered: a parked sender (a rendezvous) hands its value over directly.
+        if let Some(sender) = self.waits.senders.claim() {
+            let value = sender.take();
+            self.wake.push(sender.finish());
+            return Ok(value);
+        }
+        if self.ring.is_closed() {
+            self.settle();
+            return Err(TryRecvError::Closed);
+        }
+        Err(TryRecvError::Empty)
+    }
+
+    fn send(&mut self, value: T) -> Result<(), TrySendError<T>> {
+        if self.ring.is_closed() {
+            return Err(TrySendError::Closed(value));
+        }
+        if self.nothing_buffered() {
+            if let Some(receiver) = self.waits.receivers.claim() {
+                receiver.put(value);
+                self.wake.push(receiver.finish());
+                return Ok(());
+            }
+        }
+        match self.ring.push(value) {
+            Ok(()) => {
+                self.settle();
+                Ok(())
+            }
+            Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
+            Err(PushError::Closed(value)) => Err(TrySendError::Closed(value)),
+        }
+    }
+
+    /// Restores the rules after the ring changed without the lock: buffered values go to
+    /// parked receivers, parked senders' values into free room, and watchers learn that a
+    /// closed channel drained. A claimed waiter that finds its chance gone (a lock-free
+    /// operation took the value or the room first) is woken to try again.
+    fn settle(&mut self) {
+        while self.waits.receivers.len() > 0 && !self.nothing_buffered() {
+            let Some(receiver) = self.waits.receivers.claim() else {
+                break;
+            };
+            match pop_oldest(&mut self.waits.returned, self.ring) {
+                Some(value) => {
+                    receiver.put(value);
+                    self.wake.push(receiver.finish());
+                }
+                None => {
+                    self.wake.push(receiver.retry());
+                    break;
+                }
+            }
+        }
+        while self.waits.senders.len() > 0 && !self.ring.is_full() {
+            let Some(sender) = self.waits.senders.claim() else {
+                break;
+            };
+            match self.ring.push(sender.take()) {
+                Ok(()) => self.wake.push(sender.finish()),
+                Err(PushError::Full(value) | PushError::Closed(value)) => {
+                    sender.put(value);
+                    self.wake.push(sender.retry());
+                    break;
+                }
+            }
+        }
+        if self.waits.watchers.len() > 0 && self.closed_and_drained() {
+            self.waits.watchers.finish_all(&mut self.wake.many);
+        }
+    }
+
+    /// Whether an operation on `side` could complete now (for `waiter`: a select does not
+    /// rendezvous with itself).
+    fn ready(&self, side: Side, waiter: &Waiter) -> bool {
+        let w = &*self.waits;
+        match side {
+            Side::Recv => {
+                self.ring.is_closed() || !self.nothing_buffered() || w.senders.has_other(waiter)
+            }
+            Side::Send => {
+                self.ring.is_closed() || !self.ring.is_full() || w.receivers.has_other(waiter)
+            }
+            Side::Closed => self.closed_and_drained(),
+        }
+    }
+
+    fn register(&mut self, side: Side, entry: Entry<T>, waiter: &Waiter) -> Registration {
+        self.fire_feed();
+        if self.ready(side, waiter) {
+            return Registration::Ready;
+        }
+        // The parking half of the handshake (module documentation): publish, fence, look again.
+        self.queue(side).push(entry);
+        self.publish();
+        fence(Ordering::SeqCst);
+        if self.ready(side, waiter) {
+            self.queue(side).pop_back();
+            return Registration::Ready;
+        }
+        Registration::Waiting(self.feed_deadline())
+    }
+
+    fn queue(&mut self, side: Side) -> &mut WaitQueue<T> {
+        match side {
+            Side::Recv => &mut self.waits.receivers,
+            Side::Send => &mut self.waits.senders,
+            Side::Closed => &mut self.waits.watchers,
+        }
+    }
+
+    /// Closes the channel; false if it already was.
+    fn close(&mut self) -> bool {
+        if !self.ring.close() {
+            return false;
+        }
+        self.waits.feed = None;
+        self.waits.receivers.retry_all(&mut self.wake.many);
+        self.waits.senders.finish_all(&mut self.wake.many);
+        self.settle();
+        true
     }
 }
 

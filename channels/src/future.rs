@@ -8,7 +8,7 @@
 use crate::chan::Registration;
 use crate::error::SendError;
 use crate::op::{register_all, unregister_all, Attempt, Operation, RecvOp, SendOp};
-use crate::waiter::Waiter;
+use crate::waiter::{Ended, Waiter};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -23,21 +23,19 @@ struct Parked<O> {
 }
 
 impl<O: Operation> Parked<O> {
-    /// Withdraws the registration: `Ok(op)` if nothing completed, `Err(op)` if the operation
-    /// completed first. Either way no entry points at the box any more.
+    /// Withdraws the registration: `Ok(op)` if nothing completed (the wait was withdrawn, or a
+    /// channel woke it to try again), `Err(op)` if the operation completed first. Either way no entry points at the box any more.
     // Boxed on purpose: the entries point into the box, so the contents may move out only
     // after they are unregistered.
     #[allow(clippy::boxed_local)]
     fn withdraw(self: Box<Self>) -> Result<O, O> {
-        let aborted = self.waiter.try_abort().is_ok();
+        let _ = self.waiter.try_abort();
         // Also a barrier: a claimer that came first has finished once this returns.
         unregister_all(&[Some(&self.op)], &self.waiter, self.count, None);
         let Parked { op, waiter, .. } = *self;
-        debug_assert!(aborted || waiter.done().is_some());
-        if aborted {
-            Ok(op)
-        } else {
-            Err(op)
+        match waiter.done() {
+            None => Ok(op),
+            Some(_) => Err(op),
         }
     }
 }
@@ -98,9 +96,18 @@ impl<O: Operation> AsyncOp<O> {
                     }
                 }
                 State::Parked(mut parked) => {
-                    if parked.waiter.done().is_some() {
-                        let Parked { op, .. } = *parked;
-                        return Poll::Ready(ended(op));
+                    match parked.waiter.ended() {
+                        Some(Ended::Done(_)) => {
+                            let Parked { op, .. } = *parked;
+                            return Poll::Ready(ended(op));
+                        }
+                        Some(Ended::Retry) => {
+                            self.state = State::Idle(parked.withdraw().unwrap_or_else(|_| {
+                                unreachable!("a waiter woken to retry completed nothing")
+                            }));
+                            continue;
+                        }
+                        None => {}
                     }
                     let due = parked
                         .timer

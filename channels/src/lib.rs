@@ -57,6 +57,7 @@ pub mod op;
 mod packet;
 mod queue;
 mod reader;
+mod ring;
 mod shim;
 mod timer;
 mod wait;

@@ -1,5 +1,6 @@
 //! loom models of the handoff core: the direct handoff between a sender and a parked
-//! receiver, the close race, and the winner's claim when two channels are ready at once.
+//! receiver, the lock-free ring meeting a party that parks, the close race, and the winner's
+//! claim when two channels are ready at once.
 //!
 //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p fibra-channels --release loom`
 
@@ -39,6 +40,34 @@ fn loom_buffered_refill() {
         assert_eq!(rx.recv(), Some(2));
         sender.join().unwrap();
         assert_eq!(rx.recv(), None);
+    });
+}
+
+/// A lock-free push races a receiver parking on the empty buffer: the receiver's second look
+/// finds the value, or the pusher sees the parked receiver and hands the value over.
+#[test]
+fn loom_buffered_push_meets_parking_receiver() {
+    model(|| {
+        let (tx, rx) = bounded::<u32>(2);
+        let sender = thread::spawn(move || tx.send(1).unwrap());
+        assert_eq!(rx.recv(), Some(1));
+        sender.join().unwrap();
+    });
+}
+
+/// A value pushed just before the last writer closes the channel is still received, then the
+/// end: close wakes a parked receiver to drain, not to give up.
+#[test]
+fn loom_close_after_push_still_drains() {
+    model(|| {
+        let (tx, rx) = bounded::<u32>(1);
+        let sender = thread::spawn(move || {
+            tx.send(1).unwrap();
+            drop(tx);
+        });
+        assert_eq!(rx.recv(), Some(1));
+        assert_eq!(rx.recv(), None);
+        sender.join().unwrap();
     });
 }
 

@@ -84,7 +84,8 @@ pub enum Woken {
     /// The operation at this index of the slice won; [`Operation::outcome`] says how it ended.
     Selected(usize),
     /// Nothing completed, but something may be ready now (an operation was ready while
-    /// registering, or a timer channel's deadline came): try again.
+    /// registering, a channel woke the waiter to look again, or a timer channel's deadline
+    /// came): try again.
     Retry,
     /// The deadline passed and nothing completed.
     TimedOut,
@@ -485,6 +486,10 @@ pub fn wait(ops: &[Option<&dyn Operation>], deadline: Option<Instant>) -> Woken 
             registered.done = Some(oper);
             drop(registered);
             Woken::Selected(oper)
+        }
+        Parked::Retry => {
+            drop(registered);
+            Woken::Retry
         }
         Parked::Deadline => {
             drop(registered);

@@ -86,6 +86,19 @@ impl<T> WaitQueue<T> {
         }
     }
 
+    /// Wakes every claimable entry to try again (a close: a receiver then finds the values
+    /// still buffered, or the end), collecting the wakers.
+    pub(crate) fn retry_all(&mut self, wakers: &mut Vec<Waker>) {
+        while let Some(claimed) = self.claim() {
+            wakers.push(claimed.retry());
+        }
+    }
+
+    /// Takes back the entry just pushed (the caller held the lock since).
+    pub(crate) fn pop_back(&mut self) {
+        self.entries.pop_back();
+    }
+
     /// Whether an entry of another waiter than `waiter` may still be claimed (a hint).
     pub(crate) fn has_other(&self, waiter: &Waiter) -> bool {
         self.entries
@@ -98,7 +111,7 @@ impl<T> WaitQueue<T> {
         self.entries.retain(|entry| !entry.is_of(waiter));
     }
 
-    #[cfg(all(test, not(loom)))]
+    /// Entries, including ones whose waiter was decided elsewhere and that are not yet dropped.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
@@ -112,12 +125,12 @@ pub(crate) struct Claimed<'q, T> {
 }
 
 impl<T> Claimed<'_, T> {
-    /// Puts a value in the claimed receiver's packet.
+    /// Puts a value in the claimed packet: a receiver's, or back into a sender's.
     pub(crate) fn put(&self, value: T) {
         // SAFETY: we claimed the waiter, so until `finish` we are the only party that may touch
         // its packet, which is alive (module invariant; the lock is held).
         let previous = unsafe { self.entry.packet.as_ref().replace(Some(value)) };
-        debug_assert!(previous.is_none(), "a receiver's packet was not empty");
+        debug_assert!(previous.is_none(), "a claimed packet was not empty");
     }
 
     /// Takes the value out of the claimed sender's packet.
@@ -130,5 +143,11 @@ impl<T> Claimed<'_, T> {
     /// Publishes the completion; returns the waker to wake after unlocking.
     pub(crate) fn finish(self) -> Waker {
         self.entry.waiter().finish(self.entry.oper)
+    }
+
+    /// Publishes that nothing completed (the packet is as the owner left it); returns the waker
+    /// to wake after unlocking.
+    pub(crate) fn retry(self) -> Waker {
+        self.entry.waiter().finish_retry()
     }
 }

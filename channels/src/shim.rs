@@ -8,12 +8,38 @@
 use std::time::Instant;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicUsize, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use crate::lock::{SpinGuard as LockGuard, SpinLock as Lock};
+pub(crate) use crate::lock::SpinLock as Lock;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicUsize, Ordering};
+
+/// Waits out a peer that is a few instructions from finishing what it started (the ring's
+/// writer between its CAS and its stamp store): spins a little, then yields the thread in case
+/// the OS preempted the peer. Not a fiber yield: a fiber is never switched out mid-operation,
+/// so the peer runs on another thread.
+pub(crate) struct Backoff {
+    spins: u32,
+}
+
+impl Backoff {
+    pub(crate) fn new() -> Self {
+        Backoff { spins: 0 }
+    }
+
+    pub(crate) fn snooze(&mut self) {
+        self.spins = self.spins.saturating_add(1);
+        #[cfg(loom)]
+        loom::thread::yield_now();
+        #[cfg(not(loom))]
+        if self.spins <= 64 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
 
 /// The channel lock under loom: loom's mutex, which loom can model.
 #[cfg(loom)]
@@ -109,35 +135,43 @@ pub(crate) fn park_until(deadline: Instant) {
     }
 }
 
+/// Under loom a waker notifies a per-thread `loom::sync::Notify` rather than unparking the
+/// thread: loom's join also blocks through the thread's park state, so a wake that arrives
+/// after its waiter saw its completion and moved on to a join would look to loom like a
+/// join woken without its thread finishing.
 #[cfg(loom)]
 mod loom_waker {
+    use loom::sync::Notify;
     use std::sync::Arc;
     use std::task::{Wake, Waker};
 
-    struct Unpark(loom::thread::Thread);
+    struct Notifier(Arc<Notify>);
 
-    impl Wake for Unpark {
+    impl Wake for Notifier {
         fn wake(self: Arc<Self>) {
-            self.0.unpark();
+            self.0.notify();
         }
     }
 
+    loom::thread_local! {
+        static NOTIFY: Arc<Notify> = Arc::new(Notify::new());
+    }
+
     pub(crate) fn current_waker() -> Waker {
-        Waker::from(Arc::new(Unpark(loom::thread::current())))
+        Waker::from(Arc::new(Notifier(NOTIFY.with(Arc::clone))))
+    }
+
+    /// Blocks the loom thread until its waker is woken (a wake that came first counts).
+    pub(crate) fn park() {
+        NOTIFY.with(|notify| notify.wait());
     }
 }
 
 #[cfg(loom)]
-pub(crate) use loom_waker::current_waker;
-
-/// Blocks the loom thread until unparked.
-#[cfg(loom)]
-pub(crate) fn park() {
-    loom::thread::park();
-}
+pub(crate) use loom_waker::{current_waker, park};
 
 /// loom has no clock: models never use deadlines, so this is a plain park.
 #[cfg(loom)]
 pub(crate) fn park_until(_deadline: Instant) {
-    loom::thread::park();
+    park();
 }

@@ -3,7 +3,7 @@
 //! cancellation point (see `cancel`).
 
 use crate::shim;
-use crate::waiter::Waiter;
+use crate::waiter::{Ended, Waiter};
 use std::time::Instant;
 
 /// How often a waiter yields, looking for its completion, before it parks. The party that will
@@ -22,11 +22,13 @@ const YIELDS_BEFORE_PARK: u32 = 32;
 pub(crate) enum Parked {
     /// Operation `oper` completed.
     Done(usize),
+    /// A claimer woke the waiter without completing anything: try again.
+    Retry,
     /// The deadline passed first; the waiter is withdrawn.
     Deadline,
 }
 
-/// Parks until `waiter` is done or `deadline` passes, after a few yields (see
+/// Parks until `waiter` is done (or woken to retry) or `deadline` passes, after a few yields (see
 /// `YIELDS_BEFORE_PARK`). A waiter claimed before it could withdraw is waited for until done
 /// (its claimer is mid-handoff). A cancelled fiber unwinds out of the park; the caller's
 /// registration guard cleans up.
@@ -34,14 +36,14 @@ pub(crate) fn block(waiter: &Waiter, deadline: Option<Instant>) -> Parked {
     let mut deadline = deadline;
     #[cfg(not(loom))]
     for _ in 0..YIELDS_BEFORE_PARK {
-        if let Some(oper) = waiter.done() {
-            return Parked::Done(oper);
+        if let Some(ended) = waiter.ended() {
+            return parked(ended);
         }
         shim::yield_now();
     }
     loop {
-        if let Some(oper) = waiter.done() {
-            return Parked::Done(oper);
+        if let Some(ended) = waiter.ended() {
+            return parked(ended);
         }
         match deadline {
             Some(at) if Instant::now() >= at => {
@@ -54,5 +56,12 @@ pub(crate) fn block(waiter: &Waiter, deadline: Option<Instant>) -> Parked {
             Some(at) => shim::park_until(at),
             None => shim::park(),
         }
+    }
+}
+
+fn parked(ended: Ended) -> Parked {
+    match ended {
+        Ended::Done(oper) => Parked::Done(oper),
+        Ended::Retry => Parked::Retry,
     }
 }

@@ -3,12 +3,14 @@
 //!
 //! A waiter is claimed at most once. A party that finds the waiter's entry in a wait queue (a
 //! sender meeting a parked receiver, a closer, …) must win [`Waiter::try_claim`] before it may
-//! touch the entry's packet, and publishes the finished handoff with [`Waiter::finish`]; the
-//! waiter itself can withdraw with [`Waiter::try_abort`] (a timeout, an operation found ready
-//! during registration, cancellation). The claim is one compare-and-swap, so when several
-//! channels become ready at once exactly one of them wins and the others see the claim fail.
+//! touch the entry's packet, and publishes the finished handoff with [`Waiter::finish`] — or,
+//! when it turns out to have nothing to complete (a buffered value another receiver took
+//! first, a close), wakes the waiter to try again with [`Waiter::finish_retry`]. The waiter
+//! itself can withdraw with [`Waiter::try_abort`] (a timeout, an operation found ready during
+//! registration, cancellation). The claim is one compare-and-swap, so when several channels
+//! become ready at once exactly one of them wins and the others see the claim fail.
 //!
-//! States: `WAITING` → `ABORTED`, or `WAITING` → claimed(oper) → done(oper).
+//! States: `WAITING` → `ABORTED`, or `WAITING` → claimed(oper) → done(oper) or `RETRY`.
 
 use crate::shim::{AtomicUsize, Ordering};
 use std::fmt;
@@ -18,15 +20,26 @@ use std::task::Waker;
 const WAITING: usize = 0;
 /// Withdrawn by its owner: nobody may claim it any more.
 const ABORTED: usize = 1;
+/// Woken by a claimer that completed nothing: the owner withdraws and tries again.
+const RETRY: usize = 2;
 
 /// `claimed(oper)`: won by the party completing operation `oper`, handoff in progress.
 fn claimed(oper: usize) -> usize {
-    2 + 2 * oper
+    3 + 2 * oper
 }
 
 /// `done(oper)`: operation `oper` has completed; its packet holds the outcome.
 fn done(oper: usize) -> usize {
     claimed(oper) + 1
+}
+
+/// How a claimer finished with a waiter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Operation `oper` completed; its packet holds the outcome.
+    Done(usize),
+    /// Nothing completed; try again.
+    Retry,
 }
 
 /// One blocked caller's selection state and its waker. Lives on the caller's stack (or in the
@@ -71,10 +84,29 @@ impl Waiter {
         waker
     }
 
+    /// Wakes the claimed waiter without completing anything: it is to try again. Returns the
+    /// waker, as [`Waiter::finish`] does.
+    pub(crate) fn finish_retry(&self) -> Waker {
+        let waker = self.waker.clone();
+        self.state.store(RETRY, Ordering::Release);
+        waker
+    }
+
+    /// How the wait ended, once a claimer has finished with it.
+    pub(crate) fn ended(&self) -> Option<Ended> {
+        match self.state.load(Ordering::Acquire) {
+            RETRY => Some(Ended::Retry),
+            state if state > RETRY && state % 2 == 0 => Some(Ended::Done((state - 4) / 2)),
+            _ => None,
+        }
+    }
+
     /// The completed operation, once a claimer has finished it.
     pub(crate) fn done(&self) -> Option<usize> {
-        let state = self.state.load(Ordering::Acquire);
-        (state >= 2 && state % 2 == 1).then(|| (state - 3) / 2)
+        match self.ended() {
+            Some(Ended::Done(oper)) => Some(oper),
+            _ => None,
+        }
     }
 
     /// Whether the waiter may still be claimed. Only a hint (another party may be claiming it
