@@ -9,8 +9,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{checked_elapsed, compare_per_op, sum_below};
 use crate::runtimes;
 
 /// Workers of every system.
@@ -21,29 +20,13 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let trips = if quick { 20_000 } else { 100_000 };
-    let case = Case {
-        bench: "blocking_roundtrip",
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "blocking_roundtrip",
+        "2w",
+        trips,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_op(fibra(trips), trips)),
-            Contender::new("tokio", || per_op(tokio(trips), trips)),
-        ],
+        &[("fibra", &fibra), ("tokio", &tokio)],
     );
-}
-
-/// Nanoseconds per round trip.
-fn per_op(elapsed: Duration, trips: u64) -> f64 {
-    elapsed.as_nanos() as f64 / trips as f64
-}
-
-/// The sum every run must reach: `0 + 1 + … + trips - 1`.
-fn expected_sum(trips: u64) -> u64 {
-    trips * (trips - 1) / 2
 }
 
 /// fibra: `fibra::blocking` from the main fiber.
@@ -58,9 +41,7 @@ fn fibra(trips: u64) -> Duration {
         for i in 0..trips {
             sum += fibra::blocking(move || black_box(i));
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(trips));
-        elapsed
+        checked_elapsed(start, sum, sum_below(trips))
     })
 }
 
@@ -78,9 +59,7 @@ fn tokio(trips: u64) -> Duration {
                 .await
                 .expect("blocking job panicked");
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(trips));
-        elapsed
+        checked_elapsed(start, sum, sum_below(trips))
     })
 }
 

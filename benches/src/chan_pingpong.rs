@@ -9,11 +9,11 @@
 //! `crossbeam-channel` and `flume` (capacity 1). Every round trip checks the value it gets
 //! back.
 
+use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::compare_per_op;
 use crate::runtimes;
 
 /// Workers of every multi-worker system in variant `2w`.
@@ -24,39 +24,44 @@ const ROUNDS: usize = 5;
 /// Runs both variants and prints their JSON lines.
 pub fn run(quick: bool) {
     let trips = if quick { 100_000 } else { 1_000_000 };
-    let case = Case {
-        bench: "chan_pingpong",
-        variant: "1w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "chan_pingpong",
+        "1w",
+        trips,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_trip(fibra(1, trips), trips)),
-            Contender::new("tokio", || per_trip(tokio_current(trips), trips)),
+        &[
+            ("fibra", &|trips| fibra(1, trips)),
+            ("tokio", &tokio_current),
         ],
     );
-    let case = Case {
-        variant: "2w",
-        ..case
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "chan_pingpong",
+        "2w",
+        trips,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_trip(fibra(WORKERS, trips), trips)),
-            Contender::new("tokio", || per_trip(tokio_multi(trips), trips)),
-            Contender::new("may", || per_trip(may(trips), trips)),
-            Contender::new("crossbeam", || per_trip(crossbeam(trips), trips)),
-            Contender::new("flume", || per_trip(flume(trips), trips)),
+        &[
+            ("fibra", &|trips| fibra(WORKERS, trips)),
+            ("tokio", &tokio_multi),
+            ("may", &may),
+            ("crossbeam", &crossbeam),
+            ("flume", &flume),
         ],
     );
 }
 
-/// Nanoseconds per round trip.
-fn per_trip(elapsed: Duration, trips: u64) -> f64 {
-    elapsed.as_nanos() as f64 / trips as f64
+/// The pinger's timed loop, the same for every blocking system: `trips` times, `ping(i)` and
+/// expect `i + 1` from `pong()`.
+fn ping_trips(
+    trips: u64,
+    mut ping: impl FnMut(u64),
+    mut pong: impl FnMut() -> Option<u64>,
+) -> Duration {
+    let start = Instant::now();
+    for i in 0..trips {
+        ping(i);
+        assert_eq!(pong(), Some(i + 1));
+    }
+    start.elapsed()
 }
 
 /// fibra: the main fiber pings, a child fiber pongs. With more than one worker the child is
@@ -79,12 +84,7 @@ fn fibra(workers: usize, trips: u64) -> Duration {
                     std::hint::spin_loop();
                 }
             }
-            let start = Instant::now();
-            for i in 0..trips {
-                ping_tx.send(i).expect("ping");
-                assert_eq!(pong_rx.recv(), Some(i + 1));
-            }
-            let elapsed = start.elapsed();
+            let elapsed = ping_trips(trips, |i| ping_tx.send(i).expect("ping"), || pong_rx.recv());
             ping_tx.close();
             elapsed
         })
@@ -137,12 +137,11 @@ fn may(trips: u64) -> Duration {
                 }
             })
         };
-        let start = Instant::now();
-        for i in 0..trips {
-            ping_tx.send(i).expect("ping");
-            assert_eq!(pong_rx.recv().ok(), Some(i + 1));
-        }
-        let elapsed = start.elapsed();
+        let elapsed = ping_trips(
+            trips,
+            |i| ping_tx.send(i).expect("ping"),
+            || pong_rx.recv().ok(),
+        );
         drop(ping_tx);
         ponger.join().expect("may ponger panicked");
         elapsed
@@ -155,41 +154,52 @@ fn may(trips: u64) -> Duration {
 
 /// crossbeam-channel: the calling thread pings, a second thread pongs.
 fn crossbeam(trips: u64) -> Duration {
-    let (ping_tx, ping_rx) = crossbeam_channel::bounded::<u64>(1);
-    let (pong_tx, pong_rx) = crossbeam_channel::bounded::<u64>(1);
-    let ponger = std::thread::spawn(move || {
-        for v in ping_rx {
-            pong_tx.send(v + 1).expect("pong");
-        }
-    });
-    let start = Instant::now();
-    for i in 0..trips {
-        ping_tx.send(i).expect("ping");
-        assert_eq!(pong_rx.recv().ok(), Some(i + 1));
-    }
-    let elapsed = start.elapsed();
-    drop(ping_tx);
-    ponger.join().expect("crossbeam ponger panicked");
-    elapsed
+    threads(
+        trips,
+        crossbeam_channel::bounded,
+        crossbeam_channel::Sender::send,
+        crossbeam_channel::Receiver::recv,
+    )
 }
 
 /// flume: the calling thread pings, a second thread pongs.
 fn flume(trips: u64) -> Duration {
-    let (ping_tx, ping_rx) = flume::bounded::<u64>(1);
-    let (pong_tx, pong_rx) = flume::bounded::<u64>(1);
+    threads(
+        trips,
+        flume::bounded,
+        flume::Sender::send,
+        flume::Receiver::recv,
+    )
+}
+
+/// The ping-pong between the calling thread and a second one over a blocking channel crate
+/// (crossbeam-channel and flume share this API): `bounded` makes a channel, `send` and `recv`
+/// are its ends' methods.
+fn threads<Tx, Rx, SendError, RecvError>(
+    trips: u64,
+    bounded: impl Fn(usize) -> (Tx, Rx),
+    send: impl Fn(&Tx, u64) -> Result<(), SendError> + Copy + Send + 'static,
+    recv: impl Fn(&Rx) -> Result<u64, RecvError>,
+) -> Duration
+where
+    Tx: Send + 'static,
+    Rx: IntoIterator<Item = u64> + Send + 'static,
+    SendError: Debug,
+{
+    let (ping_tx, ping_rx) = bounded(1);
+    let (pong_tx, pong_rx) = bounded(1);
     let ponger = std::thread::spawn(move || {
         for v in ping_rx {
-            pong_tx.send(v + 1).expect("pong");
+            send(&pong_tx, v + 1).expect("pong");
         }
     });
-    let start = Instant::now();
-    for i in 0..trips {
-        ping_tx.send(i).expect("ping");
-        assert_eq!(pong_rx.recv().ok(), Some(i + 1));
-    }
-    let elapsed = start.elapsed();
+    let elapsed = ping_trips(
+        trips,
+        |i| send(&ping_tx, i).expect("ping"),
+        || recv(&pong_rx).ok(),
+    );
     drop(ping_tx);
-    ponger.join().expect("flume ponger panicked");
+    ponger.join().expect("ponger thread panicked");
     elapsed
 }
 

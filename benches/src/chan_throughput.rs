@@ -9,11 +9,11 @@
 //! `may` coroutines on its 2 workers (`may::sync::mpsc` / `mpmc`, unbounded: `may` has no
 //! bounded channel).
 
+use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{checked_elapsed, compare_per_op, sum_below};
 use crate::runtimes;
 
 /// The channel capacity of every bounded peer.
@@ -26,50 +26,40 @@ const ROUNDS: usize = 5;
 /// Runs both variants and prints their JSON lines.
 pub fn run(quick: bool) {
     let messages = if quick { 1_000_000 } else { 10_000_000 };
-    let case = Case {
-        bench: "chan_throughput",
-        variant: "1x1",
-        metric: Metric::NsPerOp,
-    };
-    let per_msg = |elapsed: Duration| elapsed.as_nanos() as f64 / messages as f64;
-    compare(
-        &case,
+    compare_per_op(
+        "chan_throughput",
+        "1x1",
+        messages,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_msg(fibra(1, messages))),
-            Contender::new("crossbeam", || per_msg(crossbeam(1, messages))),
-            Contender::new("flume", || per_msg(flume(1, messages))),
-            Contender::new("async_channel", || per_msg(async_channel(1, messages))),
-            Contender::new("tokio", || per_msg(tokio(messages))),
-            Contender::new("may", || per_msg(may(1, messages))),
+        &[
+            ("fibra", &|messages| fibra(1, messages)),
+            ("crossbeam", &|messages| crossbeam(1, messages)),
+            ("flume", &|messages| flume(1, messages)),
+            ("async_channel", &|messages| async_channel(1, messages)),
+            ("tokio", &tokio),
+            ("may", &|messages| may(1, messages)),
         ],
     );
-    let case = Case {
-        variant: "4x4",
-        ..case
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "chan_throughput",
+        "4x4",
+        messages,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_msg(fibra(4, messages))),
-            Contender::new("crossbeam", || per_msg(crossbeam(4, messages))),
-            Contender::new("flume", || per_msg(flume(4, messages))),
-            Contender::new("async_channel", || per_msg(async_channel(4, messages))),
-            Contender::new("may", || per_msg(may(4, messages))),
+        &[
+            ("fibra", &|messages| fibra(4, messages)),
+            ("crossbeam", &|messages| crossbeam(4, messages)),
+            ("flume", &|messages| flume(4, messages)),
+            ("async_channel", &|messages| async_channel(4, messages)),
+            ("may", &|messages| may(4, messages)),
         ],
     );
 }
 
-/// The values producer `p` of `n` sends: `p * per .. (p + 1) * per`.
+/// The values producer `p` of `n` sends: `p * per .. (p + 1) * per`; with `messages` a multiple
+/// of `n` the shares make up `0..messages`, so the consumers must sum to [`sum_below`]`(messages)`.
 fn share(p: u64, n: u64, messages: u64) -> std::ops::Range<u64> {
     let per = messages / n;
     p * per..(p + 1) * per
-}
-
-/// What the consumers must sum to: `0 + 1 + … + messages - 1` (messages is a multiple of n).
-fn expected_sum(messages: u64) -> u64 {
-    messages * (messages - 1) / 2
 }
 
 /// fibra: `n` producer and `n` consumer fibers in a scope on a 2-worker runtime. For `1x1`
@@ -117,52 +107,47 @@ fn fibra(n: u64, messages: u64) -> Duration {
                 .map(|c| c.join().expect("consumer"))
                 .sum()
         });
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(messages));
-        elapsed
+        checked_elapsed(start, sum, sum_below(messages))
     })
 }
 
 /// crossbeam-channel: `n` producer and `n` consumer threads.
 fn crossbeam(n: u64, messages: u64) -> Duration {
-    let (tx, rx) = crossbeam_channel::bounded::<u64>(CAP);
-    let start = Instant::now();
-    let sum: u64 = std::thread::scope(|s| {
-        for p in 0..n {
-            let tx = tx.clone();
-            s.spawn(move || {
-                for v in share(p, n, messages) {
-                    tx.send(v).expect("send");
-                }
-            });
-        }
-        drop(tx);
-        let consumers: Vec<_> = (0..n)
-            .map(|_| {
-                let rx = rx.clone();
-                s.spawn(move || rx.iter().sum::<u64>())
-            })
-            .collect();
-        consumers
-            .into_iter()
-            .map(|c| c.join().expect("consumer"))
-            .sum()
-    });
-    let elapsed = start.elapsed();
-    assert_eq!(sum, expected_sum(messages));
-    elapsed
+    threads(
+        n,
+        messages,
+        crossbeam_channel::bounded,
+        crossbeam_channel::Sender::send,
+    )
 }
 
 /// flume: `n` producer and `n` consumer threads.
 fn flume(n: u64, messages: u64) -> Duration {
-    let (tx, rx) = flume::bounded::<u64>(CAP);
+    threads(n, messages, flume::bounded, flume::Sender::send)
+}
+
+/// `n` producer and `n` consumer threads over a blocking channel crate (crossbeam-channel and
+/// flume share this API): `bounded` makes the channel, `send` is its sender's method, and a
+/// consumer drains its receiver as an iterator.
+fn threads<Tx, Rx, SendError>(
+    n: u64,
+    messages: u64,
+    bounded: impl FnOnce(usize) -> (Tx, Rx),
+    send: impl Fn(&Tx, u64) -> Result<(), SendError> + Copy + Send,
+) -> Duration
+where
+    Tx: Clone + Send,
+    Rx: Clone + IntoIterator<Item = u64> + Send,
+    SendError: Debug,
+{
+    let (tx, rx) = bounded(CAP);
     let start = Instant::now();
     let sum: u64 = std::thread::scope(|s| {
         for p in 0..n {
             let tx = tx.clone();
             s.spawn(move || {
                 for v in share(p, n, messages) {
-                    tx.send(v).expect("send");
+                    send(&tx, v).expect("send");
                 }
             });
         }
@@ -170,7 +155,7 @@ fn flume(n: u64, messages: u64) -> Duration {
         let consumers: Vec<_> = (0..n)
             .map(|_| {
                 let rx = rx.clone();
-                s.spawn(move || rx.iter().sum::<u64>())
+                s.spawn(move || rx.into_iter().sum::<u64>())
             })
             .collect();
         consumers
@@ -178,9 +163,7 @@ fn flume(n: u64, messages: u64) -> Duration {
             .map(|c| c.join().expect("consumer"))
             .sum()
     });
-    let elapsed = start.elapsed();
-    assert_eq!(sum, expected_sum(messages));
-    elapsed
+    checked_elapsed(start, sum, sum_below(messages))
 }
 
 /// async-channel: `n` producer and `n` consumer tasks on a 2-worker tokio runtime.
@@ -214,9 +197,7 @@ fn async_channel(n: u64, messages: u64) -> Duration {
         for consumer in consumers {
             sum += consumer.await.expect("consumer");
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(messages));
-        elapsed
+        checked_elapsed(start, sum, sum_below(messages))
     })
 }
 
@@ -239,9 +220,7 @@ fn tokio(messages: u64) -> Duration {
             sum
         });
         let sum = consumer.await.expect("consumer");
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(messages));
-        elapsed
+        checked_elapsed(start, sum, sum_below(messages))
     })
 }
 
@@ -297,9 +276,7 @@ fn may(n: u64, messages: u64) -> Duration {
                 .map(|c| c.join().expect("may consumer panicked"))
                 .sum()
         };
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(messages));
-        elapsed
+        checked_elapsed(start, sum, sum_below(messages))
     };
     // SAFETY: as for the children: the main coroutine touches no thread-local (`Instant`, the
     // allocator, may's channels and join handles) and its frames are far within may's stack.

@@ -10,8 +10,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{checked_elapsed, compare_per_op, sum_below};
 use crate::runtimes;
 
 /// Workers of every runtime.
@@ -22,29 +21,13 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let trips = if quick { 20_000 } else { 100_000 };
-    let case = Case {
-        bench: "interop_roundtrip",
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "interop_roundtrip",
+        "2w",
+        trips,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_op(fibra(trips), trips)),
-            Contender::new("tokio", || per_op(tokio(trips), trips)),
-        ],
+        &[("fibra", &fibra), ("tokio", &tokio)],
     );
-}
-
-/// Nanoseconds per round trip.
-fn per_op(elapsed: Duration, trips: u64) -> f64 {
-    elapsed.as_nanos() as f64 / trips as f64
-}
-
-/// The sum every run must reach: `0 + 1 + … + trips - 1`.
-fn expected_sum(trips: u64) -> u64 {
-    trips * (trips - 1) / 2
 }
 
 /// fibra: the tokio task spawns fibers onto a background fibra runtime and awaits them.
@@ -64,9 +47,7 @@ fn fibra(trips: u64) -> Duration {
                 .await
                 .expect("fiber panicked");
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(trips));
-        elapsed
+        checked_elapsed(start, sum, sum_below(trips))
     });
     drop(runtime);
     fibers.shut_down();
@@ -85,9 +66,7 @@ fn tokio(trips: u64) -> Duration {
                 .await
                 .expect("task panicked");
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(trips));
-        elapsed
+        checked_elapsed(start, sum, sum_below(trips))
     })
 }
 

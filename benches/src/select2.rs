@@ -9,8 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{compare_per_op, sum_below};
 use crate::runtimes;
 
 /// The capacity of both channels.
@@ -23,19 +22,15 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let messages = if quick { 1_000_000 } else { 10_000_000 };
-    let case = Case {
-        bench: "select2",
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    let per_msg = |elapsed: Duration| elapsed.as_nanos() as f64 / messages as f64;
-    compare(
-        &case,
+    compare_per_op(
+        "select2",
+        "2w",
+        messages,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_msg(fibra(messages))),
-            Contender::new("crossbeam", || per_msg(crossbeam(messages))),
-            Contender::new("tokio", || per_msg(tokio(messages))),
+        &[
+            ("fibra", &fibra),
+            ("crossbeam", &crossbeam),
+            ("tokio", &tokio),
         ],
     );
 }
@@ -43,10 +38,6 @@ pub fn run(quick: bool) {
 /// Producer 0 sends the even values below `messages`, producer 1 the odd ones.
 fn values(producer: u64, messages: u64) -> impl Iterator<Item = u64> {
     (producer..messages).step_by(2)
-}
-
-fn expected_sum(messages: u64) -> u64 {
-    messages * (messages - 1) / 2
 }
 
 /// fibra: two producer fibers and the selecting main fiber on a 2-worker runtime.
@@ -73,7 +64,7 @@ fn fibra(messages: u64) -> Duration {
             (count, sum)
         });
         let elapsed = start.elapsed();
-        assert_eq!((count, sum), (messages, expected_sum(messages)));
+        assert_eq!((count, sum), (messages, sum_below(messages)));
         elapsed
     })
 }
@@ -109,7 +100,7 @@ fn crossbeam(messages: u64) -> Duration {
         (count, sum)
     });
     let elapsed = start.elapsed();
-    assert_eq!((count, sum), (messages, expected_sum(messages)));
+    assert_eq!((count, sum), (messages, sum_below(messages)));
     elapsed
 }
 
@@ -135,7 +126,7 @@ fn tokio(messages: u64) -> Duration {
             }
         }
         let elapsed = start.elapsed();
-        assert_eq!((count, sum), (messages, expected_sum(messages)));
+        assert_eq!((count, sum), (messages, sum_below(messages)));
         elapsed
     })
 }

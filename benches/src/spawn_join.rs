@@ -8,8 +8,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{checked_elapsed, compare_per_op};
 use crate::runtimes;
 
 /// Tasks spawned before the spawner joins them.
@@ -22,38 +21,20 @@ const ROUNDS: usize = 5;
 /// Runs both variants and prints their JSON lines.
 pub fn run(quick: bool) {
     let tasks = if quick { 100_000 } else { 1_000_000 };
-    let case = Case {
-        bench: "spawn_join",
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "spawn_join",
+        "2w",
+        tasks,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_op(fibra(tasks), tasks)),
-            Contender::new("tokio", || per_op(tokio(tasks), tasks)),
-            Contender::new("may", || per_op(may(tasks), tasks)),
-        ],
+        &[("fibra", &fibra), ("tokio", &tokio), ("may", &may)],
     );
-    let threads = 10_000;
-    let case = Case {
-        variant: "2w_10k",
-        ..case
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "spawn_join",
+        "2w_10k",
+        10_000,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_op(fibra(threads), threads)),
-            Contender::new("std_thread", || per_op(std_thread(threads), threads)),
-        ],
+        &[("fibra", &fibra), ("std_thread", &std_thread)],
     );
-}
-
-/// Nanoseconds per task.
-fn per_op(elapsed: Duration, tasks: u64) -> f64 {
-    elapsed.as_nanos() as f64 / tasks as f64
 }
 
 /// The sum every run must join: each batch returns `0 + 1 + … + BATCH - 1`.
@@ -75,9 +56,7 @@ fn fibra(tasks: u64) -> Duration {
                     .sum::<u64>()
             });
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(tasks));
-        elapsed
+        checked_elapsed(start, sum, expected_sum(tasks))
     })
 }
 
@@ -95,9 +74,7 @@ fn tokio(tasks: u64) -> Duration {
                 sum += handle.await.expect("tokio task panicked");
             }
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(tasks));
-        elapsed
+        checked_elapsed(start, sum, expected_sum(tasks))
     })
 }
 
@@ -117,9 +94,7 @@ fn may(tasks: u64) -> Duration {
                 sum += handle.join().expect("may coroutine panicked");
             }
         }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(tasks));
-        elapsed
+        checked_elapsed(start, sum, expected_sum(tasks))
     };
     // SAFETY: as for the children above: the spawner touches no thread-local (only `Instant`,
     // the allocator and may's own join handles, which are made for coroutines) and its frames
@@ -140,9 +115,7 @@ fn std_thread(tasks: u64) -> Duration {
             sum += handle.join().expect("thread panicked");
         }
     }
-    let elapsed = start.elapsed();
-    assert_eq!(sum, expected_sum(tasks));
-    elapsed
+    checked_elapsed(start, sum, expected_sum(tasks))
 }
 
 #[cfg(test)]

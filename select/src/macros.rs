@@ -195,58 +195,22 @@ macro_rules! __select_emit {
             $crate::__select_emit!(@default_body $default)
         }
     }};
-    (@bind $biased:tt $default:tt [((recv $r:expr) ($($guard:tt)*) $p:tt $body:tt) $($arms:tt)*]
+    // One arm: bind its channel for the whole select, then prepare its operation only if the
+    // guard holds (so a send's value is not evaluated otherwise); `@start` and `@accepts_closed`
+    // hold what differs between the kinds of arm.
+    (@bind $biased:tt $default:tt [(($kind:ident $target:expr $(, $v:expr)?) ($($guard:tt)*) $p:tt $body:tt) $($arms:tt)*]
         [$($done:tt)*] [$($k:tt)*] ($id:ident $($ids:ident)*)) => {
-        match $r {
+        match $target {
             ref $id => {
                 let $id = if $($guard)* {
-                    ::core::option::Option::Some({
-                        use $crate::__private::RecvTarget as _;
-                        $id.__fibra_recv()
-                    })
+                    ::core::option::Option::Some($crate::__select_emit!(@start $kind $id $($v)?))
                 } else {
                     ::core::option::Option::None
                 };
                 let $id = {
-                    let __fibra_closed = $crate::__select_emit!(@accepts_none $id $p);
+                    let __fibra_closed = $crate::__select_emit!(@accepts_closed $kind $id $p);
                     ($id, __fibra_closed)
                 };
-                $crate::__select_emit!(@bind $biased $default [$($arms)*]
-                    [$($done)* ($id $p $body ($($k)*))] [$($k)* + 1] ($($ids)*))
-            }
-        }
-    };
-    (@bind $biased:tt $default:tt [((recv_closed $r:expr) ($($guard:tt)*) $p:tt $body:tt) $($arms:tt)*]
-        [$($done:tt)*] [$($k:tt)*] ($id:ident $($ids:ident)*)) => {
-        match $r {
-            ref $id => {
-                let $id = if $($guard)* {
-                    ::core::option::Option::Some({
-                        use $crate::__private::RecvTarget as _;
-                        $id.__fibra_recv_closed()
-                    })
-                } else {
-                    ::core::option::Option::None
-                };
-                let $id = ($id, true);
-                $crate::__select_emit!(@bind $biased $default [$($arms)*]
-                    [$($done)* ($id $p $body ($($k)*))] [$($k)* + 1] ($($ids)*))
-            }
-        }
-    };
-    (@bind $biased:tt $default:tt [((send $w:expr, $v:expr) ($($guard:tt)*) $p:tt $body:tt) $($arms:tt)*]
-        [$($done:tt)*] [$($k:tt)*] ($id:ident $($ids:ident)*)) => {
-        match $w {
-            ref $id => {
-                let $id = if $($guard)* {
-                    ::core::option::Option::Some({
-                        use $crate::__private::SendTarget as _;
-                        $id.__fibra_send($v)
-                    })
-                } else {
-                    ::core::option::Option::None
-                };
-                let $id = ($id, true);
                 $crate::__select_emit!(@bind $biased $default [$($arms)*]
                     [$($done)* ($id $p $body ($($k)*))] [$($k)* + 1] ($($ids)*))
             }
@@ -256,7 +220,24 @@ macro_rules! __select_emit {
         ::core::compile_error!("select!: at most 32 arms")
     };
 
-    (@accepts_none $id:ident ($p:pat)) => {
+    // The operation an arm's channel starts.
+    (@start recv $id:ident) => {{
+        use $crate::__private::RecvTarget as _;
+        $id.__fibra_recv()
+    }};
+    (@start recv_closed $id:ident) => {{
+        use $crate::__private::RecvTarget as _;
+        $id.__fibra_recv_closed()
+    }};
+    (@start send $id:ident $v:expr) => {{
+        use $crate::__private::SendTarget as _;
+        $id.__fibra_send($v)
+    }};
+
+    // Whether a closed channel makes the arm ready: for a plain receive, when its pattern
+    // matches `None`; a closed-only receive waits for exactly that, and a send reports it as its
+    // `Err(SendError)`.
+    (@accepts_closed recv $id:ident ($p:pat)) => {
         $crate::__private::accepts_none(&$id, |__fibra_value| {
             #[allow(unused_variables, unused_mut, unreachable_patterns, clippy::match_single_binding)]
             let __fibra_accepts = match __fibra_value {
@@ -266,6 +247,7 @@ macro_rules! __select_emit {
             __fibra_accepts
         })
     };
+    (@accepts_closed $kind:ident $id:ident $p:tt) => { true };
 
     (@handle $id:ident ($p:pat) $body:tt) => {
         match $crate::__private::won($id) {

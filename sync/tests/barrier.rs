@@ -10,6 +10,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
+/// Parks a fiber of this worker in `barrier.wait()`, runs `break_it` while it waits there, and
+/// checks that the wait then ends in `Broken`: what a timeout, a reset and a panicking action
+/// must all do to a waiter.
+fn breaks_a_parked_waiter(barrier: &Arc<Barrier>, break_it: impl FnOnce()) {
+    let waiter = {
+        let barrier = barrier.clone();
+        fibra_runtime::spawn_local(move || barrier.wait())
+    };
+    let_others_run();
+    break_it();
+    assert_eq!(waiter.join().unwrap(), Err(BarrierError::Broken));
+}
+
 #[test]
 fn every_cycle_has_one_leader_and_indices_zero_to_parties() {
     on_each_worker_count(|_| {
@@ -91,16 +104,12 @@ fn the_action_runs_once_in_the_leader_before_anyone_is_released() {
 fn a_timeout_breaks_the_barrier_for_everyone_until_reset() {
     on_workers(1, || {
         let barrier = Arc::new(Barrier::new(3));
-        let patient = {
-            let barrier = barrier.clone();
-            fibra_runtime::spawn_local(move || barrier.wait())
-        };
-        let_others_run();
-        assert_eq!(
-            barrier.wait_timeout(Duration::from_millis(5)),
-            Err(BarrierError::TimedOut)
-        );
-        assert_eq!(patient.join().unwrap(), Err(BarrierError::Broken));
+        breaks_a_parked_waiter(&barrier, || {
+            assert_eq!(
+                barrier.wait_timeout(Duration::from_millis(5)),
+                Err(BarrierError::TimedOut)
+            );
+        });
         assert!(barrier.is_broken());
         assert_eq!(barrier.wait(), Err(BarrierError::Broken));
         barrier.reset();
@@ -127,13 +136,7 @@ fn a_timeout_breaks_the_barrier_for_everyone_until_reset() {
 fn reset_breaks_current_waiters() {
     on_workers(1, || {
         let barrier = Arc::new(Barrier::new(2));
-        let waiter = {
-            let barrier = barrier.clone();
-            fibra_runtime::spawn_local(move || barrier.wait())
-        };
-        let_others_run();
-        barrier.reset();
-        assert_eq!(waiter.join().unwrap(), Err(BarrierError::Broken));
+        breaks_a_parked_waiter(&barrier, || barrier.reset());
         assert!(!barrier.is_broken());
     });
 }
@@ -142,17 +145,15 @@ fn reset_breaks_current_waiters() {
 fn a_panicking_action_breaks_the_barrier_and_propagates() {
     on_workers(1, || {
         let barrier = Arc::new(Barrier::new(2));
-        let waiter = {
-            let barrier = barrier.clone();
-            fibra_runtime::spawn_local(move || barrier.wait())
-        };
-        let_others_run();
-        let leader = {
-            let barrier = barrier.clone();
-            fibra_runtime::spawn_local(move || barrier.wait_with_action(|| panic!("action failed")))
-        };
-        assert!(leader.join().is_err());
-        assert_eq!(waiter.join().unwrap(), Err(BarrierError::Broken));
+        breaks_a_parked_waiter(&barrier, || {
+            let leader = {
+                let barrier = barrier.clone();
+                fibra_runtime::spawn_local(move || {
+                    barrier.wait_with_action(|| panic!("action failed"))
+                })
+            };
+            assert!(leader.join().is_err());
+        });
         assert!(barrier.is_broken());
     });
 }
