@@ -8,10 +8,9 @@
 
 use std::future::ready;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{compare_per_op, time_each};
 use crate::runtimes;
 
 /// Rounds per system.
@@ -20,55 +19,23 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let calls = if quick { 1_000_000 } else { 10_000_000 };
-    let case = Case {
-        bench: "block_on_ready",
-        variant: "1w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "block_on_ready",
+        "1w",
+        calls,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_op(fibra(calls), calls)),
-            Contender::new("futures", || per_op(futures(calls), calls)),
-        ],
+        &[("fibra", &fibra), ("futures", &futures)],
     );
-}
-
-/// Nanoseconds per call.
-fn per_op(elapsed: Duration, calls: u64) -> f64 {
-    elapsed.as_nanos() as f64 / calls as f64
-}
-
-/// The sum every run must reach: `0 + 1 + … + calls - 1`.
-fn expected_sum(calls: u64) -> u64 {
-    calls * (calls - 1) / 2
 }
 
 /// fibra: `fibra::block_on` in the main fiber of a 1-worker runtime.
 fn fibra(calls: u64) -> Duration {
-    runtimes::fibra(1).block_on(move || {
-        let start = Instant::now();
-        let mut sum = 0;
-        for i in 0..calls {
-            sum += fibra::block_on(black_box(ready(i)));
-        }
-        let elapsed = start.elapsed();
-        assert_eq!(sum, expected_sum(calls));
-        elapsed
-    })
+    runtimes::fibra(1).block_on(move || time_each(calls, |i| fibra::block_on(black_box(ready(i)))))
 }
 
 /// futures: `futures::executor::block_on` on the calling thread.
 fn futures(calls: u64) -> Duration {
-    let start = Instant::now();
-    let mut sum = 0;
-    for i in 0..calls {
-        sum += futures::executor::block_on(black_box(ready(i)));
-    }
-    let elapsed = start.elapsed();
-    assert_eq!(sum, expected_sum(calls));
-    elapsed
+    time_each(calls, |i| futures::executor::block_on(black_box(ready(i))))
 }
 
 #[cfg(test)]

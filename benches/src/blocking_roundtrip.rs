@@ -7,9 +7,9 @@
 //! sum of the returned values is checked.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::rounds::{checked_elapsed, compare_per_op, sum_below};
+use crate::rounds::{compare_per_op, time_each, time_round_trips_on_tokio};
 use crate::runtimes;
 
 /// Workers of every system.
@@ -36,30 +36,16 @@ fn fibra(trips: u64) -> Duration {
             fibra::blocking(|| fibra::current_worker().is_none()),
             "ran on a worker"
         );
-        let start = Instant::now();
-        let mut sum = 0;
-        for i in 0..trips {
-            sum += fibra::blocking(move || black_box(i));
-        }
-        checked_elapsed(start, sum, sum_below(trips))
+        time_each(trips, |i| fibra::blocking(move || black_box(i)))
     })
 }
 
 /// tokio: `spawn_blocking` + `.await` from a task on one of the runtime's workers.
 fn tokio(trips: u64) -> Duration {
-    let runtime = runtimes::tokio_multi(WORKERS);
-    runtimes::tokio_on_worker(&runtime, async move {
-        tokio::task::spawn_blocking(|| ())
+    time_round_trips_on_tokio(WORKERS, trips, |i| async move {
+        tokio::task::spawn_blocking(move || black_box(i))
             .await
-            .expect("warm-up job panicked");
-        let start = Instant::now();
-        let mut sum = 0;
-        for i in 0..trips {
-            sum += tokio::task::spawn_blocking(move || black_box(i))
-                .await
-                .expect("blocking job panicked");
-        }
-        checked_elapsed(start, sum, sum_below(trips))
+            .expect("blocking job panicked")
     })
 }
 

@@ -13,12 +13,12 @@
 use std::cell::Cell;
 use std::future;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::report::Metric;
+use crate::rounds::compare_timed;
 use crate::runtimes;
 
 /// Workers of every system.
@@ -29,48 +29,38 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let children = if quick { 20_000 } else { 100_000 };
-    let case = Case {
-        bench: "cancel_storm",
-        variant: "2w",
-        metric: Metric::MsTotal,
-    };
-    compare(
-        &case,
+    compare_timed(
+        "cancel_storm",
+        "2w",
+        Metric::MsTotal,
+        children,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || ms(fibra(children))),
-            Contender::new("tokio", || ms(tokio(children))),
-        ],
+        &[("fibra", &fibra), ("tokio", &tokio)],
     );
 }
 
-/// Milliseconds, fractional.
-fn ms(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64() * 1e3
-}
-
 /// Counts its own drop: one per child, run when the child unwinds or its future is dropped.
-/// `C` is `&AtomicUsize` for fibra's scoped children and `Arc<AtomicUsize>` for tokio's tasks.
-struct Dropped<C: Deref<Target = AtomicUsize>>(C);
+/// `C` is `&AtomicU64` for fibra's scoped children and `Arc<AtomicU64>` for tokio's tasks.
+struct Dropped<C: Deref<Target = AtomicU64>>(C);
 
-impl<C: Deref<Target = AtomicUsize>> Drop for Dropped<C> {
+impl<C: Deref<Target = AtomicU64>> Drop for Dropped<C> {
     fn drop(&mut self) {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 /// Checks the counts a run ends with: every child started and was dropped exactly once.
-fn check(children: usize, started: &AtomicUsize, dropped: &AtomicUsize) {
+fn check(children: u64, started: &AtomicU64, dropped: &AtomicU64) {
     assert_eq!(started.load(Ordering::Relaxed), children, "children lost");
     assert_eq!(dropped.load(Ordering::Relaxed), children, "drops lost");
 }
 
 /// fibra: the main fiber's `scope_with` spawns every child, waits until all have started, then
 /// cancels its own token and parks until the cancellation reaches it.
-fn fibra(children: usize) -> Duration {
+fn fibra(children: u64) -> Duration {
     runtimes::fibra(WORKERS).block_on(move || {
         let token = fibra::CancelToken::new();
-        let (started, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let (started, dropped) = (AtomicU64::new(0), AtomicU64::new(0));
         // Set by the body, which never returns: it is read after the scope has unwound it.
         let cancelled_at = Cell::new(None);
         let outcome = fibra::scope_with(fibra::ScopeOptions::new().token(token.clone()), |s| {
@@ -103,11 +93,11 @@ fn fibra(children: usize) -> Duration {
 
 /// tokio: the spawner is itself a task on a 2-worker multi-thread runtime; it fills a `JoinSet`,
 /// waits until every task has started, then aborts them all and drains the set.
-fn tokio(children: usize) -> Duration {
+fn tokio(children: u64) -> Duration {
     let runtime = runtimes::tokio_multi(WORKERS);
     runtimes::tokio_on_worker(&runtime, async move {
-        let started = Arc::new(AtomicUsize::new(0));
-        let dropped = Arc::new(AtomicUsize::new(0));
+        let started = Arc::new(AtomicU64::new(0));
+        let dropped = Arc::new(AtomicU64::new(0));
         let mut set = tokio::task::JoinSet::new();
         for _ in 0..children {
             let (started, dropped) = (started.clone(), dropped.clone());

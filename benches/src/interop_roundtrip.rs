@@ -8,9 +8,9 @@
 //! alive through it; one untimed round trip comes first. The sum of the results is checked.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::rounds::{checked_elapsed, compare_per_op, sum_below};
+use crate::rounds::{compare_per_op, time_round_trips, time_round_trips_on_tokio};
 use crate::runtimes;
 
 /// Workers of every runtime.
@@ -38,16 +38,15 @@ fn fibra(trips: u64) -> Duration {
     let handle = fibers.handle();
     let runtime = runtimes::tokio_multi(WORKERS);
     let elapsed = runtimes::tokio_on_worker(&runtime, async move {
-        handle.spawn(|| ()).await.expect("warm-up fiber panicked");
-        let start = Instant::now();
-        let mut sum = 0;
-        for i in 0..trips {
-            sum += handle
+        // Borrowed, so that every trip's future can use it.
+        let handle = &handle;
+        time_round_trips(trips, |i| async move {
+            handle
                 .spawn(move || black_box(i))
                 .await
-                .expect("fiber panicked");
-        }
-        checked_elapsed(start, sum, sum_below(trips))
+                .expect("fiber panicked")
+        })
+        .await
     });
     drop(runtime);
     fibers.shut_down();
@@ -56,17 +55,10 @@ fn fibra(trips: u64) -> Duration {
 
 /// tokio: the task spawns tokio tasks on its own runtime and awaits them.
 fn tokio(trips: u64) -> Duration {
-    let runtime = runtimes::tokio_multi(WORKERS);
-    runtimes::tokio_on_worker(&runtime, async move {
-        tokio::spawn(async {}).await.expect("warm-up task panicked");
-        let start = Instant::now();
-        let mut sum = 0;
-        for i in 0..trips {
-            sum += tokio::spawn(async move { black_box(i) })
-                .await
-                .expect("task panicked");
-        }
-        checked_elapsed(start, sum, sum_below(trips))
+    time_round_trips_on_tokio(WORKERS, trips, |i| async move {
+        tokio::spawn(async move { black_box(i) })
+            .await
+            .expect("task panicked")
     })
 }
 

@@ -9,8 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::compare_per_op;
 use crate::runtimes;
 
 /// Tasks (fibers, tokio tasks, coroutines) contending.
@@ -22,32 +21,24 @@ const ROUNDS: usize = 5;
 
 /// Runs both variants and prints their JSON lines.
 pub fn run(quick: bool) {
-    let pairs = if quick { 100 } else { 1000 };
+    let pairs = TASKS * if quick { 100 } else { 1000 };
     for (variant, fair) in [("fair", true), ("unfair", false)] {
-        let case = Case {
-            bench: "mutex_contended",
+        compare_per_op(
+            "mutex_contended",
             variant,
-            metric: Metric::NsPerOp,
-        };
-        compare(
-            &case,
+            pairs,
             ROUNDS,
-            &mut [
-                Contender::new("fibra", || per_pair(fibra(fair, pairs), pairs)),
-                Contender::new("tokio", || per_pair(tokio(pairs), pairs)),
-                Contender::new("may", || per_pair(may(pairs), pairs)),
-                Contender::new("parking_lot", || per_pair(parking_lot(pairs), pairs)),
+            &[
+                ("fibra", &|pairs| fibra(fair, pairs)),
+                ("tokio", &tokio),
+                ("may", &may),
+                ("parking_lot", &parking_lot),
             ],
         );
     }
 }
 
-/// Nanoseconds per lock/unlock pair.
-fn per_pair(elapsed: Duration, pairs: u64) -> f64 {
-    elapsed.as_nanos() as f64 / (TASKS * pairs) as f64
-}
-
-/// fibra: a scope of fibers on a 2-worker runtime.
+/// fibra: a scope of fibers on a 2-worker runtime, each doing its share of the `pairs`.
 fn fibra(fair: bool, pairs: u64) -> Duration {
     runtimes::fibra(WORKERS).block_on(move || {
         let counter = if fair {
@@ -59,19 +50,20 @@ fn fibra(fair: bool, pairs: u64) -> Duration {
         fibra::scope(|s| {
             for _ in 0..TASKS {
                 s.spawn(|| {
-                    for _ in 0..pairs {
+                    for _ in 0..pairs / TASKS {
                         *counter.lock() += 1;
                     }
                 });
             }
         });
         let elapsed = start.elapsed();
-        assert_eq!(counter.into_inner(), TASKS * pairs);
+        assert_eq!(counter.into_inner(), pairs);
         elapsed
     })
 }
 
-/// tokio: tasks on a 2-worker multi-thread runtime, spawned and awaited by a task.
+/// tokio: tasks on a 2-worker multi-thread runtime, spawned and awaited by a task, each doing
+/// its share of the `pairs`.
 fn tokio(pairs: u64) -> Duration {
     let runtime = runtimes::tokio_multi(WORKERS);
     runtimes::tokio_on_worker(&runtime, async move {
@@ -81,7 +73,7 @@ fn tokio(pairs: u64) -> Duration {
             .map(|_| {
                 let counter = Arc::clone(&counter);
                 tokio::spawn(async move {
-                    for _ in 0..pairs {
+                    for _ in 0..pairs / TASKS {
                         *counter.lock().await += 1;
                     }
                 })
@@ -91,12 +83,13 @@ fn tokio(pairs: u64) -> Duration {
             task.await.expect("tokio task panicked");
         }
         let elapsed = start.elapsed();
-        assert_eq!(*counter.lock().await, TASKS * pairs);
+        assert_eq!(*counter.lock().await, pairs);
         elapsed
     })
 }
 
-/// may: coroutines on may's 2-worker scheduler, spawned and joined by a coroutine.
+/// may: coroutines on may's 2-worker scheduler, spawned and joined by a coroutine, each doing
+/// its share of the `pairs`.
 fn may(pairs: u64) -> Duration {
     let spawner = move || {
         let counter = Arc::new(may::sync::Mutex::new(0u64));
@@ -110,7 +103,7 @@ fn may(pairs: u64) -> Duration {
                 // made to be held by coroutines; it uses a few bytes of stack.
                 unsafe {
                     may::coroutine::spawn(move || {
-                        for _ in 0..pairs {
+                        for _ in 0..pairs / TASKS {
                             *counter.lock().expect("may mutex poisoned") += 1;
                         }
                     })
@@ -121,7 +114,7 @@ fn may(pairs: u64) -> Duration {
             coroutine.join().expect("may coroutine panicked");
         }
         let elapsed = start.elapsed();
-        assert_eq!(*counter.lock().expect("may mutex poisoned"), TASKS * pairs);
+        assert_eq!(*counter.lock().expect("may mutex poisoned"), pairs);
         elapsed
     };
     // SAFETY: as for the children: the spawner touches no thread-local (only `Instant`, the
@@ -130,10 +123,10 @@ fn may(pairs: u64) -> Duration {
     handle.join().expect("may spawner panicked")
 }
 
-/// parking_lot: the same number of pairs split over 2 plain threads.
+/// parking_lot: the `pairs` split over 2 plain threads.
 fn parking_lot(pairs: u64) -> Duration {
     let counter = parking_lot::Mutex::new(0u64);
-    let per_thread = TASKS * pairs / WORKERS as u64;
+    let per_thread = pairs / WORKERS as u64;
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..WORKERS {
@@ -145,7 +138,7 @@ fn parking_lot(pairs: u64) -> Duration {
         }
     });
     let elapsed = start.elapsed();
-    assert_eq!(counter.into_inner(), TASKS * pairs);
+    assert_eq!(counter.into_inner(), pairs);
     elapsed
 }
 
@@ -157,10 +150,10 @@ mod tests {
     fn every_system_counts_every_pair() {
         // Each function asserts the final count itself.
         runtimes::init_may();
-        fibra(true, 10);
-        fibra(false, 10);
-        tokio(10);
-        may(10);
-        parking_lot(10);
+        fibra(true, 10 * TASKS);
+        fibra(false, 10 * TASKS);
+        tokio(10 * TASKS);
+        may(10 * TASKS);
+        parking_lot(10 * TASKS);
     }
 }

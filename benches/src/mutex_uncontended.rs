@@ -7,8 +7,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{checked_elapsed, compare_per_op};
 use crate::runtimes;
 
 /// Rounds per system.
@@ -17,24 +16,13 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let pairs = if quick { 1_000_000 } else { 10_000_000 };
-    let case = Case {
-        bench: "mutex_uncontended",
-        variant: "1w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "mutex_uncontended",
+        "1w",
+        pairs,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_pair(fibra(pairs), pairs)),
-            Contender::new("parking_lot", || per_pair(parking_lot(pairs), pairs)),
-        ],
+        &[("fibra", &fibra), ("parking_lot", &parking_lot)],
     );
-}
-
-/// Nanoseconds per lock/unlock pair.
-fn per_pair(elapsed: Duration, pairs: u64) -> f64 {
-    elapsed.as_nanos() as f64 / pairs as f64
 }
 
 /// fibra: the main fiber of a 1-worker runtime.
@@ -45,9 +33,7 @@ fn fibra(pairs: u64) -> Duration {
         for _ in 0..pairs {
             *black_box(&counter).lock() += 1;
         }
-        let elapsed = start.elapsed();
-        assert_eq!(counter.into_inner(), pairs);
-        elapsed
+        checked_elapsed(start, counter.into_inner(), pairs)
     })
 }
 
@@ -58,9 +44,7 @@ fn parking_lot(pairs: u64) -> Duration {
     for _ in 0..pairs {
         *black_box(&counter).lock() += 1;
     }
-    let elapsed = start.elapsed();
-    assert_eq!(counter.into_inner(), pairs);
-    elapsed
+    checked_elapsed(start, counter.into_inner(), pairs)
 }
 
 #[cfg(test)]

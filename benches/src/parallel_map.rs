@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::report::Metric;
+use crate::rounds::compare_timed;
 use crate::runtimes;
 
 /// Workers of every system.
@@ -23,25 +23,14 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let items = if quick { 100_000 } else { 1_000_000 };
-    let case = Case {
-        bench: "parallel_map",
-        variant: "2w",
-        metric: Metric::MsTotal,
-    };
-    compare(
-        &case,
+    compare_timed(
+        "parallel_map",
+        "2w",
+        Metric::MsTotal,
+        items,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || ms(fibra(items))),
-            Contender::new("tokio", || ms(tokio(items))),
-            Contender::new("rayon", || ms(rayon(items))),
-        ],
+        &[("fibra", &fibra), ("tokio", &tokio), ("rayon", &rayon)],
     );
-}
-
-/// Milliseconds, fractional.
-fn ms(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64() * 1e3
 }
 
 /// The work per item: a multiplicative hash.

@@ -34,44 +34,37 @@ const WORKERS: usize = 2;
 /// Rounds per system (each is a child process).
 const ROUNDS: usize = 3;
 
+/// The variants: name, parked tasks, the systems compared (see the module docs for why `may`
+/// sits one out) and whether `--quick` runs it.
+const VARIANTS: [(&str, usize, &[&str], bool); 2] = [
+    ("2w", 100_000, &["fibra", "tokio"], false),
+    ("2w_20k", 20_000, &["fibra", "tokio", "may"], true),
+];
+
 /// Runs the bench (each round in a child process) and prints its JSON lines.
 pub fn run(quick: bool) {
-    let in_child = |system: &str, tasks: usize| {
-        let out = child::run(&format!("{JOB} {system} {tasks}"));
-        out.parse::<f64>()
-            .unwrap_or_else(|_| panic!("child printed `{out}`, not a number"))
-    };
-    if !quick {
-        let tasks = 100_000;
+    for (variant, tasks, systems, in_quick) in VARIANTS {
+        if quick && !in_quick {
+            continue;
+        }
         let case = Case {
             bench: JOB,
-            variant: "2w",
+            variant,
             metric: Metric::BytesPerTask,
         };
-        compare(
-            &case,
-            ROUNDS,
-            &mut [
-                Contender::new("fibra", || in_child("fibra", tasks)),
-                Contender::new("tokio", || in_child("tokio", tasks)),
-            ],
-        );
+        let mut contenders: Vec<Contender<'_>> = systems
+            .iter()
+            .map(|&system| Contender::new(system, move || in_child(system, tasks)))
+            .collect();
+        compare(&case, ROUNDS, &mut contenders);
     }
-    let tasks = 20_000;
-    let case = Case {
-        bench: JOB,
-        variant: "2w_20k",
-        metric: Metric::BytesPerTask,
-    };
-    compare(
-        &case,
-        ROUNDS,
-        &mut [
-            Contender::new("fibra", || in_child("fibra", tasks)),
-            Contender::new("tokio", || in_child("tokio", tasks)),
-            Contender::new("may", || in_child("may", tasks)),
-        ],
-    );
+}
+
+/// One round in a child process: the bytes per task of `tasks` parked tasks of `system`.
+fn in_child(system: &str, tasks: usize) -> f64 {
+    let out = child::run(&format!("{JOB} {system} {tasks}"));
+    out.parse::<f64>()
+        .unwrap_or_else(|_| panic!("child printed `{out}`, not a number"))
 }
 
 /// The child side: runs the job `parked_memory <system> <tasks>` and prints bytes per task.

@@ -1,14 +1,17 @@
 //! Alternating rounds: every system runs its round in turn (fibra, peer, peer, fibra, …) so a
 //! noisy phase of the shared machine hits all of them alike; the medians are then reported.
 //!
-//! [`compare_per_op`] is the common case of a bench that times a fixed number of operations a
-//! round and reports nanoseconds per operation, so that such a bench names only its systems;
-//! [`checked_elapsed`] and [`sum_below`] end a round whose operations' results are summed and
-//! checked.
+//! [`compare_timed`] (and its common case [`compare_per_op`], nanoseconds per operation) serves
+//! a bench whose rounds each time a fixed amount of work, so that such a bench names only its
+//! systems; [`checked_elapsed`] and [`sum_below`] end a round whose operations' results are
+//! summed and checked, and [`time_each`] / [`time_round_trips`] (with
+//! [`time_round_trips_on_tokio`]) are whole such rounds for operations done one after another.
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::report::{self, Case, Metric, Outcome};
+use crate::runtimes;
 
 /// One system taking part in a [`Case`]: its name and one round of its measurement.
 pub struct Contender<'a> {
@@ -57,12 +60,37 @@ pub fn compare(case: &Case, rounds: usize, contenders: &mut [Contender<'_>]) {
     }
 }
 
-/// One system of a [`compare_per_op`] case: its name and a round of its workload, which does
-/// the given number of operations and returns how long they took.
+/// One system of a [`compare_timed`] case: its name and a round of its workload, which does
+/// the given amount of work and returns how long it took.
 pub type Timed<'a> = (&'static str, &'a dyn Fn(u64) -> Duration);
 
-/// [`compare`] for a [`Metric::NsPerOp`] case of `bench` under `variant`: every round of every
-/// system does `ops` operations and its value is the time per operation.
+/// [`compare`] for a case of `bench` under `variant` whose values are times: every round of
+/// every system is given `work` (operations, items, tasks) and the time it returns becomes the
+/// value in `metric`.
+pub fn compare_timed(
+    bench: &'static str,
+    variant: &'static str,
+    metric: Metric,
+    work: u64,
+    rounds: usize,
+    systems: &[Timed<'_>],
+) {
+    let case = Case {
+        bench,
+        variant,
+        metric,
+    };
+    let mut contenders: Vec<Contender<'_>> = systems
+        .iter()
+        .map(|&(system, round)| {
+            Contender::new(system, move || timed_value(metric, round(work), work))
+        })
+        .collect();
+    compare(&case, rounds, &mut contenders);
+}
+
+/// [`compare_timed`] for a [`Metric::NsPerOp`] case: every round of every system does `ops`
+/// operations.
 pub fn compare_per_op(
     bench: &'static str,
     variant: &'static str,
@@ -70,18 +98,56 @@ pub fn compare_per_op(
     rounds: usize,
     systems: &[Timed<'_>],
 ) {
-    let case = Case {
-        bench,
-        variant,
-        metric: Metric::NsPerOp,
-    };
-    let mut contenders: Vec<Contender<'_>> = systems
-        .iter()
-        .map(|&(system, round)| {
-            Contender::new(system, move || round(ops).as_nanos() as f64 / ops as f64)
-        })
-        .collect();
-    compare(&case, rounds, &mut contenders);
+    compare_timed(bench, variant, Metric::NsPerOp, ops, rounds, systems);
+}
+
+/// The value in `metric` of a round whose `work` took `elapsed`.
+fn timed_value(metric: Metric, elapsed: Duration, work: u64) -> f64 {
+    match metric {
+        Metric::NsPerOp => elapsed.as_nanos() as f64 / work as f64,
+        Metric::MsTotal | Metric::CpuMs => elapsed.as_secs_f64() * 1e3,
+        Metric::BytesPerTask => panic!("{} is not a time", metric.name()),
+    }
+}
+
+/// Times `ops` operations done one after another, operation `i` returning `i`, and checks
+/// their sum: the round of a bench whose operations are sequential calls.
+pub fn time_each(ops: u64, mut op: impl FnMut(u64) -> u64) -> Duration {
+    let start = Instant::now();
+    let mut sum = 0;
+    for i in 0..ops {
+        sum += op(i);
+    }
+    checked_elapsed(start, sum, sum_below(ops))
+}
+
+/// [`time_each`] for round trips that are awaited, after one untimed trip that starts whatever
+/// they go through (a pool's thread, a runtime's workers).
+pub async fn time_round_trips<F: Future<Output = u64>>(
+    trips: u64,
+    mut trip: impl FnMut(u64) -> F,
+) -> Duration {
+    trip(0).await;
+    let start = Instant::now();
+    let mut sum = 0;
+    for i in 0..trips {
+        sum += trip(i).await;
+    }
+    checked_elapsed(start, sum, sum_below(trips))
+}
+
+/// [`time_round_trips`] by a task on a fresh tokio multi-thread runtime of `workers` workers:
+/// tokio's round of a round-trip bench.
+pub fn time_round_trips_on_tokio<F>(
+    workers: usize,
+    trips: u64,
+    trip: impl FnMut(u64) -> F + Send + 'static,
+) -> Duration
+where
+    F: Future<Output = u64> + Send + 'static,
+{
+    let runtime = runtimes::tokio_multi(workers);
+    runtimes::tokio_on_worker(&runtime, time_round_trips(trips, trip))
 }
 
 /// The time since `start`, read before `sum` is checked against `expected` so that the check
@@ -95,4 +161,23 @@ pub fn checked_elapsed(start: Instant, sum: u64, expected: u64) -> Duration {
 /// `0 + 1 + … + n - 1`: what a workload whose `n` operations return their own index must sum to.
 pub fn sum_below(n: u64) -> u64 {
     n * (n - 1) / 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_become_values_in_their_metric() {
+        let elapsed = Duration::from_secs(2);
+        assert_eq!(timed_value(Metric::NsPerOp, elapsed, 1000), 2e6);
+        assert_eq!(timed_value(Metric::MsTotal, elapsed, 1000), 2e3);
+        assert_eq!(timed_value(Metric::CpuMs, elapsed, 1), 2e3);
+    }
+
+    #[test]
+    fn sequential_rounds_check_their_sums() {
+        time_each(100, |i| i);
+        futures::executor::block_on(time_round_trips(100, |i| async move { i }));
+    }
 }

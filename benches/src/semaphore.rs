@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::compare_per_op;
 use crate::runtimes;
 
 /// Tasks (fibers, tokio tasks) contending.
@@ -24,25 +23,14 @@ const ROUNDS: usize = 5;
 
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
-    let pairs = if quick { 100 } else { 1000 };
-    let case = Case {
-        bench: "semaphore",
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    let pairs = TASKS * if quick { 100 } else { 1000 };
+    compare_per_op(
+        "semaphore",
+        "2w",
+        pairs,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_pair(fibra(pairs), pairs)),
-            Contender::new("tokio", || per_pair(tokio(pairs), pairs)),
-        ],
+        &[("fibra", &fibra), ("tokio", &tokio)],
     );
-}
-
-/// Nanoseconds per acquire/release pair.
-fn per_pair(elapsed: Duration, pairs: u64) -> f64 {
-    elapsed.as_nanos() as f64 / (TASKS * pairs) as f64
 }
 
 /// What the tasks inside a permit update: the pairs done, and how many are inside at most.
@@ -65,12 +53,12 @@ impl Inside {
     }
 
     fn check(&self, pairs: u64) {
-        assert_eq!(self.pairs.load(Ordering::Relaxed), TASKS * pairs);
+        assert_eq!(self.pairs.load(Ordering::Relaxed), pairs);
         assert!(self.most.load(Ordering::Relaxed) <= PERMITS);
     }
 }
 
-/// fibra: a scope of fibers on a 2-worker runtime.
+/// fibra: a scope of fibers on a 2-worker runtime, each doing its share of the `pairs`.
 fn fibra(pairs: u64) -> Duration {
     runtimes::fibra(WORKERS).block_on(move || {
         let (semaphore, inside) = (fibra::sync::Semaphore::new(PERMITS), Inside::default());
@@ -78,7 +66,7 @@ fn fibra(pairs: u64) -> Duration {
         fibra::scope(|s| {
             for _ in 0..TASKS {
                 s.spawn(|| {
-                    for _ in 0..pairs {
+                    for _ in 0..pairs / TASKS {
                         let _permit = semaphore.acquire();
                         inside.enter();
                         inside.leave();
@@ -92,7 +80,8 @@ fn fibra(pairs: u64) -> Duration {
     })
 }
 
-/// tokio: tasks on a 2-worker multi-thread runtime, spawned and awaited by a task.
+/// tokio: tasks on a 2-worker multi-thread runtime, spawned and awaited by a task, each doing
+/// its share of the `pairs`.
 fn tokio(pairs: u64) -> Duration {
     let runtime = runtimes::tokio_multi(WORKERS);
     runtimes::tokio_on_worker(&runtime, async move {
@@ -103,7 +92,7 @@ fn tokio(pairs: u64) -> Duration {
             .map(|_| {
                 let (semaphore, inside) = (Arc::clone(&semaphore), Arc::clone(&inside));
                 tokio::spawn(async move {
-                    for _ in 0..pairs {
+                    for _ in 0..pairs / TASKS {
                         let _permit = semaphore.acquire().await.expect("semaphore closed");
                         inside.enter();
                         inside.leave();
@@ -127,7 +116,7 @@ mod tests {
     #[test]
     fn every_system_does_every_pair_within_the_permits() {
         // Each function checks the counts itself.
-        fibra(10);
-        tokio(10);
+        fibra(10 * TASKS);
+        tokio(10 * TASKS);
     }
 }

@@ -13,8 +13,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::report::Metric;
+use crate::rounds::{checked_elapsed, compare_timed, sum_below};
 use crate::runtimes;
 
 /// Children per inner node.
@@ -25,61 +25,38 @@ const WORKERS: usize = 2;
 /// Runs the variants and prints their JSON lines.
 pub fn run(quick: bool) {
     let rounds = if quick { 3 } else { 5 };
-    let case = |variant| Case {
-        bench: "skynet",
-        variant,
-        metric: Metric::MsTotal,
-    };
     let trees: &[(&str, u64)] = if quick {
         &[("2w_100k", 100_000)]
     } else {
         &[("2w", 1_000_000), ("2w_100k", 100_000)]
     };
     for &(variant, leaves) in trees {
-        compare(
-            &case(variant),
+        compare_timed(
+            "skynet",
+            variant,
+            Metric::MsTotal,
+            leaves,
             rounds,
-            &mut [
-                Contender::new("fibra", || ms(fibra(leaves))),
-                Contender::new("tokio", || ms(tokio(leaves))),
-            ],
+            &[("fibra", &fibra), ("tokio", &tokio)],
         );
     }
-    let leaves = 10_000;
-    compare(
-        &case("2w_10k"),
+    compare_timed(
+        "skynet",
+        "2w_10k",
+        Metric::MsTotal,
+        10_000,
         rounds,
-        &mut [
-            Contender::new("fibra", || ms(fibra(leaves))),
-            Contender::new("tokio", || ms(tokio(leaves))),
-            Contender::new("may", || ms(may(leaves))),
-        ],
+        &[("fibra", &fibra), ("tokio", &tokio), ("may", &may)],
     );
-}
-
-/// Milliseconds, fractional.
-fn ms(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64() * 1e3
-}
-
-/// Checks the tree's sum, `0 + 1 + … + leaves - 1`, and passes the time through.
-fn checked(leaves: u64, (elapsed, sum): (Duration, u64)) -> Duration {
-    assert_eq!(
-        sum,
-        leaves * (leaves - 1) / 2,
-        "skynet sum of {leaves} leaves"
-    );
-    elapsed
 }
 
 /// fibra: the root node runs on the main fiber.
 fn fibra(leaves: u64) -> Duration {
-    let timed = runtimes::fibra(WORKERS).block_on(move || {
+    runtimes::fibra(WORKERS).block_on(move || {
         let start = Instant::now();
         let sum = fibra_node(0, leaves);
-        (start.elapsed(), sum)
-    });
-    checked(leaves, timed)
+        checked_elapsed(start, sum, sum_below(leaves))
+    })
 }
 
 /// One fibra node: a scope with a child fiber per subtree.
@@ -101,12 +78,11 @@ fn fibra_node(first: u64, leaves: u64) -> u64 {
 /// tokio: the root node is a task on a worker.
 fn tokio(leaves: u64) -> Duration {
     let runtime = runtimes::tokio_multi(WORKERS);
-    let timed = runtimes::tokio_on_worker(&runtime, async move {
+    runtimes::tokio_on_worker(&runtime, async move {
         let start = Instant::now();
         let sum = tokio_node(0, leaves).await;
-        (start.elapsed(), sum)
-    });
-    checked(leaves, timed)
+        checked_elapsed(start, sum, sum_below(leaves))
+    })
 }
 
 /// One tokio node: a boxed future spawning a task per subtree.
@@ -131,14 +107,14 @@ fn may(leaves: u64) -> Duration {
     let root = move || {
         let start = Instant::now();
         let sum = may_node(0, leaves);
-        (start.elapsed(), sum)
+        checked_elapsed(start, sum, sum_below(leaves))
     };
     // SAFETY: `may::coroutine::spawn` is unsafe because a coroutine may move between threads (a
     // thread-local must not be held across a switch) and has a small fixed stack. The root
     // touches no thread-local (only `Instant` and may's own spawn and join, made for
     // coroutines) and one node's frame is well within may's default stack.
     let handle = unsafe { may::coroutine::spawn(root) };
-    checked(leaves, handle.join().expect("skynet root panicked"))
+    handle.join().expect("skynet root panicked")
 }
 
 /// One may node: a coroutine per subtree, joined in order.

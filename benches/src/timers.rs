@@ -15,8 +15,8 @@
 use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::report::Metric;
+use crate::rounds::{compare_timed, sum_below};
 use crate::runtimes;
 
 /// How long every task sleeps.
@@ -28,33 +28,32 @@ const ROUNDS: usize = 5;
 
 /// Runs the variants and prints their JSON lines.
 pub fn run(quick: bool) {
-    let case = |variant, metric| Case {
-        bench: "timers",
-        variant,
-        metric,
-    };
     if !quick {
-        let tasks = 100_000;
         for metric in METRICS {
-            compare(
-                &case("2w", metric),
+            compare_timed(
+                "timers",
+                "2w",
+                metric,
+                100_000,
                 ROUNDS,
-                &mut [
-                    Contender::new("fibra", || fibra(tasks).value(metric)),
-                    Contender::new("tokio", || tokio(tasks).value(metric)),
+                &[
+                    ("fibra", &|tasks| fibra(tasks).of(metric)),
+                    ("tokio", &|tasks| tokio(tasks).of(metric)),
                 ],
             );
         }
     }
-    let tasks = 20_000;
     for metric in METRICS {
-        compare(
-            &case("2w_20k", metric),
+        compare_timed(
+            "timers",
+            "2w_20k",
+            metric,
+            20_000,
             ROUNDS,
-            &mut [
-                Contender::new("fibra", || fibra(tasks).value(metric)),
-                Contender::new("tokio", || tokio(tasks).value(metric)),
-                Contender::new("may", || may(tasks).value(metric)),
+            &[
+                ("fibra", &|tasks| fibra(tasks).of(metric)),
+                ("tokio", &|tasks| tokio(tasks).of(metric)),
+                ("may", &|tasks| may(tasks).of(metric)),
             ],
         );
     }
@@ -62,11 +61,6 @@ pub fn run(quick: bool) {
 
 /// The metrics, each measured in rounds of its own.
 const METRICS: [Metric; 2] = [Metric::MsTotal, Metric::CpuMs];
-
-/// Milliseconds, fractional.
-fn ms(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64() * 1e3
-}
 
 /// What one run took.
 #[derive(Clone, Copy, Debug)]
@@ -78,11 +72,11 @@ struct Spent {
 }
 
 impl Spent {
-    /// The run's value in `metric`: wall or CPU milliseconds.
-    fn value(self, metric: Metric) -> f64 {
+    /// The run's time in `metric`: CPU or wall.
+    fn of(self, metric: Metric) -> Duration {
         match metric {
-            Metric::CpuMs => ms(self.cpu),
-            _ => ms(self.wall),
+            Metric::CpuMs => self.cpu,
+            _ => self.wall,
         }
     }
 }
@@ -128,7 +122,7 @@ fn process_cpu() -> Duration {
 
 /// Checks a run: every sleeper returned its index, and nothing finished before [`SLEEP`].
 fn check(sum: u64, tasks: u64, spent: Spent) -> Spent {
-    assert_eq!(sum, tasks * (tasks - 1) / 2, "sleepers lost");
+    assert_eq!(sum, sum_below(tasks), "sleepers lost");
     assert!(spent.wall >= SLEEP, "woke early: {:?}", spent.wall);
     spent
 }

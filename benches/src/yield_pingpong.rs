@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 use corosensei::{Coroutine, Yielder};
 use tokio::sync::Notify;
 
-use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::{checked_elapsed, compare_per_op};
 use crate::runtimes;
 
 /// Rounds per system.
@@ -25,25 +24,17 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let trips = if quick { 100_000 } else { 1_000_000 };
-    let case = Case {
-        bench: "yield_pingpong",
-        variant: "1w",
-        metric: Metric::NsPerOp,
-    };
-    compare(
-        &case,
+    compare_per_op(
+        "yield_pingpong",
+        "1w",
+        trips,
         ROUNDS,
-        &mut [
-            Contender::new("fibra", || per_trip(fibra(trips), trips)),
-            Contender::new("corosensei", || per_trip(corosensei(trips), trips)),
-            Contender::new("tokio", || per_trip(tokio(trips), trips)),
+        &[
+            ("fibra", &fibra),
+            ("corosensei", &corosensei),
+            ("tokio", &tokio),
         ],
     );
-}
-
-/// Nanoseconds per round trip.
-fn per_trip(elapsed: Duration, trips: u64) -> f64 {
-    elapsed.as_nanos() as f64 / trips as f64
 }
 
 /// Sleeps with `sleep` until the turn counter reads `value`.
@@ -88,9 +79,7 @@ fn fibra(trips: u64) -> Duration {
                 }
             });
         });
-        let elapsed = start.elapsed();
-        assert_eq!(turn.into_inner(), 2 * trips);
-        elapsed
+        checked_elapsed(start, turn.into_inner(), 2 * trips)
     })
 }
 
@@ -110,9 +99,7 @@ fn corosensei(trips: u64) -> Duration {
             last = black_box(count);
         }
     }
-    let elapsed = start.elapsed();
-    assert_eq!(last, trips);
-    elapsed
+    checked_elapsed(start, last, trips)
 }
 
 /// What the two tokio tasks share.
@@ -157,9 +144,7 @@ fn tokio(trips: u64) -> Duration {
         });
         a.await.expect("task A panicked");
         b.await.expect("task B panicked");
-        let elapsed = start.elapsed();
-        assert_eq!(table.turn.load(Ordering::Acquire), 2 * trips);
-        elapsed
+        checked_elapsed(start, table.turn.load(Ordering::Acquire), 2 * trips)
     })
 }
 

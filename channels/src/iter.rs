@@ -3,75 +3,69 @@
 use crate::Reader;
 use std::fmt;
 
-/// A blocking iterator over a reader's values, from [`Reader::iter`]; ends when the channel is
-/// closed and drained.
-///
-/// ```
-/// let (tx, rx) = fibra_channels::bounded(2);
-/// tx.send('a').unwrap();
-/// tx.send('b').unwrap();
-/// drop(tx);
-/// let mut iter: fibra_channels::Iter<'_, char> = rx.iter();
-/// assert_eq!(iter.next(), Some('a'));
-/// assert_eq!(iter.next(), Some('b'));
-/// assert_eq!(iter.next(), None);
-/// ```
-pub struct Iter<'a, T> {
-    reader: &'a Reader<T>,
+/// Defines a public iterator that borrows a reader and gets each value with `$next`, so the
+/// blocking and the non-blocking iterator differ only in how they ask for a value.
+macro_rules! borrowing_iter {
+    ($(#[$doc:meta])* $name:ident, |$reader:ident| $next:expr) => {
+        $(#[$doc])*
+        pub struct $name<'a, T> {
+            reader: &'a Reader<T>,
+        }
+
+        impl<'a, T> $name<'a, T> {
+            pub(crate) fn new(reader: &'a Reader<T>) -> Self {
+                $name { reader }
+            }
+        }
+
+        impl<T> Iterator for $name<'_, T> {
+            type Item = T;
+
+            fn next(&mut self) -> Option<T> {
+                let $reader = self.reader;
+                $next
+            }
+        }
+
+        impl<T> fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+            }
+        }
+    };
 }
 
-impl<'a, T> Iter<'a, T> {
-    pub(crate) fn new(reader: &'a Reader<T>) -> Self {
-        Iter { reader }
-    }
-}
+borrowing_iter!(
+    /// A blocking iterator over a reader's values, from [`Reader::iter`]; ends when the channel
+    /// is closed and drained.
+    ///
+    /// ```
+    /// let (tx, rx) = fibra_channels::bounded(2);
+    /// tx.send('a').unwrap();
+    /// tx.send('b').unwrap();
+    /// drop(tx);
+    /// let mut iter: fibra_channels::Iter<'_, char> = rx.iter();
+    /// assert_eq!(iter.next(), Some('a'));
+    /// assert_eq!(iter.next(), Some('b'));
+    /// assert_eq!(iter.next(), None);
+    /// ```
+    Iter,
+    |reader| reader.recv()
+);
 
-impl<T> Iterator for Iter<'_, T> {
-    type Item = T;
-
-    fn next(&mut self) -> Option<T> {
-        self.reader.recv()
-    }
-}
-
-impl<T> fmt::Debug for Iter<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Iter").finish_non_exhaustive()
-    }
-}
-
-/// A non-blocking iterator over the values ready now, from [`Reader::try_iter`].
-///
-/// ```
-/// let (tx, rx) = fibra_channels::bounded(2);
-/// tx.send(1).unwrap();
-/// let mut iter: fibra_channels::TryIter<'_, i32> = rx.try_iter();
-/// assert_eq!(iter.next(), Some(1));
-/// assert_eq!(iter.next(), None); // empty, though still open
-/// ```
-pub struct TryIter<'a, T> {
-    reader: &'a Reader<T>,
-}
-
-impl<'a, T> TryIter<'a, T> {
-    pub(crate) fn new(reader: &'a Reader<T>) -> Self {
-        TryIter { reader }
-    }
-}
-
-impl<T> Iterator for TryIter<'_, T> {
-    type Item = T;
-
-    fn next(&mut self) -> Option<T> {
-        self.reader.try_recv().ok()
-    }
-}
-
-impl<T> fmt::Debug for TryIter<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TryIter").finish_non_exhaustive()
-    }
-}
+borrowing_iter!(
+    /// A non-blocking iterator over the values ready now, from [`Reader::try_iter`].
+    ///
+    /// ```
+    /// let (tx, rx) = fibra_channels::bounded(2);
+    /// tx.send(1).unwrap();
+    /// let mut iter: fibra_channels::TryIter<'_, i32> = rx.try_iter();
+    /// assert_eq!(iter.next(), Some(1));
+    /// assert_eq!(iter.next(), None); // empty, though still open
+    /// ```
+    TryIter,
+    |reader| reader.try_recv().ok()
+);
 
 /// A blocking iterator that owns its reader, from `Reader::into_iter`.
 ///

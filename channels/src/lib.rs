@@ -46,6 +46,7 @@
 mod async_timer;
 mod cancel;
 mod chan;
+mod ends;
 mod error;
 mod exclusive;
 mod feed;

@@ -160,7 +160,9 @@ impl<T> Reader<T> {
     pub fn try_iter(&self) -> TryIter<'_, T> {
         TryIter::new(self)
     }
+}
 
+crate::ends::state_accessors!(Reader {
     /// Closes the channel for every writer and reader; true if this call closed it (closing is
     /// idempotent). Buffered values can still be received.
     ///
@@ -173,9 +175,7 @@ impl<T> Reader<T> {
     /// assert_eq!(rx.recv(), Some(1));
     /// assert_eq!(rx.recv(), None);
     /// ```
-    pub fn close(&self) -> bool {
-        self.chan.close()
-    }
+    ;
 
     /// Whether the channel is closed (values may still be buffered).
     ///
@@ -185,9 +185,7 @@ impl<T> Reader<T> {
     /// drop(tx);
     /// assert!(rx.is_closed());
     /// ```
-    pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
-    }
+    ;
 
     /// How many values are buffered.
     ///
@@ -196,9 +194,7 @@ impl<T> Reader<T> {
     /// tx.send(1).unwrap();
     /// assert_eq!(rx.len(), 1);
     /// ```
-    pub fn len(&self) -> usize {
-        self.chan.len()
-    }
+    ;
 
     /// Whether nothing is buffered.
     ///
@@ -206,9 +202,7 @@ impl<T> Reader<T> {
     /// let (_tx, rx) = fibra_channels::bounded::<u8>(2);
     /// assert!(rx.is_empty());
     /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    ;
 
     /// Whether the buffer is full (always true for a rendezvous channel).
     ///
@@ -217,9 +211,7 @@ impl<T> Reader<T> {
     /// tx.send(1).unwrap();
     /// assert!(rx.is_full());
     /// ```
-    pub fn is_full(&self) -> bool {
-        self.len() >= self.capacity()
-    }
+    ;
 
     /// The buffer's capacity (0 for a rendezvous channel).
     ///
@@ -227,9 +219,7 @@ impl<T> Reader<T> {
     /// let (_tx, rx) = fibra_channels::bounded::<u8>(8);
     /// assert_eq!(rx.capacity(), 8);
     /// ```
-    pub fn capacity(&self) -> usize {
-        self.chan.capacity()
-    }
+    ;
 
     /// Whether `self` and `other` are ends of the same channel.
     ///
@@ -239,10 +229,8 @@ impl<T> Reader<T> {
     /// assert!(rx.same_channel(&rx.clone()));
     /// assert!(!rx.same_channel(&other));
     /// ```
-    pub fn same_channel(&self, other: &Reader<T>) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
-    }
-}
+    ;
+});
 
 impl<T> Clone for Reader<T> {
     fn clone(&self) -> Self {

@@ -123,7 +123,9 @@ impl<T> Writer<T> {
     pub fn send_async(&self, value: T) -> SendFuture<'_, T> {
         SendFuture::new(SendOp::new(self, value))
     }
+}
 
+crate::ends::state_accessors!(Writer {
     /// Closes the channel for every writer and reader; true if this call closed it (closing is
     /// idempotent). Parked senders get their values back; receivers drain the buffer, then get
     /// `None`.
@@ -134,9 +136,7 @@ impl<T> Writer<T> {
     /// assert!(!tx.clone().close());
     /// assert_eq!(rx.recv(), None);
     /// ```
-    pub fn close(&self) -> bool {
-        self.chan.close()
-    }
+    ;
 
     /// Whether the channel is closed.
     ///
@@ -145,9 +145,7 @@ impl<T> Writer<T> {
     /// drop(rx);
     /// assert!(tx.is_closed());
     /// ```
-    pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
-    }
+    ;
 
     /// How many values are buffered.
     ///
@@ -156,9 +154,7 @@ impl<T> Writer<T> {
     /// tx.send(()).unwrap();
     /// assert_eq!(tx.len(), 1);
     /// ```
-    pub fn len(&self) -> usize {
-        self.chan.len()
-    }
+    ;
 
     /// Whether nothing is buffered.
     ///
@@ -166,9 +162,7 @@ impl<T> Writer<T> {
     /// let (tx, _rx) = fibra_channels::bounded::<u8>(2);
     /// assert!(tx.is_empty());
     /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    ;
 
     /// Whether the buffer is full (always true for a rendezvous channel).
     ///
@@ -176,9 +170,7 @@ impl<T> Writer<T> {
     /// let (tx, _rx) = fibra_channels::bounded::<u8>(0);
     /// assert!(tx.is_full());
     /// ```
-    pub fn is_full(&self) -> bool {
-        self.len() >= self.capacity()
-    }
+    ;
 
     /// The buffer's capacity (0 for a rendezvous channel).
     ///
@@ -186,9 +178,7 @@ impl<T> Writer<T> {
     /// let (tx, _rx) = fibra_channels::bounded::<u8>(0);
     /// assert_eq!(tx.capacity(), 0);
     /// ```
-    pub fn capacity(&self) -> usize {
-        self.chan.capacity()
-    }
+    ;
 
     /// Whether `self` and `other` are ends of the same channel.
     ///
@@ -196,10 +186,8 @@ impl<T> Writer<T> {
     /// let (tx, _rx) = fibra_channels::bounded::<u8>(1);
     /// assert!(tx.same_channel(&tx.clone()));
     /// ```
-    pub fn same_channel(&self, other: &Writer<T>) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
-    }
-}
+    ;
+});
 
 impl<T> Clone for Writer<T> {
     fn clone(&self) -> Self {

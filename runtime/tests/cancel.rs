@@ -1,5 +1,8 @@
 //! Unwinding cancellation, failure in scopes, detach, the structured helpers and fiber-locals.
 
+mod common;
+
+use common::{on, Counted};
 use fibra_runtime::{
     blocking, detach, parallel_map, parallel_map_limited, park, race, scope, scope_with, shield,
     sleep, CancelCause, CancelToken, Runtime, ScopeOptions,
@@ -10,23 +13,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const HOUR: Duration = Duration::from_secs(3600);
-
-fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
-    Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
-/// Counts its drops.
-struct Counted<'a>(&'a AtomicUsize);
-
-impl Drop for Counted<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
 
 #[test]
 fn a_token_unwinds_ten_thousand_parked_sleeping_and_joining_children() {

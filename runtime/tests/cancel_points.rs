@@ -2,6 +2,9 @@
 //! cancellation (whichever thread requests it, whenever the fiber entered its scope), and a
 //! stale hint must never unwind a fiber that is no longer cancelled.
 
+mod common;
+
+use common::{on, Counted};
 use fibra_runtime::{
     checkpoint, is_cancellation, is_cancelled, park, scope_with, shield, CancelCause, CancelToken,
     Runtime, ScopeOptions,
@@ -11,14 +14,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
-
-fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
-    Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-        .block_on(f)
-}
 
 fn with_token(token: &CancelToken) -> ScopeOptions {
     ScopeOptions::new().token(token.clone())
@@ -31,14 +26,6 @@ fn cancel_later(token: &CancelToken, delay: Duration) -> thread::JoinHandle<()> 
         thread::sleep(delay);
         token.cancel();
     })
-}
-
-struct Counted<'a>(&'a AtomicUsize);
-
-impl Drop for Counted<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{in_child, run_child};
+use common::{in_child, on, run_child, runtime};
 
 fn stderr_of(test: &str, vars: &[(&str, &str)]) -> String {
     let output = run_child(test, vars);
@@ -42,10 +42,7 @@ fn a_bad_worker_count_in_the_environment_is_reported_in_one_line_and_ignored() {
 fn workers_zero_is_reported_and_means_one() {
     const TEST: &str = "workers_zero_is_reported_and_means_one";
     if in_child(TEST) {
-        let runtime = fibra_runtime::Runtime::builder()
-            .workers(0)
-            .build()
-            .unwrap();
+        let runtime = runtime(0);
         assert_eq!(runtime.handle().workers(), 1);
         return;
     }
@@ -60,11 +57,7 @@ fn workers_zero_is_reported_and_means_one() {
 fn a_bad_stack_size_in_the_environment_falls_back_to_one_mib() {
     const TEST: &str = "a_bad_stack_size_in_the_environment_falls_back_to_one_mib";
     if in_child(TEST) {
-        fibra_runtime::Runtime::builder()
-            .workers(1)
-            .build()
-            .unwrap()
-            .block_on(|| fibra_runtime::spawn(|| ()).join().unwrap());
+        on(1, || fibra_runtime::spawn(|| ()).join().unwrap());
         return;
     }
     let stderr = stderr_of(TEST, &[("FIBRA_STACK_SIZE", "huge")]);
@@ -143,25 +136,21 @@ fn a_spawn_past_the_map_count_fails_in_the_spawner_with_advice() {
 
 #[test]
 fn a_fiber_records_its_spawn_location_and_name() {
-    fibra_runtime::Runtime::builder()
-        .workers(1)
-        .build()
-        .unwrap()
-        .block_on(|| {
-            let before = line!();
-            let handle = fibra_runtime::Builder::new()
-                .name("located")
-                .spawn(|| ())
-                .unwrap();
-            let after = line!();
-            let described = format!("{:?}", handle.fiber());
-            assert!(described.contains("\"located\""), "{described}");
-            let at = described
-                .split_once(&format!("spawned_at: {}:", file!()))
-                .map(|(_, rest)| rest)
-                .unwrap_or_else(|| panic!("no spawn location in {described}"));
-            let line: u32 = at.split(':').next().unwrap().parse().unwrap();
-            assert!(before < line && line < after, "{described}");
-            handle.join().unwrap();
-        });
+    on(1, || {
+        let before = line!();
+        let handle = fibra_runtime::Builder::new()
+            .name("located")
+            .spawn(|| ())
+            .unwrap();
+        let after = line!();
+        let described = format!("{:?}", handle.fiber());
+        assert!(described.contains("\"located\""), "{described}");
+        let at = described
+            .split_once(&format!("spawned_at: {}:", file!()))
+            .map(|(_, rest)| rest)
+            .unwrap_or_else(|| panic!("no spawn location in {described}"));
+        let line: u32 = at.split(':').next().unwrap().parse().unwrap();
+        assert!(before < line && line < after, "{described}");
+        handle.join().unwrap();
+    });
 }

@@ -3,22 +3,16 @@
 // tokio compiles its networking out under `--cfg loom`; these tests need it.
 #![cfg(not(loom))]
 
+mod common;
+
+use common::{on, runtime};
 use fibra_runtime::{
-    block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, Runtime,
-    WaitExt,
+    block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, WaitExt,
 };
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
-
-fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
-    Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-        .block_on(f)
-}
 
 #[test]
 fn sleeping_fibers_wake_in_deadline_order_and_never_early() {
@@ -98,7 +92,7 @@ fn park_timeout_returns_after_the_timeout_or_at_an_unpark() {
 
 #[test]
 fn holds_are_listed_while_waiting_and_gone_after() {
-    let runtime = Runtime::builder().workers(2).build().unwrap();
+    let runtime = runtime(2);
     let handle = runtime.handle();
     runtime.block_on(|| {
         let go = Arc::new(AtomicBool::new(false));
@@ -268,7 +262,7 @@ fn a_panic_in_a_blocking_job_resumes_in_the_fiber() {
 
 #[test]
 fn a_sleep_of_duration_max_neither_overflows_nor_panics() {
-    let runtime = Runtime::builder().workers(1).build().unwrap();
+    let runtime = runtime(1);
     let handle = runtime.handle();
     runtime.block_on(|| {
         let forever = fibra_runtime::spawn(|| sleep(Duration::MAX));
@@ -285,7 +279,7 @@ fn a_sleep_of_duration_max_neither_overflows_nor_panics() {
 #[test]
 #[should_panic(expected = "Handle::block_on called after the runtime shut down")]
 fn the_driver_after_shutdown_is_a_panic_not_a_hang() {
-    let runtime = Runtime::builder().workers(1).build().unwrap();
+    let runtime = runtime(1);
     let handle = runtime.handle();
     runtime.block_on(|| ());
     handle.block_on(async { tokio::time::sleep(Duration::from_millis(1)).await });

@@ -1,16 +1,11 @@
 //! `park`/`unpark` semantics, fiber wakers, and the same waits on plain threads.
 
-use fibra_runtime::{current, park, spawn_local, wait, Runtime};
+mod common;
+
+use common::on;
+use fibra_runtime::{current, park, spawn_local, wait};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-
-fn on(workers: usize, f: impl FnOnce()) {
-    Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-        .block_on(f);
-}
 
 #[test]
 fn unpark_before_park_returns_at_once() {

@@ -1,17 +1,12 @@
 //! The scheduler's rules: FIFO yields, stealing of unstarted fibers, the pinning rule, and
 //! exact counts under stress with 1, 2 and 4 workers.
 
+mod common;
+
+use common::on;
 use fibra_runtime::{current_worker, scope, spawn, spawn_local, yield_now, Runtime};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-
-fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
-    Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-        .block_on(f)
-}
 
 #[test]
 fn yields_on_one_worker_run_in_fifo_order() {

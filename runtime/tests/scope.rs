@@ -1,18 +1,13 @@
 //! Borrowing scopes: children borrow the parent's stack, results come back through joins, and
 //! an unjoined child's panic is re-raised only after every sibling has finished.
 
-use fibra_runtime::{scope, Runtime};
+mod common;
+
+use common::on;
+use fibra_runtime::scope;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-
-fn on(workers: usize, f: impl FnOnce()) {
-    Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-        .block_on(f);
-}
 
 #[test]
 fn children_mutate_disjoint_slices_of_the_parents_vec() {

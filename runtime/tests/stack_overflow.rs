@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{in_child, run_child};
+use common::{in_child, run_child, runtime};
 use std::hint::black_box;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Output;
@@ -34,10 +34,7 @@ fn recurse(depth: u64) -> u64 {
 fn fiber_stack_overflow_aborts_naming_the_fiber() {
     const TEST: &str = "fiber_stack_overflow_aborts_naming_the_fiber";
     if in_child(TEST) {
-        let runtime = fibra_runtime::Runtime::builder()
-            .workers(1)
-            .build()
-            .unwrap();
+        let runtime = runtime(1);
         let _outcome = runtime.block_on(|| {
             fibra_runtime::Builder::new()
                 .name("deep")
@@ -60,10 +57,7 @@ fn fiber_stack_overflow_aborts_naming_the_fiber() {
 fn a_non_guard_fault_is_a_plain_sigsegv_not_a_stack_overflow() {
     const TEST: &str = "a_non_guard_fault_is_a_plain_sigsegv_not_a_stack_overflow";
     if in_child(TEST) {
-        let runtime = fibra_runtime::Runtime::builder()
-            .workers(1)
-            .build()
-            .unwrap();
+        let runtime = runtime(1);
         runtime.block_on(|| {
             // SAFETY: a fresh inaccessible page of our own.
             let page = unsafe {

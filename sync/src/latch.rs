@@ -1,10 +1,8 @@
 //! [`CountDownLatch`]: a one-shot [`Counter`].
 
-use crate::counter::{Counter, UntilZero};
-use crate::wait::deadline;
-use crate::TimedOut;
+use crate::counter::Counter;
+use crate::counter_waits::counter_waits;
 use std::fmt;
-use std::time::Duration;
 
 /// A one-shot latch: waiters park until [`count_down`](Self::count_down) has been called
 /// `count` times. Counting down past zero does nothing (it saturates).
@@ -74,55 +72,48 @@ impl CountDownLatch {
             .update(|count| (count > 0).then(|| count.saturating_sub(n)));
     }
 
-    /// The count left (a snapshot).
-    ///
-    /// ```
-    /// assert_eq!(fibra_sync::CountDownLatch::new(4).count(), 4);
-    /// ```
-    pub fn count(&self) -> usize {
-        self.counter.get()
-    }
+    counter_waits! {
+        /// The count left (a snapshot).
+        ///
+        /// ```
+        /// assert_eq!(fibra_sync::CountDownLatch::new(4).count(), 4);
+        /// ```
+        fn count;
 
-    /// Parks the caller until the count is zero.
-    ///
-    /// ```
-    /// let latch = fibra_sync::CountDownLatch::new(1);
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
-    ///         let opener = s.spawn(|| latch.count_down());
-    ///         latch.wait();
-    ///         opener.join().unwrap();
-    ///     });
-    /// });
-    /// ```
-    pub fn wait(&self) {
-        // Without a deadline the wait cannot time out.
-        let _ = self.counter.wait(None);
-    }
+        /// Parks the caller until the count is zero.
+        ///
+        /// ```
+        /// let latch = fibra_sync::CountDownLatch::new(1);
+        /// fibra_runtime::run(|| {
+        ///     fibra_runtime::scope(|s| {
+        ///         let opener = s.spawn(|| latch.count_down());
+        ///         latch.wait();
+        ///         opener.join().unwrap();
+        ///     });
+        /// });
+        /// ```
+        fn wait;
 
-    /// Parks the caller until the count is zero, for at most `timeout`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let latch = fibra_sync::CountDownLatch::new(1);
-    /// assert!(latch.wait_timeout(Duration::from_millis(1)).is_err());
-    /// latch.count_down();
-    /// assert!(latch.wait_timeout(Duration::from_secs(1)).is_ok());
-    /// ```
-    pub fn wait_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
-        self.counter.wait(deadline(timeout))
-    }
+        /// Parks the caller until the count is zero, for at most `timeout`.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        ///
+        /// let latch = fibra_sync::CountDownLatch::new(1);
+        /// assert!(latch.wait_timeout(Duration::from_millis(1)).is_err());
+        /// latch.count_down();
+        /// assert!(latch.wait_timeout(Duration::from_secs(1)).is_ok());
+        /// ```
+        fn wait_timeout;
 
-    /// A future that completes once the count is zero.
-    ///
-    /// ```
-    /// let latch = fibra_sync::CountDownLatch::new(1);
-    /// latch.count_down();
-    /// futures::executor::block_on(latch.wait_async());
-    /// ```
-    pub fn wait_async(&self) -> UntilZero<'_> {
-        self.counter.wait_async()
+        /// A future that completes once the count is zero.
+        ///
+        /// ```
+        /// let latch = fibra_sync::CountDownLatch::new(1);
+        /// latch.count_down();
+        /// futures::executor::block_on(latch.wait_async());
+        /// ```
+        fn wait_async;
     }
 }
 

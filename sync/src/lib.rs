@@ -45,6 +45,7 @@ mod shim;
 mod barrier;
 mod condvar;
 mod counter;
+mod counter_waits;
 mod event;
 mod event_count;
 mod latch;

@@ -1,10 +1,8 @@
 //! [`WaitGroup`]: Go's, over a [`Counter`].
 
-use crate::counter::{Counter, UntilZero};
-use crate::wait::deadline;
-use crate::TimedOut;
+use crate::counter::Counter;
+use crate::counter_waits::counter_waits;
 use std::fmt;
-use std::time::Duration;
 
 /// Waits for a collection of tasks to finish, like Go's `sync.WaitGroup`: [`add`](Self::add)
 /// before starting work, [`done`](Self::done) when each piece finishes, [`wait`](Self::wait)
@@ -81,56 +79,49 @@ impl WaitGroup {
         }
     }
 
-    /// The counter (a snapshot).
-    ///
-    /// ```
-    /// assert_eq!(fibra_sync::WaitGroup::new().count(), 0);
-    /// ```
-    pub fn count(&self) -> usize {
-        self.counter.get()
-    }
+    counter_waits! {
+        /// The counter (a snapshot).
+        ///
+        /// ```
+        /// assert_eq!(fibra_sync::WaitGroup::new().count(), 0);
+        /// ```
+        fn count;
 
-    /// Parks the caller until the counter is zero.
-    ///
-    /// ```
-    /// let wg = fibra_sync::WaitGroup::new();
-    /// wg.add(1);
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
-    ///         let worker = s.spawn(|| wg.done());
-    ///         wg.wait();
-    ///         worker.join().unwrap();
-    ///     });
-    /// });
-    /// ```
-    pub fn wait(&self) {
-        // Without a deadline the wait cannot time out.
-        let _ = self.counter.wait(None);
-    }
+        /// Parks the caller until the counter is zero.
+        ///
+        /// ```
+        /// let wg = fibra_sync::WaitGroup::new();
+        /// wg.add(1);
+        /// fibra_runtime::run(|| {
+        ///     fibra_runtime::scope(|s| {
+        ///         let worker = s.spawn(|| wg.done());
+        ///         wg.wait();
+        ///         worker.join().unwrap();
+        ///     });
+        /// });
+        /// ```
+        fn wait;
 
-    /// Parks the caller until the counter is zero, for at most `timeout`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let wg = fibra_sync::WaitGroup::new();
-    /// wg.add(1);
-    /// assert!(wg.wait_timeout(Duration::from_millis(1)).is_err());
-    /// wg.done();
-    /// assert!(wg.wait_timeout(Duration::from_secs(1)).is_ok());
-    /// ```
-    pub fn wait_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
-        self.counter.wait(deadline(timeout))
-    }
+        /// Parks the caller until the counter is zero, for at most `timeout`.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        ///
+        /// let wg = fibra_sync::WaitGroup::new();
+        /// wg.add(1);
+        /// assert!(wg.wait_timeout(Duration::from_millis(1)).is_err());
+        /// wg.done();
+        /// assert!(wg.wait_timeout(Duration::from_secs(1)).is_ok());
+        /// ```
+        fn wait_timeout;
 
-    /// A future that completes once the counter is zero.
-    ///
-    /// ```
-    /// let wg = fibra_sync::WaitGroup::new();
-    /// futures::executor::block_on(wg.wait_async());
-    /// ```
-    pub fn wait_async(&self) -> UntilZero<'_> {
-        self.counter.wait_async()
+        /// A future that completes once the counter is zero.
+        ///
+        /// ```
+        /// let wg = fibra_sync::WaitGroup::new();
+        /// futures::executor::block_on(wg.wait_async());
+        /// ```
+        fn wait_async;
     }
 }
 

@@ -1,8 +1,32 @@
-//! Running a test's crashing or environment-dependent part in a child process: the test binary
-//! re-runs itself with one test selected, and the parent checks the child from outside.
+//! Helpers shared by the test crates (each uses a different subset): runtimes of a given size,
+//! a drop counter, and running a test's crashing or environment-dependent part in a child
+//! process, where the test binary re-runs itself with one test selected and the parent checks
+//! the child from outside.
+#![allow(dead_code)]
 
+use fibra_runtime::Runtime;
 use std::env;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh runtime with `workers` workers.
+pub fn runtime(workers: usize) -> Runtime {
+    Runtime::builder().workers(workers).build().unwrap()
+}
+
+/// Runs `f` as the main fiber of a fresh runtime with `workers` workers.
+pub fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
+    runtime(workers).block_on(f)
+}
+
+/// Counts its drops.
+pub struct Counted<'a>(pub &'a AtomicUsize);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
 
 const CHILD: &str = "FIBRA_TEST_CHILD";
 
