@@ -26,9 +26,11 @@
 use crate::error::{TryRecvError, TrySendError};
 use crate::feed::{Feed, Fired};
 use crate::queue::{Entry, WaitQueue};
+use crate::retry::RetrySlot;
 use crate::ring::{PopError, PushError, Ring};
 use crate::shim::{fence, AtomicUsize, Lock, Ordering};
 use crate::waiter::Waiter;
+use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
 use std::task::Waker;
 use std::time::Instant;
@@ -110,6 +112,9 @@ pub(crate) struct Chan<T> {
     ring: Ring<T>,
     hints: Hints,
     waits: Lock<Waits<T>>,
+    /// Who may retry a receive and a send (see `retry`); on a line of their own, since only
+    /// blocked callers touch them.
+    retry: CachePadded<[RetrySlot; 2]>,
     /// False for a timer channel: every operation takes the lock, to look at the clock first.
     lock_free: bool,
     cap: usize,
@@ -141,6 +146,7 @@ impl<T> Chan<T> {
                 returned: VecDeque::new(),
                 feed,
             }),
+            retry: CachePadded::new(Default::default()),
             lock_free: true,
             cap,
             writers: AtomicUsize::new(writers),
@@ -168,6 +174,15 @@ impl<T> Chan<T> {
 
     pub(crate) fn capacity(&self) -> usize {
         self.cap
+    }
+
+    /// The retry slot of an operation on `side` (see `op::sealed::Sealed::retry_slot`).
+    pub(crate) fn retry_slot(&self, side: Side) -> Option<&RetrySlot> {
+        match side {
+            Side::Recv => Some(&self.retry[0]),
+            Side::Send if self.cap > 0 => Some(&self.retry[1]),
+            Side::Send | Side::Closed => None,
+        }
     }
 
     #[inline]

@@ -12,11 +12,14 @@ use crate::waiter::{Ended, Waiter};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 /// A registered operation, at a stable address for as long as its entries exist.
 struct Parked<O> {
     waiter: Waiter,
+    /// The waker the registration was made with, to tell whether a later poll comes from
+    /// the same task (the waiter's own copy belongs to whoever claims it).
+    polled_by: Waker,
     op: O,
     count: usize,
     timer: Option<crate::async_timer::AsyncTimer>,
@@ -69,6 +72,7 @@ impl<O: Operation> AsyncOp<O> {
                     }
                     let mut parked = Box::new(Parked {
                         waiter: Waiter::new(cx.waker().clone()),
+                        polled_by: cx.waker().clone(),
                         op,
                         count: 0,
                         timer: None,
@@ -113,7 +117,7 @@ impl<O: Operation> AsyncOp<O> {
                         .timer
                         .as_mut()
                         .is_some_and(|timer| timer.poll(cx).is_ready());
-                    if !due && parked.waiter.will_wake(cx.waker()) {
+                    if !due && parked.polled_by.will_wake(cx.waker()) {
                         self.state = State::Parked(parked);
                         return Poll::Pending;
                     }

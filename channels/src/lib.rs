@@ -58,6 +58,7 @@ pub mod op;
 mod packet;
 mod queue;
 mod reader;
+mod retry;
 mod ring;
 mod shim;
 mod timer;

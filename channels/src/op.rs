@@ -38,6 +38,8 @@ use crate::cancel;
 use crate::chan::{Chan, Registration, Side};
 use crate::error::{TryRecvError, TrySendError};
 use crate::packet::Packet;
+pub use crate::retry::Patience;
+use crate::retry::RetrySlot;
 use crate::shim;
 use crate::wait::{block, Parked};
 use crate::waiter::Waiter;
@@ -93,6 +95,7 @@ pub enum Woken {
 
 pub(crate) mod sealed {
     use crate::chan::Registration;
+    use crate::retry::RetrySlot;
     use crate::waiter::Waiter;
 
     /// The registration half of [`Operation`](super::Operation), private to this crate.
@@ -106,6 +109,11 @@ pub(crate) mod sealed {
         /// the outcome: undo what can be undone without loss (a received value goes back to
         /// the channel).
         fn abandon(&self);
+        /// The slot whose holder may retry this operation (see `retry`); `None` when retrying
+        /// cannot help: a send on a rendezvous channel completes only against a registered
+        /// receiver (two sides that only retried would never meet), and a wait for a close is
+        /// rare and long.
+        fn retry_slot(&self) -> Option<&RetrySlot>;
     }
 }
 
@@ -236,6 +244,10 @@ impl<T> sealed::Sealed for RecvOp<'_, T> {
             self.chan.reinject(value);
         }
     }
+
+    fn retry_slot(&self) -> Option<&RetrySlot> {
+        self.chan.retry_slot(self.side)
+    }
 }
 
 impl<T> Operation for RecvOp<'_, T> {
@@ -334,6 +346,10 @@ impl<T> sealed::Sealed for SendOp<'_, T> {
 
     /// A delivered value stays delivered; a refused one is dropped with the unwinding caller.
     fn abandon(&self) {}
+
+    fn retry_slot(&self) -> Option<&RetrySlot> {
+        self.chan.retry_slot(Side::Send)
+    }
 }
 
 impl<T> Operation for SendOp<'_, T> {
@@ -459,8 +475,18 @@ impl Drop for Registered<'_> {
 /// assert_eq!(woken, Woken::TimedOut);
 /// ```
 pub fn wait(ops: &[Option<&dyn Operation>], deadline: Option<Instant>) -> Woken {
+    wait_then(ops, deadline, || {})
+}
+
+/// [`wait`], calling `on_registered` once the registrations are made, before parking.
+pub(crate) fn wait_then(
+    ops: &[Option<&dyn Operation>],
+    deadline: Option<Instant>,
+    on_registered: impl FnOnce(),
+) -> Woken {
     let waiter = Waiter::new(shim::current_waker());
     let (count, registration) = register_all(ops, &waiter);
+    on_registered();
     let mut registered = Registered {
         ops,
         waiter: &waiter,
@@ -516,6 +542,7 @@ pub fn cancellation_point() {
 /// passed first.
 pub(crate) fn run_one(op: &dyn Operation, deadline: Option<Instant>) -> Result<Attempt, ()> {
     cancel::point();
+    let mut patience = Patience::new();
     loop {
         match op.try_now() {
             Attempt::NotReady => {}
@@ -524,7 +551,10 @@ pub(crate) fn run_one(op: &dyn Operation, deadline: Option<Instant>) -> Result<A
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return Err(());
         }
-        match wait(&[Some(op)], deadline) {
+        if patience.retry(&[Some(op)]) {
+            continue;
+        }
+        match patience.wait(&[Some(op)], deadline) {
             Woken::Selected(_) => return Ok(op.outcome()),
             Woken::Retry => {}
             Woken::TimedOut => return Err(()),

@@ -142,12 +142,15 @@ impl<T> Claimed<'_, T> {
 
     /// Publishes the completion; returns the waker to wake after unlocking.
     pub(crate) fn finish(self) -> Waker {
-        self.entry.waiter().finish(self.entry.oper)
+        // SAFETY: a `Claimed` is made only by a won claim and is consumed here, so this is the
+        // one finish of that claim.
+        unsafe { self.entry.waiter().finish(self.entry.oper) }
     }
 
     /// Publishes that nothing completed (the packet is as the owner left it); returns the waker
     /// to wake after unlocking.
     pub(crate) fn retry(self) -> Waker {
-        self.entry.waiter().finish_retry()
+        // SAFETY: as for `finish`.
+        unsafe { self.entry.waiter().finish_retry() }
     }
 }

@@ -106,12 +106,14 @@ pub(crate) fn current_waker() -> Waker {
     fibra_runtime::wait::current_waker()
 }
 
-/// Lets other fibers on this worker (or other threads) run: not a cancellation point. (Not
-/// used under loom.)
+/// Lets other fibers on this worker (or other threads) run: not a cancellation point.
 #[cfg(not(loom))]
 pub(crate) fn yield_now() {
     fibra_runtime::yield_now();
 }
+
+#[cfg(loom)]
+pub(crate) use loom::thread::yield_now;
 
 /// Blocks the caller until its waker is woken (or spuriously). A cancellation point: a
 /// cancelled fiber unwinds from here (see `cancel`), except while already unwinding.

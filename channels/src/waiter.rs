@@ -3,15 +3,17 @@
 //!
 //! A waiter is claimed at most once. A party that finds the waiter's entry in a wait queue (a
 //! sender meeting a parked receiver, a closer, …) must win [`Waiter::try_claim`] before it may
-//! touch the entry's packet, and publishes the finished handoff with [`Waiter::finish`] — or,
-//! when it turns out to have nothing to complete (a buffered value another receiver took
-//! first, a close), wakes the waiter to try again with [`Waiter::finish_retry`]. The waiter
-//! itself can withdraw with [`Waiter::try_abort`] (a timeout, an operation found ready during
-//! registration, cancellation). The claim is one compare-and-swap, so when several channels
-//! become ready at once exactly one of them wins and the others see the claim fail.
+//! touch the entry's packet or the waiter's waker, and publishes the finished handoff with
+//! [`Waiter::finish`] — or, when it turns out to have nothing to complete (a buffered value
+//! another receiver took first, a close), wakes the waiter to try again with
+//! [`Waiter::finish_retry`]. The waiter itself can withdraw with [`Waiter::try_abort`] (a
+//! timeout, an operation found ready during registration, cancellation). The claim is one
+//! compare-and-swap, so when several channels become ready at once exactly one of them wins and
+//! the others see the claim fail.
 //!
 //! States: `WAITING` → `ABORTED`, or `WAITING` → claimed(oper) → done(oper) or `RETRY`.
 
+use crate::packet::Packet;
 use crate::shim::{AtomicUsize, Ordering};
 use std::fmt;
 use std::task::Waker;
@@ -46,7 +48,10 @@ pub(crate) enum Ended {
 /// caller's future) for the whole time any wait-queue entry points to it.
 pub struct Waiter {
     state: AtomicUsize,
-    waker: Waker,
+    /// The waker travels like a value: the claimer moves it out (no clone, no second reference
+    /// count) and wakes it once done. It is in a packet because it has the same single owner at
+    /// a time as an operation's value: the claimer from its claim to its finish, nobody else.
+    waker: Packet<Waker>,
 }
 
 impl Waiter {
@@ -54,7 +59,7 @@ impl Waiter {
     pub(crate) fn new(waker: Waker) -> Self {
         Waiter {
             state: AtomicUsize::new(WAITING),
-            waker,
+            waker: Packet::new(Some(waker)),
         }
     }
 
@@ -76,20 +81,40 @@ impl Waiter {
     }
 
     /// Publishes that the claimed operation `oper` has completed, after its packet was written.
-    /// Returns a clone of the waker for the claimer to wake once it has let go of its locks:
-    /// from this store on the waiter may be gone.
-    pub(crate) fn finish(&self, oper: usize) -> Waker {
-        let waker = self.waker.clone();
+    /// Returns the waker for the claimer to wake once it has let go of its locks: from this
+    /// store on the waiter may be gone.
+    ///
+    /// # Safety
+    ///
+    /// The caller won [`Waiter::try_claim`] and has not finished the waiter yet.
+    pub(crate) unsafe fn finish(&self, oper: usize) -> Waker {
+        // SAFETY: forwarded contract.
+        let waker = unsafe { self.take_waker() };
         self.state.store(done(oper), Ordering::Release);
         waker
     }
 
     /// Wakes the claimed waiter without completing anything: it is to try again. Returns the
     /// waker, as [`Waiter::finish`] does.
-    pub(crate) fn finish_retry(&self) -> Waker {
-        let waker = self.waker.clone();
+    ///
+    /// # Safety
+    ///
+    /// As for [`Waiter::finish`].
+    pub(crate) unsafe fn finish_retry(&self) -> Waker {
+        // SAFETY: forwarded contract.
+        let waker = unsafe { self.take_waker() };
         self.state.store(RETRY, Ordering::Release);
         waker
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Waiter::finish`]: between the claim and the finish the claimer is the waker's
+    /// only user (the owner does not touch it while registered, and drops it only after the
+    /// finishing store, which it acquires, or after an abort, which excludes any claim).
+    unsafe fn take_waker(&self) -> Waker {
+        // SAFETY: forwarded contract.
+        unsafe { self.waker.take() }.expect("a waiter is finished once")
     }
 
     /// How the wait ended, once a claimer has finished with it.
@@ -113,11 +138,6 @@ impl Waiter {
     /// right now); decisions are made with [`Waiter::try_claim`].
     pub(crate) fn is_waiting(&self) -> bool {
         self.state.load(Ordering::Acquire) == WAITING
-    }
-
-    /// Whether waking this waiter wakes the same task as `waker`.
-    pub(crate) fn will_wake(&self, waker: &Waker) -> bool {
-        self.waker.will_wake(waker)
     }
 }
 

@@ -1,8 +1,9 @@
-//! The select loop: try the enabled arms (in random order, or written order when biased),
-//! else wait on all of them through `fibra_channels::op::wait`, which makes exactly one arm
-//! win; repeat while the winner turns out to be an arm that does not accept a closed channel.
+//! The select loop: try the enabled arms (in random order, or written order when biased), retry
+//! a few times (`Patience`), else wait on all of them through `Patience::wait`, which makes
+//! exactly one arm win; repeat while the winner turns out to be an arm that does not accept a
+//! closed channel.
 
-use fibra_channels::op::{self, Attempt, Operation, Woken};
+use fibra_channels::op::{self, Attempt, Operation, Patience, Woken};
 use std::time::{Duration, Instant};
 
 use crate::order::{shuffle, Order};
@@ -53,6 +54,7 @@ pub fn select(
         panic!("select: all arms disabled");
     }
     let mut order = Order::new();
+    let mut patience = Patience::new();
     loop {
         order.fill(arms.len(), |i| arms[i].is_some());
         let order = order.as_mut_slice();
@@ -87,7 +89,10 @@ pub fn select(
                 deadline
             }
         };
-        match op::wait(arms, deadline) {
+        if patience.retry(arms) {
+            continue;
+        }
+        match patience.wait(arms, deadline) {
             Woken::Selected(i) => {
                 let arm = arms[i].expect("a disabled arm cannot win");
                 if arm.outcome() == Attempt::Closed && !accepts_closed[i] {

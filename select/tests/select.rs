@@ -437,6 +437,56 @@ fn competing_selectors_and_receivers_keep_exact_counts() {
     assert_eq!(total, 4 * (1000 * 1001 / 2));
 }
 
+/// Two selects over the same channels, with their arms in opposite orders, block and retry
+/// side by side: neither waits for good on what the other holds, and nothing is lost.
+#[test]
+fn selects_over_the_same_channels_in_opposite_orders_both_finish() {
+    for workers in [1, 2, 4] {
+        let rt = fibra_runtime::Runtime::builder()
+            .workers(workers)
+            .build()
+            .unwrap();
+        let total = rt.block_on(|| {
+            let (tx_a, rx_a) = bounded::<u64>(1);
+            let (tx_b, rx_b) = bounded::<u64>(1);
+            fibra_runtime::scope(|s| {
+                for tx in [tx_a, tx_b] {
+                    s.spawn(move || {
+                        for i in 1..=5000u64 {
+                            tx.send(i).unwrap();
+                        }
+                    });
+                }
+                let forward = {
+                    let (rx_a, rx_b) = (rx_a.clone(), rx_b.clone());
+                    s.spawn(move || {
+                        let (mut sum, mut open) = (0u64, [true; 2]);
+                        while open.iter().any(|&o| o) {
+                            select_biased! {
+                                recv(rx_a) if open[0] -> msg => match msg { Some(v) => sum += v, None => open[0] = false },
+                                recv(rx_b) if open[1] -> msg => match msg { Some(v) => sum += v, None => open[1] = false },
+                            }
+                        }
+                        sum
+                    })
+                };
+                let backward = s.spawn(move || {
+                    let (mut sum, mut open) = (0u64, [true; 2]);
+                    while open.iter().any(|&o| o) {
+                        select_biased! {
+                            recv(rx_b) if open[1] -> msg => match msg { Some(v) => sum += v, None => open[1] = false },
+                            recv(rx_a) if open[0] -> msg => match msg { Some(v) => sum += v, None => open[0] = false },
+                        }
+                    }
+                    sum
+                });
+                forward.join().unwrap() + backward.join().unwrap()
+            })
+        });
+        assert_eq!(total, 2 * (5000 * 5001 / 2), "workers {workers}");
+    }
+}
+
 #[test]
 fn select_works_on_plain_threads() {
     let (tx, rx) = bounded(0);
