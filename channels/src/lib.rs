@@ -30,9 +30,12 @@
 //!   [`Writer`] closes it too. After close, sends fail at once (the value comes back in the
 //!   error); receivers drain what is buffered, then get `None`. Dropping the last [`Reader`]
 //!   closes the channel and drops what is buffered.
-//! - Values from one sender arrive in the order sent; parked senders and receivers are served
-//!   in the order they parked; a send that finds a parked receiver hands the value over
-//!   directly.
+//! - Values from one sender arrive in the order sent; blocked senders and receivers are served
+//!   in the order they blocked; a send that finds a parked receiver hands the value over
+//!   directly. A blocked operation first yields and retries a few times before it parks (at
+//!   most one per channel side at a time, the others queue behind it: see
+//!   [`op::Patience`]), which spares both sides the lock and a wake-up when the other party is
+//!   a moment away.
 //! - Timer channels: [`close_after`] and [`close_at`] give a `Reader<()>` that closes when the
 //!   time comes (a timeout usable in `select!`); [`tick`] delivers periodic ticks.
 //! - Blocking operations (`send`, `recv`, their timeouts, `select`) are cancellation points: a
