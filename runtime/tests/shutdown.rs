@@ -5,9 +5,24 @@
 use fibra_runtime::{scope, Runtime};
 use std::fs;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 fn threads() -> usize {
     fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// The thread count once it reaches `expected`, or after a generous while. A joined thread
+/// has finished, but the kernel may still list it for a moment: `pthread_join` returns when
+/// the thread's id is cleared, which comes before its task is reaped.
+fn threads_settled_to(expected: usize) -> usize {
+    let give_up = Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = threads();
+        if now == expected || Instant::now() >= give_up {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// The mappings of this process, as `(start, end)` ranges.
@@ -60,7 +75,7 @@ fn shutdown_joins_every_worker_and_unmaps_every_stack() {
         ranges
     });
     assert_eq!(
-        threads(),
+        threads_settled_to(before),
         before,
         "a worker, driver or blocking thread outlived the runtime"
     );
