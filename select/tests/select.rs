@@ -437,6 +437,19 @@ fn competing_selectors_and_receivers_keep_exact_counts() {
     assert_eq!(total, 4 * (1000 * 1001 / 2));
 }
 
+/// Sums what `first` and `second` deliver until both are closed, with a biased select whose
+/// arms stand in that order.
+fn sum_biased(first: &Reader<u64>, second: &Reader<u64>) -> u64 {
+    let (mut sum, mut open) = (0u64, [true; 2]);
+    while open.iter().any(|&o| o) {
+        select_biased! {
+            recv(first) if open[0] -> msg => match msg { Some(v) => sum += v, None => open[0] = false },
+            recv(second) if open[1] -> msg => match msg { Some(v) => sum += v, None => open[1] = false },
+        }
+    }
+    sum
+}
+
 /// Two selects over the same channels, with their arms in opposite orders, block and retry
 /// side by side: neither waits for good on what the other holds, and nothing is lost.
 #[test]
@@ -459,27 +472,9 @@ fn selects_over_the_same_channels_in_opposite_orders_both_finish() {
                 }
                 let forward = {
                     let (rx_a, rx_b) = (rx_a.clone(), rx_b.clone());
-                    s.spawn(move || {
-                        let (mut sum, mut open) = (0u64, [true; 2]);
-                        while open.iter().any(|&o| o) {
-                            select_biased! {
-                                recv(rx_a) if open[0] -> msg => match msg { Some(v) => sum += v, None => open[0] = false },
-                                recv(rx_b) if open[1] -> msg => match msg { Some(v) => sum += v, None => open[1] = false },
-                            }
-                        }
-                        sum
-                    })
+                    s.spawn(move || sum_biased(&rx_a, &rx_b))
                 };
-                let backward = s.spawn(move || {
-                    let (mut sum, mut open) = (0u64, [true; 2]);
-                    while open.iter().any(|&o| o) {
-                        select_biased! {
-                            recv(rx_b) if open[1] -> msg => match msg { Some(v) => sum += v, None => open[1] = false },
-                            recv(rx_a) if open[0] -> msg => match msg { Some(v) => sum += v, None => open[0] = false },
-                        }
-                    }
-                    sum
-                });
+                let backward = s.spawn(move || sum_biased(&rx_b, &rx_a));
                 forward.join().unwrap() + backward.join().unwrap()
             })
         });
