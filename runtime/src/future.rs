@@ -16,6 +16,11 @@ use std::task::{Context, Poll, Wake, Waker};
 /// `block_on` may be nested (a future that itself calls `block_on`); a panic in the future
 /// unwinds into the caller.
 ///
+/// Do not hold a tokio runtime's context guard (`tokio::runtime::Handle::enter`) across this
+/// or any other wait of a fiber: other fibers of the worker run meanwhile and enter and leave
+/// contexts of their own, and tokio requires its guards to be dropped in reverse order. Enter
+/// a context inside the future instead, or use [`Handle::block_on`](crate::Handle::block_on).
+///
 /// ```
 /// fibra_runtime::run(|| {
 ///     let value = fibra_runtime::block_on(async {

@@ -112,11 +112,15 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
         impl Drop for Restore {
             fn drop(&mut self) {
                 let previous = self.previous.take();
-                ctx::with(|ctx| {
-                    ctx.locals.retain(|(key, _)| *key != self.id);
+                // The scoped value may be a user type whose `Drop` reads fiber-locals or
+                // spawns: it is dropped here, after the context is no longer borrowed.
+                let _scoped = ctx::with(|ctx| {
+                    let at = ctx.locals.iter().position(|(key, _)| *key == self.id);
+                    let scoped = at.map(|at| ctx.locals.swap_remove(at).1);
                     if let Some(previous) = previous {
                         ctx.locals.push((self.id, previous));
                     }
+                    scoped
                 });
             }
         }

@@ -29,7 +29,8 @@ use std::thread;
 /// ```
 pub struct Runtime {
     shared: Arc<Shared>,
-    driver: Driver,
+    /// Taken by shutdown, which stops it last.
+    driver: Option<Driver>,
     threads: Vec<thread::JoinHandle<()>>,
     /// Worker 0's queue of unstarted fibers, until `block_on` runs worker 0.
     first: Option<Worker<Arc<Core>>>,
@@ -191,7 +192,7 @@ impl RuntimeBuilder {
         let shared = Arc::new(Shared::new(config, stealers, &driver));
         let mut runtime = Runtime {
             shared: shared.clone(),
-            driver,
+            driver: Some(driver),
             threads: Vec::with_capacity(deques.len().saturating_sub(1)),
             first: None,
         };
@@ -311,25 +312,21 @@ impl Runtime {
         let main = entry_local(f, packet.clone());
         let shared = self.shared.clone();
         let stop_worker = move |start: Result<(), StackError>| {
+            // Stops worker 0's loop however this ends: a loop left running would wait forever.
+            let _stop = StopWorker;
             main(start);
             if crate::wait::in_fiber() {
                 shared
                     .supervisor
                     .drain_at_exit(shared.config.shutdown_timeout);
             }
-            with_worker(|local| {
-                local
-                    .expect("the main fiber runs on worker 0")
-                    .request_stop()
-            });
         };
         let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + '_> = Box::new(stop_worker);
         // SAFETY: erasing the lifetime of `f`'s borrows is sound because they are not used
         // after this call returns: the main fiber is placed on this thread's ready queue (never
-        // stolen) and the worker loop below returns only once it has finished — or, if the loop
-        // itself unwinds, the fiber is never resumed again (a suspended fiber is leaked, never
-        // dropped or unwound) and an unstarted entry is dropped right here, on this thread,
-        // when `local` drops.
+        // stolen) and the worker loop below returns only once it has finished (a worker loop
+        // that unwinds aborts the process). An unstarted entry is dropped right here, on this
+        // thread, by `abandon` below.
         let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + 'static> =
             unsafe { std::mem::transmute(stop_worker) };
         let spec = Spec::main(location, self.shared.config.main_stack_size);
@@ -337,8 +334,10 @@ impl Runtime {
             .unwrap_or_else(|error| panic!("fibra: cannot create the main fiber: {error}"));
         local.pin(main);
         run_worker(&local);
-        drop(local);
         self.shut_down();
+        // Every other worker has left its loop: what is still queued here can go.
+        local.abandon();
+        drop(local);
         let result = packet
             .try_take()
             .expect("the worker loop returned before the main fiber finished");
@@ -375,19 +374,46 @@ impl Runtime {
 
     fn shut_down(&mut self) {
         self.shared.begin_shutdown();
-        let mut worker_panic = None;
-        for thread in self.threads.drain(..) {
-            if let Err(payload) = thread.join() {
-                worker_panic.get_or_insert(payload);
+        let threads = std::mem::take(&mut self.threads);
+        let shared = self.shared.clone();
+        let driver = self.driver.take();
+        let finish = move || {
+            for thread in threads {
+                // A worker thread never unwinds (its loop aborts instead).
+                let _ = thread.join();
             }
-        }
-        self.shared.finish_shutdown();
-        self.driver.shut_down();
-        if let Some(payload) = worker_panic {
-            if !thread::panicking() {
-                panic::resume_unwind(payload);
+            shared.finish_shutdown();
+            drop(driver);
+        };
+        let on_own_worker = with_worker(|local| {
+            local.is_some_and(|local| Arc::ptr_eq(local.shared(), &self.shared))
+        });
+        if on_own_worker {
+            // Dropped inside one of its own fibers: this thread cannot join itself. The other
+            // threads are joined from a thread of their own; this worker leaves its loop when
+            // the fiber next suspends (it is abandoned then, as every other fiber).
+            let spawned = thread::Builder::new()
+                .name("fibra-shutdown".to_owned())
+                .spawn(finish);
+            if let Err(error) = spawned {
+                panic!("fibra: cannot start the thread that shuts the runtime down: {error}");
             }
+        } else {
+            finish();
         }
+    }
+}
+
+/// Ends worker 0's loop when the main fiber's entry ends, whichever way it ends.
+struct StopWorker;
+
+impl Drop for StopWorker {
+    fn drop(&mut self) {
+        with_worker(|local| {
+            local
+                .expect("the main fiber runs on worker 0")
+                .request_stop()
+        });
     }
 }
 
@@ -584,8 +610,14 @@ impl Handle {
             !self.shared.is_shut_down(),
             "fibra: Handle::block_on called after the runtime shut down"
         );
-        let _driver = self.shared.tokio.enter();
-        crate::block_on(fut)
+        // Entered per poll, never across a park: two fibers of one worker may finish their
+        // waits in any order, and tokio's context guards must be dropped in reverse order.
+        let tokio = &self.shared.tokio;
+        let mut fut = std::pin::pin!(fut);
+        crate::block_on(std::future::poll_fn(move |cx| {
+            let _driver = tokio.enter();
+            fut.as_mut().poll(cx)
+        }))
     }
 
     /// The runtime's worker count.

@@ -7,7 +7,7 @@
 
 use crate::fiber::{Core, Fiber, Suspend, Yielder};
 use crate::latch::Park;
-use crate::sched::{charge, with_running};
+use crate::sched::{charge, with_running, with_worker};
 use fibra_driver::{HoldKind, Timer};
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -149,6 +149,21 @@ pub fn park_current() {
 
 /// Parks the running fiber (DESIGN §3). Returns false, doing nothing, outside a fiber.
 pub(crate) fn park_fiber() -> bool {
+    park_fiber_checking(Check::BeforeAndAfter)
+}
+
+/// Where a park is a cancellation point.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Before suspending and again once woken.
+    BeforeAndAfter,
+    /// Only before suspending: the caller looks at its condition first once woken, so a wait
+    /// that was satisfied returns its result even if a cancellation woke it too.
+    Before,
+}
+
+/// [`park_fiber`], cancellable where `check` says.
+pub(crate) fn park_fiber_checking(check: Check) -> bool {
     let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
         return false;
     };
@@ -159,14 +174,27 @@ pub(crate) fn park_fiber() -> bool {
     // reference, is held across the suspension.
     match unsafe { (*fiber).latch.prepare_park() } {
         Park::Suspend => {
-            // SAFETY: as above.
-            suspend(unsafe { (*fiber).yielder() }, Suspend::Park);
+            // A fiber that is unwinding must not let other fibers run on its thread: they
+            // would see `std::thread::panicking()` (cancellation points would stop unwinding,
+            // std mutexes they unlock would be poisoned). It blocks the thread instead.
+            let blocked = thread::panicking()
+                && with_worker(|local| {
+                    local
+                        .expect("a fiber runs on a worker")
+                        .block_until_dispatched(fiber)
+                });
+            if !blocked {
+                // SAFETY: as above.
+                suspend(unsafe { (*fiber).yielder() }, Suspend::Park);
+            }
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
-            // Woken, perhaps by a cancellation of our scope (which raised the hint before
-            // the wake).
-            // SAFETY: as above.
-            crate::cancel::check_fiber(unsafe { &*fiber });
+            if check == Check::BeforeAndAfter {
+                // Woken, perhaps by a cancellation of our scope (which raised the hint before
+                // the wake).
+                // SAFETY: as above.
+                crate::cancel::check_fiber(unsafe { &*fiber });
+            }
         }
         Park::Consumed => {
             if charge() {
@@ -187,6 +215,10 @@ pub(crate) fn yield_fiber() {
 /// held across the switch: while a fiber is parked its `Core` may go away for good (see
 /// `Core::unpark`), and then the coroutine is never resumed.
 pub(crate) fn suspend(yielder: *const Yielder, why: Suspend) {
+    if why == Suspend::Yield && thread::panicking() {
+        // An unwinding fiber keeps its thread (see `park_fiber`).
+        return;
+    }
     assert!(
         !yielder.is_null(),
         "suspend before the fiber's coroutine started"

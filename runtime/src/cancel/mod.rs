@@ -20,7 +20,7 @@ mod tree;
 pub(crate) use hint::CancelHint;
 pub use options::{CancelCause, Cancelled, ScopeOptions};
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
-pub(crate) use point::{check_fiber, check_thread, Cancellation};
+pub(crate) use point::{check_current, check_fiber, check_thread, Cancellation};
 pub use timeout::{timeout, Elapsed};
 pub use tokio_util::sync::CancellationToken as CancelToken;
 pub(crate) use tree::CancelScope;

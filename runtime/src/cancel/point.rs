@@ -81,6 +81,20 @@ pub(crate) fn check_thread() {
     }
 }
 
+/// A cancellation point of the caller, fiber or thread.
+pub(crate) fn check_current() {
+    let hinted = with_running(|core| match core {
+        Some(core) => {
+            check_fiber(core);
+            true
+        }
+        None => false,
+    });
+    if !hinted {
+        check_thread();
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn check_thread_scoped() {

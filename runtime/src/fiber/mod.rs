@@ -162,6 +162,17 @@ impl Core {
     }
 }
 
+impl Drop for Core {
+    fn drop(&mut self) {
+        // A fiber abandoned mid-run keeps its context, as it keeps its stack: its frames (and
+        // the frames of scope children on other workers) may borrow its fiber-locals, and
+        // those children may still be running while this last reference goes away.
+        if let Body::Running(..) = self.body.get_mut() {
+            std::mem::forget(std::mem::take(self.ctx.get_mut()));
+        }
+    }
+}
+
 impl Wake for Core {
     fn wake(self: Arc<Self>) {
         self.unpark();

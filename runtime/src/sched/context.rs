@@ -62,13 +62,28 @@ pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&Local>) -> R) -> R {
     f(unsafe { local.as_ref() })
 }
 
-/// Sets the running fiber for the duration of a resume, with `budget` reductions for its
-/// slice (null and 0 when the resume ends).
-pub(crate) fn set_running(core: *const Core, budget: u32) {
-    CURRENT.with(|current| {
-        current.running.set(core);
-        current.budget.set(budget);
-    });
+/// Marks `core` as the fiber this thread runs, with `budget` reductions for its slice, until
+/// the guard drops (also if the resume unwinds), so the thread never believes it still runs a
+/// fiber that has stopped.
+pub(crate) struct Running(());
+
+impl Running {
+    pub(crate) fn set(core: *const Core, budget: u32) -> Running {
+        CURRENT.with(|current| {
+            current.running.set(core);
+            current.budget.set(budget);
+        });
+        Running(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        CURRENT.with(|current| {
+            current.running.set(ptr::null());
+            current.budget.set(0);
+        });
+    }
 }
 
 /// The fiber running on this thread, borrowed for `f`.

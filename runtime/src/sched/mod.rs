@@ -1,6 +1,8 @@
 //! The M:N scheduler: workers, their queues, stealing, and sleeping without lost wake-ups.
 
+mod containment;
 mod context;
+mod exit_barrier;
 mod idle;
 mod parker;
 mod worker;
@@ -16,6 +18,7 @@ use crate::outside::Outside;
 use crate::spawn::Supervisor;
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_queue::SegQueue;
+use exit_barrier::ExitBarrier;
 use fibra_driver::{Driver, Holds};
 use idle::Idle;
 use parker::Parker;
@@ -29,6 +32,8 @@ pub(crate) struct Shared {
     injector: Injector<Arc<Core>>,
     idle: Idle,
     shutdown: AtomicBool,
+    /// Keeps worker threads from exiting while fibers may still run (see `ExitBarrier`).
+    exit: ExitBarrier,
     pub(crate) config: Config,
     /// Joiners outside the runtime's fibers, woken at shutdown.
     pub(crate) outside: Outside,
@@ -67,6 +72,7 @@ impl Shared {
             injector: Injector::new(),
             idle: Idle::new(workers),
             shutdown: AtomicBool::new(false),
+            exit: ExitBarrier::default(),
             config,
             outside: Outside::new(),
             tokio: driver.handle().clone(),

@@ -1,5 +1,6 @@
 //! One worker: its own queues, the scheduling loop, and running a fiber for one slice.
 
+use super::containment::{contain, AbortOnUnwind};
 use super::context::{self, EnterWorker};
 use super::idle::Woken;
 use super::Shared;
@@ -188,13 +189,13 @@ impl Local {
                                 .expect("a fiber's coroutine runs with its core set")
                                 .set_yielder(yielder)
                         });
-                        entry(Ok(()));
+                        contain("a fiber's completion", || entry(Ok(())));
                     });
                     *body = Body::Running(ManuallyDrop::new(coroutine), ticket);
                 }
                 Err(error) => {
                     drop(ticket);
-                    entry(Err(error));
+                    contain("a fiber that could not start", || entry(Err(error)));
                     return;
                 }
             }
@@ -205,9 +206,10 @@ impl Local {
         // SAFETY: we are the home worker about to resume; the cell is empty (it was reclaimed
         // after the last yield, or taken by the dispatch that queued the fiber).
         unsafe { core.lend() };
-        context::set_running(fiber, self.slice);
-        let result = coroutine.resume(());
-        context::set_running(std::ptr::null(), 0);
+        let result = {
+            let _running = context::Running::set(fiber, self.slice);
+            coroutine.resume(())
+        };
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {
@@ -226,8 +228,45 @@ impl Local {
                 let stack = ManuallyDrop::into_inner(coroutine).into_stack();
                 self.pool.borrow_mut().give(stack);
                 drop(ticket);
-                drop(core);
+                // The last reference drops the fiber-locals, which are user values.
+                contain("a finished fiber's drop", || drop(core));
             }
+        }
+    }
+
+    /// Blocks this thread until `fiber`, which runs here and has committed to park, is
+    /// dispatched, without switching away from it (for a fiber that is unwinding, see
+    /// `wait::park_fiber`); wakes of other fibers that arrive meanwhile are queued as usual.
+    /// Returns false at shutdown, when nobody may dispatch it any more: the fiber then
+    /// suspends, and is abandoned with the others.
+    pub(crate) fn block_until_dispatched(&self, fiber: *const Core) -> bool {
+        // SAFETY: `fiber` is the running fiber, whose `Core` its worker keeps alive for the
+        // resume, so the count is at least one while we add ours.
+        let keep = unsafe {
+            Arc::increment_strong_count(fiber);
+            Arc::from_raw(fiber)
+        };
+        let parker = &self.shared.parkers[self.index];
+        loop {
+            self.drain_inbox();
+            let found = {
+                let mut ready = self.ready.borrow_mut();
+                let at = ready.iter().position(|core| Arc::as_ptr(core) == fiber);
+                at.and_then(|at| ready.remove(at))
+            };
+            if let Some(core) = found {
+                // SAFETY: we are the fiber's home worker and it goes on running in the current
+                // resume; the dispatch that queued this reference emptied the cell.
+                unsafe { core.lend() };
+                return true;
+            }
+            if self.shared.is_shut_down() {
+                // Shutdown may drop the queued reference; the fiber suspends for good, so its
+                // `Core` must outlive every later use of `fiber`: it is kept for ever.
+                std::mem::forget(keep);
+                return false;
+            }
+            parker.park();
         }
     }
 
@@ -260,10 +299,22 @@ impl Local {
         *searching = woken == Woken::Searching;
     }
 
-    /// Drops everything still queued here; the fibers are abandoned (see `Runtime`).
-    fn abandon(&self) {
-        self.ready.borrow_mut().clear();
-        while self.unstarted.pop().is_some() {}
+    /// Drops everything still queued here; the fibers are abandoned (see `Runtime`). Called
+    /// once no worker runs fibers any more. A drop may run user code that wakes a fiber on this
+    /// worker, so nothing is borrowed while one runs.
+    pub(crate) fn abandon(&self) {
+        loop {
+            let ready = mem::take(&mut *self.ready.borrow_mut());
+            if ready.is_empty() && self.unstarted.is_empty() {
+                return;
+            }
+            for core in ready {
+                contain("an abandoned fiber's drop", || drop(core));
+            }
+            while let Some(core) = self.unstarted.pop() {
+                contain("an unstarted fiber's drop", || drop(core));
+            }
+        }
     }
 }
 
@@ -280,12 +331,18 @@ fn retry_steal(mut attempt: impl FnMut() -> Steal<Arc<Core>>) -> Option<Arc<Core
 
 /// Runs the scheduling loop of `local` on this thread until the runtime shuts down or
 /// [`Local::request_stop`] is called.
+///
+/// A worker that leaves because of shutdown waits until every worker has left its loop, then
+/// drops what is still queued; the caller of a loop that stopped for another reason calls
+/// [`Local::abandon`] after shutdown.
 pub(crate) fn run_worker(local: &Local) {
     let _alt_stack = AltStack::ensure();
     let _enter = EnterWorker::new(local);
+    let _abort = AbortOnUnwind;
     // Tokio resources created or polled on this worker use the driver's reactor and timers.
     let _driver = local.shared.tokio.enter();
     local.shared.parkers[local.index].bind_current();
+    local.shared.exit.enter();
     let mut searching = false;
     while !local.stopping() {
         let next = local.next_local().or_else(|| local.steal());
@@ -302,7 +359,9 @@ pub(crate) fn run_worker(local: &Local) {
     if searching {
         local.shared.idle.found_work(&local.shared.parkers);
     }
+    local.shared.exit.leave();
     if local.shared.is_shut_down() {
+        local.shared.exit.wait_all_out();
         local.abandon();
     }
 }

@@ -1,6 +1,6 @@
 //! Structured helpers over scopes: `parallel_map`, `race`.
 
-use super::scope::{cancel_scope_of, scope};
+use super::scope::{cancel_scope_of, run_scope, scope};
 use crate::cancel::CancelCause;
 use std::sync::Mutex;
 
@@ -110,7 +110,8 @@ where
     T: Send,
 {
     let winner = Mutex::new(None);
-    scope(|s| {
+    // The winner cancels the scope; a body still in `fs` then unwinds, which ends it as well.
+    let _ = run_scope(None, |s| {
         let cancel = cancel_scope_of(s);
         let mut any = false;
         for f in fs {

@@ -4,7 +4,7 @@ use super::error::JoinError;
 use super::packet::Packet;
 use crate::fiber::Fiber;
 use crate::sched::{with_worker, Shared};
-use crate::wait::{current_waker, in_fiber, park_current};
+use crate::wait::{current_waker, in_fiber, park_current, park_fiber_checking, Check};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -139,9 +139,19 @@ pub(crate) fn wait<T>(
             poll_outside(packet, shared, outside, &waker)
         };
         if let Some(result) = result {
+            if result.as_ref().is_err_and(JoinError::is_cancelled) {
+                // A fiber cancelled with its joiner: the joiner unwinds too, rather than
+                // being handed a cancellation it did not ask about.
+                crate::cancel::check_current();
+            }
             return result;
         }
-        park_current();
+        // A result that is there once woken is returned, even if a cancellation woke us too
+        // (a scoped child's panic cancels the joiner): the outcome of a join must not depend
+        // on whether the fiber finished before or during it.
+        if !park_fiber_checking(Check::Before) {
+            park_current();
+        }
     }
 }
 

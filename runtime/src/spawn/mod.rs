@@ -10,6 +10,7 @@ mod scope;
 
 pub use detach::detach;
 pub(crate) use detach::Supervisor;
+pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub use helpers::{parallel_map, parallel_map_limited, race};
 pub use join::JoinHandle;

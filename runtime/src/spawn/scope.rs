@@ -52,8 +52,13 @@ pub fn scope<'env, F, T>(f: F) -> T
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
-    run_scope(None, f).unwrap_or_else(|cancelled| {
-        unreachable!("a scope without token or deadline was {cancelled}")
+    run_scope(None, f).unwrap_or_else(|_| {
+        // Only a child's panic cancels a scope without token or deadline, and the panic
+        // itself was taken through `join` (otherwise it would be re-raised here).
+        panic!(
+            "fibra::scope: a child panicked, which cancelled the scope body; the body took \
+             that panic through `join` but was then unwound, so it has no value to return"
+        )
     })
 }
 
@@ -89,7 +94,7 @@ where
 }
 
 #[track_caller]
-fn run_scope<'env, F, T>(options: Option<ScopeOptions>, f: F) -> Result<T, Cancelled>
+pub(super) fn run_scope<'env, F, T>(options: Option<ScopeOptions>, f: F) -> Result<T, Cancelled>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
@@ -314,8 +319,10 @@ pub struct ScopedJoinHandle<'scope, T> {
 
 impl<T> ScopedJoinHandle<'_, T> {
     /// Waits for the fiber to finish and returns its value, or why there is none. A panic
-    /// returned here is the caller's to handle: the scope will not re-raise it. (A child's panic
-    /// also cancels the scope body, so a join that still has to wait unwinds instead.)
+    /// returned here is the caller's to handle: the scope will not re-raise it. This holds
+    /// whether the child panicked before or during the join: a child's panic also cancels the
+    /// scope body, but a join whose child has finished returns its result first; the body's
+    /// next cancellation point then unwinds it.
     ///
     /// ```
     /// fibra_runtime::run(|| {
