@@ -79,3 +79,6 @@ impl Parker {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

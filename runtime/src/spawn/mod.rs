@@ -1,5 +1,6 @@
 //! Spawning fibers: the per-spawn [`Builder`], the free functions, join handles and scopes.
 
+mod child_count;
 mod detach;
 mod error;
 mod helpers;

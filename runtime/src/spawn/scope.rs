@@ -1,5 +1,6 @@
 //! Borrowing structured scopes, with the shape of `std::thread::scope`.
 
+use super::child_count::ChildCount;
 use super::error::JoinError;
 use super::join::wait;
 use super::packet::Packet;
@@ -13,7 +14,7 @@ use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
@@ -260,7 +261,7 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        self.state.running.fetch_add(1, Ordering::Relaxed);
+        self.state.running.add();
         // The packet now counts as a child; if spawning fails, dropping it uncounts it.
         let packet = Arc::new(Packet::new(Some(self.state.clone())));
         let entry = super::entry(f, packet.clone());
@@ -296,7 +297,7 @@ impl<'scope> Scope<'scope, '_> {
 impl fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Scope")
-            .field("running", &self.state.running.load(Ordering::Relaxed))
+            .field("running", &self.state.running.live())
             .finish()
     }
 }
@@ -381,7 +382,7 @@ pub(crate) struct ScopeState {
     /// The cancel scope of the body and the children.
     pub(crate) cancel: Arc<CancelScope>,
     /// Children whose packets still exist.
-    running: AtomicUsize,
+    running: ChildCount,
     /// The fiber that runs the scope, woken when `running` drops to zero.
     owner: Waker,
     next_panic: AtomicU64,
@@ -393,7 +394,7 @@ impl ScopeState {
     fn new(owner: Waker, cancel: Arc<CancelScope>) -> ScopeState {
         ScopeState {
             cancel,
-            running: AtomicUsize::new(0),
+            running: ChildCount::new(),
             owner,
             next_panic: AtomicU64::new(0),
             panic: Mutex::new(None),
@@ -414,15 +415,13 @@ impl ScopeState {
 
     /// A child's packet is gone: nothing of the child touches the scope's borrows any more.
     pub(crate) fn child_gone(&self) {
-        // Release: the child's last uses of borrowed data happen before the scope returns.
-        if self.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.running.gone() {
             self.owner.wake_by_ref();
         }
     }
 
     fn wait_for_children(&self) {
-        // Acquire pairs with `child_gone`'s release.
-        while self.running.load(Ordering::Acquire) != 0 {
+        while !self.running.all_gone() {
             park_current();
         }
     }
