@@ -101,6 +101,15 @@ impl Chunk {
         debug_assert!(unmapped.is_ok(), "unmapping a stack chunk: {unmapped:?}");
     }
 
+    /// Leaves the chunk mapped for good (a stack still out may be borrowed from) but frees its
+    /// registry entry: only stacks of fibers that never run again are out when a pool goes
+    /// away, so no overflow can happen in it any more.
+    pub(super) fn leak(self) {
+        if let Some(registration) = self.registration {
+            registry::unregister(registration);
+        }
+    }
+
     /// The chunk's address range `(start, len)`.
     #[cfg(test)]
     pub(super) fn range(&self) -> (usize, usize) {

@@ -133,17 +133,28 @@ impl SizeClass {
     }
 
     /// Unmaps every chunk whose slots are all back and leaks the others: a stack still out may
-    /// hold pinned data that something references.
+    /// hold pinned data that something references. A leaked chunk keeps only the memory of its
+    /// stacks that are out: its warm stacks give theirs back to the kernel.
     pub(super) fn release(self, guard: Guard) {
-        if guard.costs_mappings() {
-            for _ in &self.warm {
+        for slot in &self.warm {
+            if guard.costs_mappings() {
                 budget::refund();
+            }
+            let chunk = &self.chunks[slot.chunk];
+            if !chunk.is_idle() {
+                let (start, len) = chunk.usable(slot.slot);
+                // SAFETY: a warm slot is back in the pool: no frame and no reference into it
+                // remains, so dropping its pages only zeroes memory nobody reads.
+                let discarded = unsafe { sys::advise(start, len, libc::MADV_DONTNEED) };
+                debug_assert!(discarded.is_ok(), "discarding a warm stack: {discarded:?}");
             }
         }
         for chunk in self.chunks {
             if chunk.is_idle() {
                 // SAFETY: every slot is back in the pool, which is going away with it.
                 unsafe { chunk.unmap() };
+            } else {
+                chunk.leak();
             }
         }
     }

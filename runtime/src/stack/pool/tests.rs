@@ -213,6 +213,30 @@ fn mprotect_guard_faults() {
 }
 
 #[test]
+fn a_chunk_leaked_for_an_abandoned_stack_keeps_only_that_stacks_memory() {
+    let mut pool = pool(4, GuardMode::Auto);
+    let (returned, abandoned) = (pool.take(64 * 1024).unwrap(), pool.take(64 * 1024).unwrap());
+    touch(&returned);
+    touch(&abandoned);
+    let returned_top = top_word(&returned) as usize;
+    pool.give(returned);
+    assert!(is_resident(returned_top), "a warm stack keeps its memory");
+    let guard = abandoned.limit.get();
+    assert!(crate::stack::registry::guard_hit(guard).is_some());
+    drop(pool);
+    assert!(
+        !is_resident(returned_top),
+        "the leaked chunk's warm stack gave its memory back"
+    );
+    assert!(
+        crate::stack::registry::guard_hit(guard).is_none(),
+        "the leaked chunk's registry entry is free"
+    );
+    // SAFETY: the abandoned stack's chunk was leaked, so its memory is still ours.
+    assert_eq!(unsafe { ptr::read_volatile(top_word(&abandoned)) }, 0xf1b7a);
+}
+
+#[test]
 fn dropping_the_pool_unmaps_only_fully_returned_chunks() {
     if child::in_child() {
         let mut pool = pool(4, GuardMode::Auto);
