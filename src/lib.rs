@@ -23,10 +23,10 @@ pub use fibra_runtime::{
     Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
 };
 
-/// Fiber-aware locks and coordination primitives (DESIGN §9).
+/// Fiber-aware locks and coordination primitives.
 pub use fibra_sync as sync;
 
-/// Bounded and rendezvous MPMC channels and timer channels (DESIGN §7).
+/// Bounded and rendezvous MPMC channels and timer channels.
 pub use fibra_channels as chan;
 
 pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySelectError};

@@ -1,5 +1,5 @@
 //! fibra's side-by-side peer benchmarks: the workloads and the harness behind the
-//! `fibra-compare` binary (DESIGN §15).
+//! `fibra-compare` binary.
 //!
 //! The harness: [`args`] (command line), [`rounds`] (alternating rounds), [`report`] (JSON
 //! lines), [`runtimes`] (how every system is set up), [`child`] and [`rss`] (for measurements

@@ -1,4 +1,4 @@
-//! The JSON lines on stdout: one per system and variant, then the ratio line (DESIGN §15).
+//! The JSON lines on stdout: one per system and variant, then the ratio line.
 //!
 //! The JSON is written by hand: every key and string value is one of this binary's own
 //! identifiers, and numbers are finite or written as `null`.

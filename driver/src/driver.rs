@@ -68,7 +68,7 @@ impl Driver {
                     let _ = stopped.await;
                 });
                 // Dropping the runtime waits for blocking jobs still running: they cannot be
-                // interrupted and run to their end (DESIGN §5).
+                // interrupted and run to their end.
                 drop(runtime);
             })?;
         let handle = handle_rx

@@ -14,6 +14,8 @@ pub enum HoldKind {
     Blocking,
     /// A future polled by `block_on` that returned `Pending`.
     Future,
+    /// A cancel token that any thread or task may cancel (a scope's token).
+    CancelToken,
 }
 
 impl fmt::Display for HoldKind {
@@ -22,6 +24,7 @@ impl fmt::Display for HoldKind {
             HoldKind::Timer => "timer",
             HoldKind::Blocking => "blocking job",
             HoldKind::Future => "future",
+            HoldKind::CancelToken => "cancel token",
         })
     }
 }

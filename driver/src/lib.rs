@@ -1,4 +1,4 @@
-//! fibra's centralized I/O driver (DESIGN §6): one OS thread running a current-thread tokio
+//! fibra's centralized I/O driver: one OS thread running a current-thread tokio
 //! runtime — its reactor, timer wheel and blocking pool — or an application's own tokio runtime
 //! attached instead.
 //!
@@ -9,10 +9,12 @@
 //! Every pending external wait — a timer, a blocking job, a pending future — takes a [`Hold`]
 //! from the driver's [`Holds`], so that diagnostics can tell what the program waits for.
 
+mod blocking;
 mod driver;
 mod holds;
 mod time;
 
+pub use blocking::{spawn_blocking, BlockingJob};
 pub use driver::{Driver, EnterGuard};
 pub use holds::{Hold, HoldInfo, HoldKind, Holds};
 pub use time::{deadline_after, Timer};

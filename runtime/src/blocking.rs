@@ -1,14 +1,17 @@
 //! Running blocking work off the workers.
 
-use crate::future::block_on;
+use crate::block_on::block_on;
 use crate::sched::with_worker;
 use crate::wait::in_fiber;
-use fibra_driver::HoldKind;
+use fibra_driver::{spawn_blocking, HoldKind};
 use std::panic;
 
 /// Runs `f` on the blocking pool (tokio's `spawn_blocking` on the driver's runtime) and parks
 /// the calling fiber until it returns; a panic in `f` resumes in the fiber. On a plain thread,
 /// which may block anyway, `f` simply runs there.
+///
+/// A cancellation while waiting drops a job that has not started; one already running
+/// finishes and its result is discarded.
 ///
 /// ```
 /// fibra_runtime::run(|| {
@@ -29,18 +32,8 @@ where
         return f();
     };
     let _hold = crate::holds::take(HoldKind::Blocking);
-    /// If the fiber unwinds (cancelled) while waiting, a job not yet started is dropped; one
-    /// already running finishes and its result is discarded.
-    struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-    impl<T> Drop for AbortOnDrop<T> {
-        fn drop(&mut self) {
-            self.0.abort();
-        }
-    }
-    let mut job = AbortOnDrop(pool.spawn_blocking(f));
-    match block_on(&mut job.0) {
+    match block_on(spawn_blocking(&pool, f)) {
         Ok(value) => value,
-        Err(error) if error.is_panic() => panic::resume_unwind(error.into_panic()),
-        Err(error) => panic!("fibra: the blocking pool dropped a job: {error}"),
+        Err(payload) => panic::resume_unwind(payload),
     }
 }

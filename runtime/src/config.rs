@@ -1,5 +1,5 @@
 //! Runtime settings: what the builder was given, else the environment, else the defaults; a bad
-//! value is reported in one line on stderr together with the fallback used (DESIGN §14).
+//! value is reported in one line on stderr together with the fallback used.
 
 use crate::stack::GuardMode;
 use std::env;
@@ -10,7 +10,7 @@ use std::thread;
 pub(crate) const DEFAULT_STACK_SIZE: usize = 1 << 20;
 /// Default usable stack of the main fiber.
 pub(crate) const DEFAULT_MAIN_STACK_SIZE: usize = 8 << 20;
-/// Default reductions per slice (DESIGN §2).
+/// Default reductions per slice.
 pub(crate) const DEFAULT_REDUCTIONS: u32 = 4000;
 /// Default bound on blocking-pool threads.
 pub(crate) const DEFAULT_BLOCKING_THREADS: usize = 64;

@@ -1,4 +1,4 @@
-//! Taking holds (DESIGN §11) for the calling fiber's external waits.
+//! Taking holds for the calling fiber's external waits.
 
 use crate::sched::with_worker;
 use crate::wait::running_fiber;

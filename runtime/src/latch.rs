@@ -1,4 +1,4 @@
-//! The per-fiber park/wake latch (DESIGN §3).
+//! The per-fiber park/wake latch.
 //!
 //! Four states: `IDLE` (running, no token), `NOTIFIED` (a token is waiting to be consumed),
 //! `WAITING` (the fiber has committed to suspend) and `DISPATCHED` (one waker has won the right to

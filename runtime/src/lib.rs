@@ -52,15 +52,15 @@
 //! assert_eq!(results, [0, 1, 4, 9, 16, 25, 36, 49]);
 //! ```
 
+mod block_on;
 mod blocking;
 mod cancel;
 mod config;
-mod ctx;
 mod fiber;
-mod future;
+mod fiber_ctx;
+mod fiber_local;
 mod holds;
 mod latch;
-mod local;
 mod outside;
 mod runtime;
 mod sched;
@@ -72,19 +72,19 @@ mod this_fiber;
 mod time;
 pub mod wait;
 
+pub use block_on::{block_on, WaitExt};
 pub use blocking::blocking;
 pub use cancel::{
-    check_cancel, is_cancellation, is_cancelled, shield, timeout, CancelCause, CancelToken,
-    Cancelled, Elapsed, ScopeOptions,
+    check_cancel, is_cancellation, is_cancelled, shield, CancelCause, CancelToken, Cancelled,
+    ScopeOptions,
 };
 pub use fiber::{Fiber, FiberId};
+pub use fiber_local::LocalKey;
 pub use fibra_driver::{HoldInfo, HoldKind};
-pub use future::{block_on, WaitExt};
-pub use local::LocalKey;
 pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
 pub use spawn::{
     detach, parallel_map, parallel_map_limited, race, scope, scope_with, spawn, spawn_local,
-    Builder, JoinError, JoinHandle, Scope, ScopedJoinHandle,
+    timeout, Builder, Elapsed, JoinError, JoinHandle, Scope, ScopedJoinHandle,
 };
 pub use this_fiber::{checkpoint, current, current_worker, park, yield_now};
 pub use time::{park_timeout, sleep, sleep_until};

@@ -13,7 +13,7 @@ use std::panic;
 use std::sync::Arc;
 use std::thread;
 
-/// A fibra runtime: `N` worker threads running fibers (DESIGN §2).
+/// A fibra runtime: `N` worker threads running fibers.
 ///
 /// The thread that calls [`Runtime::block_on`] becomes worker 0 and runs the main fiber; the
 /// other workers start at [`RuntimeBuilder::build`]. When `block_on` returns, the runtime shuts

@@ -1,11 +1,8 @@
 //! Sleeping and timed parking on the driver's timer wheel.
 
 use crate::this_fiber::park;
-use crate::wait::{in_fiber, park_current_until, with_waker};
-use fibra_driver::{deadline_after, HoldKind, Timer};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Context;
+use crate::wait::{in_fiber, park_current_until, FiberTimer};
+use fibra_driver::deadline_after;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -41,14 +38,9 @@ pub fn sleep_until(deadline: Instant) {
         }
         return;
     }
-    let mut timer = Timer::at(deadline);
-    let _hold = crate::holds::take(HoldKind::Timer);
+    let mut timer = FiberTimer::at(deadline);
     // Wake-ups meant for other waits of this fiber only cause a re-poll.
-    while with_waker(|waker| {
-        Pin::new(&mut timer)
-            .poll(&mut Context::from_waker(waker))
-            .is_pending()
-    }) {
+    while !timer.expired() {
         park();
     }
 }

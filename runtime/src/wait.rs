@@ -110,15 +110,37 @@ pub fn park_current_until(deadline: Instant) {
     if Instant::now() >= deadline {
         return;
     }
-    let mut timer = Timer::at(deadline);
-    let _hold = crate::holds::take(HoldKind::Timer);
-    let elapsed = with_waker(|waker| {
-        Pin::new(&mut timer)
-            .poll(&mut Context::from_waker(waker))
-            .is_ready()
-    });
-    if !elapsed {
+    if !FiberTimer::at(deadline).expired() {
         park_fiber();
+    }
+}
+
+/// A deadline of the running fiber on the driver's timer wheel, with its hold: the one way a
+/// fiber's timed wait is timed. Dropping it deregisters the timer and releases the hold.
+pub(crate) struct FiberTimer {
+    timer: Timer,
+    _hold: Option<fibra_driver::Hold>,
+}
+
+impl FiberTimer {
+    /// # Panics
+    ///
+    /// Outside the driver's context (off a fibra worker).
+    #[track_caller]
+    pub(crate) fn at(deadline: Instant) -> FiberTimer {
+        FiberTimer {
+            timer: Timer::at(deadline),
+            _hold: crate::holds::take(HoldKind::Timer),
+        }
+    }
+
+    /// Whether the deadline has passed; if not, the running fiber is woken when it does.
+    pub(crate) fn expired(&mut self) -> bool {
+        with_waker(|waker| {
+            Pin::new(&mut self.timer)
+                .poll(&mut Context::from_waker(waker))
+                .is_ready()
+        })
     }
 }
 
@@ -147,7 +169,7 @@ pub fn park_current() {
     }
 }
 
-/// Parks the running fiber (DESIGN §3). Returns false, doing nothing, outside a fiber.
+/// Parks the running fiber. Returns false, doing nothing, outside a fiber.
 pub(crate) fn park_fiber() -> bool {
     park_fiber_checking(Check::BeforeAndAfter)
 }

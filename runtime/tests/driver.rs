@@ -7,12 +7,15 @@ mod common;
 
 use common::{on, runtime};
 use fibra_runtime::{
-    block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, WaitExt,
+    block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, ScopeOptions,
+    WaitExt,
 };
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
+
+const HOUR: Duration = Duration::from_secs(3600);
 
 #[test]
 fn sleeping_fibers_wake_in_deadline_order_and_never_early() {
@@ -117,6 +120,32 @@ fn holds_are_listed_while_waiting_and_gone_after() {
         sleeper.fiber().unpark();
         sleeper.join().unwrap();
         assert!(handle.holds().is_empty());
+    });
+}
+
+#[test]
+fn a_scope_deadline_and_a_scope_token_hold_the_runtime_while_they_may_fire() {
+    on(1, || {
+        let handle = fibra_runtime::Handle::current();
+        let me = fibra_runtime::current().id().as_u64();
+        let by_deadline =
+            fibra_runtime::scope_with(ScopeOptions::new().timeout(HOUR), |_| handle.holds())
+                .unwrap();
+        assert_eq!(by_deadline.len(), 1);
+        assert_eq!(by_deadline[0].kind, HoldKind::Timer);
+        assert_eq!(by_deadline[0].owner, Some(me));
+        assert_eq!(
+            by_deadline[0].location.file(),
+            file!(),
+            "the hold names the scope_with call"
+        );
+        let token = fibra_runtime::CancelToken::new();
+        let by_token =
+            fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| handle.holds())
+                .unwrap();
+        assert_eq!(by_token.len(), 1);
+        assert_eq!(by_token[0].kind, HoldKind::CancelToken);
+        assert!(handle.holds().is_empty(), "released when the scopes ended");
     });
 }
 

@@ -1,5 +1,4 @@
-//! `fibra-compare`: fibra and its peers on the same workloads, side by side in one process run
-//! (DESIGN §15).
+//! `fibra-compare`: fibra and its peers on the same workloads, side by side in one process run.
 //!
 //! ```text
 //! cargo run --release -p fibra-bench --bin fibra-compare -- <bench>... [--quick]

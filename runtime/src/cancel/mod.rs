@@ -1,4 +1,4 @@
-//! Unwinding cancellation (DESIGN §5): cancel scopes, cancellation points, shields, and
+//! Unwinding cancellation: cancel scopes, cancellation points, shields, and
 //! `scope_with`'s tokens, deadlines and timeouts.
 //!
 //! Cancellation is cooperative and unwinds: a fiber whose scope is cancelled panics, with a
@@ -14,13 +14,13 @@
 mod hint;
 mod options;
 mod point;
-mod timeout;
 mod tree;
+mod trigger;
 
 pub(crate) use hint::CancelHint;
 pub use options::{CancelCause, Cancelled, ScopeOptions};
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
 pub(crate) use point::{check_current, check_fiber, check_thread, Cancellation};
-pub use timeout::{timeout, Elapsed};
 pub use tokio_util::sync::CancellationToken as CancelToken;
 pub(crate) use tree::CancelScope;
+pub(crate) use trigger::Trigger;

@@ -1,8 +1,8 @@
 //! Cancellation points, shields, and the private unwind payload.
 
 use super::{CancelCause, Cancelled};
-use crate::ctx::{self, FiberCtx};
 use crate::fiber::Core;
+use crate::fiber_ctx::{self, FiberCtx};
 use crate::sched::with_running;
 use std::any::Any;
 use std::panic;
@@ -18,12 +18,12 @@ pub(crate) struct Cancellation {
 fn pending() -> Option<(u64, CancelCause)> {
     let skip = with_running(|core| match core {
         Some(core) => !core.cancel_hint.is_raised(),
-        None => !ctx::thread_has_scope(),
+        None => !fiber_ctx::thread_has_scope(),
     });
     if skip {
         return None;
     }
-    ctx::with(|ctx| pending_in(ctx))
+    fiber_ctx::with(|ctx| pending_in(ctx))
 }
 
 fn pending_in(ctx: &FiberCtx) -> Option<(u64, CancelCause)> {
@@ -76,7 +76,7 @@ fn check_hinted(core: &Core) {
 pub(crate) fn check_thread() {
     // Only a thread that has a cancel scope can be cancelled; looking this up first keeps
     // the thread's context (and its lazy initialisation) off the path of every other one.
-    if ctx::thread_has_scope() {
+    if fiber_ctx::thread_has_scope() {
         check_thread_scoped();
     }
 }
@@ -98,7 +98,7 @@ pub(crate) fn check_current() {
 #[cold]
 #[inline(never)]
 fn check_thread_scoped() {
-    if let Some(pending) = ctx::with(|ctx| pending_in(ctx)) {
+    if let Some(pending) = fiber_ctx::with(|ctx| pending_in(ctx)) {
         unwind(pending);
     }
 }
@@ -137,10 +137,10 @@ pub fn shield<R>(f: impl FnOnce() -> R) -> R {
     struct Unshield;
     impl Drop for Unshield {
         fn drop(&mut self) {
-            ctx::with(|ctx| ctx.shield -= 1);
+            fiber_ctx::with(|ctx| ctx.shield -= 1);
         }
     }
-    ctx::with(|ctx| ctx.shield += 1);
+    fiber_ctx::with(|ctx| ctx.shield += 1);
     let _unshield = Unshield;
     f()
 }

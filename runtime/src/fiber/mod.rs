@@ -8,7 +8,7 @@ pub(crate) use body::{Body, Entry, Suspend, Yielder};
 pub use handle::{Fiber, FiberId};
 
 use crate::cancel::{CancelHint, CancelScope};
-use crate::ctx::FiberCtx;
+use crate::fiber_ctx::FiberCtx;
 use crate::latch::{Latch, Unpark};
 use crate::sched::Shared;
 use crate::stack::StackTicket;
@@ -28,7 +28,7 @@ pub(crate) struct Core {
     pub(crate) location: &'static Location<'static>,
     pub(crate) stack_size: usize,
     pub(crate) latch: Latch,
-    /// The worker that first ran the fiber, where it stays (the pinning rule, DESIGN §2).
+    /// The worker that first ran the fiber, where it stays (the pinning rule).
     pub(crate) home: AtomicUsize,
     pub(crate) shared: Arc<Shared>,
     /// Only ever touched by the thread that currently runs the fiber: the worker that popped it

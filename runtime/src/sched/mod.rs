@@ -1,13 +1,13 @@
 //! The M:N scheduler: workers, their queues, stealing, and sleeping without lost wake-ups.
 
 mod containment;
-mod context;
+mod current;
 mod exit_barrier;
 mod idle;
 mod parker;
 mod worker;
 
-pub(crate) use context::{
+pub(crate) use current::{
     charge, describe_running, with_running, with_running_charged, with_worker,
 };
 pub(crate) use worker::{run_worker, Local};
@@ -39,7 +39,7 @@ pub(crate) struct Shared {
     pub(crate) outside: Outside,
     /// The driver's tokio runtime, entered by every worker for its whole life.
     pub(crate) tokio: tokio::runtime::Handle,
-    /// Pending external waits (DESIGN §11).
+    /// Pending external waits.
     pub(crate) holds: Arc<Holds>,
     /// Detached fibers.
     pub(crate) supervisor: Supervisor,

@@ -1,7 +1,7 @@
 //! One worker: its own queues, the scheduling loop, and running a fiber for one slice.
 
 use super::containment::{contain, AbortOnUnwind};
-use super::context::{self, EnterWorker};
+use super::current::{self, EnterWorker};
 use super::idle::Woken;
 use super::Shared;
 use crate::fiber::{Body, Core, Suspend};
@@ -184,7 +184,7 @@ impl Local {
             match stack {
                 Ok(stack) => {
                     let coroutine = corosensei::Coroutine::with_stack(stack, move |yielder, ()| {
-                        context::with_running(|running| {
+                        current::with_running(|running| {
                             running
                                 .expect("a fiber's coroutine runs with its core set")
                                 .set_yielder(yielder)
@@ -207,7 +207,7 @@ impl Local {
         // after the last yield, or taken by the dispatch that queued the fiber).
         unsafe { core.lend() };
         let result = {
-            let _running = context::Running::set(fiber, self.slice);
+            let _running = current::Running::set(fiber, self.slice);
             coroutine.resume(())
         };
         // After a park the lent reference may already be in a queue (or, for a fiber nobody

@@ -1,4 +1,4 @@
-//! Detached fibers under the runtime's supervisor (DESIGN §4).
+//! Detached fibers under the runtime's supervisor.
 
 use super::{launch, run_entry, CancelIn, Placement, Spec};
 use crate::cancel::CancelScope;

@@ -8,6 +8,7 @@ mod join;
 mod packet;
 mod pinned;
 mod scope;
+mod timeout;
 
 pub use detach::detach;
 pub(crate) use detach::Supervisor;
@@ -16,10 +17,11 @@ pub use error::JoinError;
 pub use helpers::{parallel_map, parallel_map_limited, race};
 pub use join::JoinHandle;
 pub use scope::{scope, scope_with, Scope, ScopedJoinHandle};
+pub use timeout::{timeout, Elapsed};
 
 use crate::cancel::{self, CancelScope};
-use crate::ctx;
 use crate::fiber::{Core, Entry, Fiber};
+use crate::fiber_ctx;
 use crate::runtime::Handle;
 use crate::sched::{charge, with_worker, Shared};
 use crate::stack::{self, StackError};
@@ -319,7 +321,7 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
     let stack_size = spec.stack_size.unwrap_or(shared.config.stack_size);
     stack::check_size(stack_size).map_err(io::Error::other)?;
     let ticket = stack::admit().map_err(io::Error::other)?;
-    let ctx = ctx::with(|ctx| {
+    let ctx = fiber_ctx::with(|ctx| {
         ctx.child(match spec.cancel {
             CancelIn::Inherit => ctx.cancel.clone(),
             CancelIn::Scope(scope) => Some(scope),
@@ -404,7 +406,7 @@ where
                 }
             });
             // The scope may end as soon as this fiber's packet is gone; do not keep it alive.
-            drop(ctx::replace_cancel(None));
+            drop(fiber_ctx::replace_cancel(None));
             outcome
         }
         Err(error) => {

@@ -48,7 +48,7 @@ impl<T> Packet<T> {
             if let (Err(error), Some(scope)) = (&result, &self.scope) {
                 if error.is_panic() {
                     state.panic_order = scope.next_panic_order();
-                    // A child's panic cancels its siblings and the scope body (DESIGN §4).
+                    // A child's panic cancels its siblings and the scope body.
                     scope.cancel.cancel(CancelCause::Internal);
                 }
             }

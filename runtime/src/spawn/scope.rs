@@ -5,9 +5,11 @@ use super::error::JoinError;
 use super::join::wait;
 use super::packet::Packet;
 use super::{Builder, CancelIn, Spec};
-use crate::cancel::{shield, CancelCause, CancelScope, Cancellation, Cancelled, ScopeOptions};
-use crate::ctx;
+use crate::cancel::{
+    shield, CancelCause, CancelScope, Cancellation, Cancelled, ScopeOptions, Trigger,
+};
 use crate::fiber::Fiber;
+use crate::fiber_ctx;
 use crate::sched::Shared;
 use crate::wait::{current_waker, park_current};
 use std::any::Any;
@@ -102,8 +104,14 @@ where
     let shared = crate::sched::with_worker(|local| local.map(|local| local.shared().clone()))
         .filter(|_| crate::wait::in_fiber())
         .unwrap_or_else(|| panic!("fibra::scope() called outside a fiber of a fibra runtime"));
-    let cancel = CancelScope::new(ctx::with(|ctx| ctx.cancel.clone()));
-    let trigger = options.map(|options| Trigger::start(&shared, options, &cancel));
+    let cancel = CancelScope::new(fiber_ctx::with(|ctx| ctx.cancel.clone()));
+    // Not through a closure, which would end `track_caller`: the trigger's hold records the
+    // caller's location.
+    #[allow(clippy::manual_map)]
+    let trigger = match options {
+        Some(options) => Some(Trigger::start(&shared, options, &cancel)),
+        None => None,
+    };
     let scope = Scope {
         state: Arc::new(ScopeState::new(current_waker(), cancel.clone())),
         shared,
@@ -157,7 +165,7 @@ struct Body {
 impl Body {
     fn enter(scope: &Arc<CancelScope>) -> Body {
         scope.join(&crate::current().0);
-        let previous = ctx::replace_cancel(Some(scope.clone()));
+        let previous = fiber_ctx::replace_cancel(Some(scope.clone()));
         Body { previous }
     }
 }
@@ -165,55 +173,7 @@ impl Body {
 impl Drop for Body {
     fn drop(&mut self) {
         // The scope may still wake this fiber spuriously once; every wait loops.
-        drop(ctx::replace_cancel(self.previous.take()));
-    }
-}
-
-/// The driver task that cancels a `scope_with` when its token or deadline fires; aborted when
-/// the scope ends.
-struct Trigger(Option<tokio::task::JoinHandle<()>>);
-
-impl Trigger {
-    fn start(shared: &Shared, options: ScopeOptions, cancel: &Arc<CancelScope>) -> Trigger {
-        let fired_already = options.token.as_ref().is_some_and(|t| t.is_cancelled());
-        if fired_already {
-            cancel.cancel(CancelCause::Token);
-            return Trigger(None);
-        }
-        if options
-            .deadline
-            .is_some_and(|d| d <= std::time::Instant::now())
-        {
-            cancel.cancel(CancelCause::Deadline);
-            return Trigger(None);
-        }
-        let cancel = cancel.clone();
-        let task = match (options.token, options.deadline) {
-            (None, None) => return Trigger(None),
-            (Some(token), None) => shared.tokio.spawn(async move {
-                token.cancelled().await;
-                cancel.cancel(CancelCause::Token);
-            }),
-            (None, Some(deadline)) => shared.tokio.spawn(async move {
-                tokio::time::sleep_until(deadline.into()).await;
-                cancel.cancel(CancelCause::Deadline);
-            }),
-            (Some(token), Some(deadline)) => shared.tokio.spawn(async move {
-                tokio::select! {
-                    () = token.cancelled() => cancel.cancel(CancelCause::Token),
-                    () = tokio::time::sleep_until(deadline.into()) => cancel.cancel(CancelCause::Deadline),
-                }
-            }),
-        };
-        Trigger(Some(task))
-    }
-}
-
-impl Drop for Trigger {
-    fn drop(&mut self) {
-        if let Some(task) = &self.0 {
-            task.abort();
-        }
+        drop(fiber_ctx::replace_cancel(self.previous.take()));
     }
 }
 

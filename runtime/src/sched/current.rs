@@ -12,8 +12,7 @@ struct Current {
     /// The fiber this thread is running, while it runs. Also read by the overflow signal
     /// handler, hence plain cells in a const-initialised thread-local without a destructor.
     running: Cell<*const Core>,
-    /// Reductions left in the running fiber's slice (DESIGN §2); meaningless while no fiber
-    /// runs.
+    /// Reductions left in the running fiber's slice; meaningless while no fiber runs.
     budget: Cell<u32>,
 }
 
@@ -95,7 +94,7 @@ pub(crate) fn with_running<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     f(unsafe { core.as_ref() })
 }
 
-/// Charges one reduction to the running fiber (DESIGN §2); true when its slice is used up.
+/// Charges one reduction to the running fiber; true when its slice is used up.
 /// Always false outside a fiber, where there is no slice to end.
 #[inline]
 pub(crate) fn charge() -> bool {

@@ -1,6 +1,6 @@
-//! Fiber-local storage (DESIGN §13).
+//! Fiber-local storage.
 
-use crate::ctx;
+use crate::fiber_ctx;
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -55,7 +55,7 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
 
     fn current(&'static self) -> Arc<dyn Any + Send + Sync> {
         let id = self.id();
-        let bound = ctx::with(|ctx| {
+        let bound = fiber_ctx::with(|ctx| {
             ctx.locals
                 .iter()
                 .find(|(key, _)| *key == id)
@@ -63,7 +63,7 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
         });
         bound.unwrap_or_else(|| {
             let value: Arc<dyn Any + Send + Sync> = Arc::new((self.init)());
-            ctx::with(|ctx| ctx.locals.push((id, value.clone())));
+            fiber_ctx::with(|ctx| ctx.locals.push((id, value.clone())));
             value
         })
     }
@@ -114,7 +114,7 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
                 let previous = self.previous.take();
                 // The scoped value may be a user type whose `Drop` reads fiber-locals or
                 // spawns: it is dropped here, after the context is no longer borrowed.
-                let _scoped = ctx::with(|ctx| {
+                let _scoped = fiber_ctx::with(|ctx| {
                     let at = ctx.locals.iter().position(|(key, _)| *key == self.id);
                     let scoped = at.map(|at| ctx.locals.swap_remove(at).1);
                     if let Some(previous) = previous {
@@ -126,7 +126,7 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
         }
         let id = self.id();
         let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
-        let previous = ctx::with(|ctx| {
+        let previous = fiber_ctx::with(|ctx| {
             let at = ctx.locals.iter().position(|(key, _)| *key == id);
             let previous = at.map(|at| ctx.locals.swap_remove(at).1);
             ctx.locals.push((id, value));

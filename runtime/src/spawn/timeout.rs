@@ -1,7 +1,7 @@
 //! `timeout`: a bound on a piece of fiber code.
 
-use super::ScopeOptions;
-use crate::spawn::scope_with;
+use super::scope_with;
+use crate::cancel::ScopeOptions;
 use std::error::Error;
 use std::fmt;
 use std::time::Duration;
