@@ -18,7 +18,7 @@ pub fn requested() -> Option<String> {
 }
 
 /// Runs `job` in a child copy of this binary and returns what it printed on stdout, trimmed.
-/// The child's stderr goes to ours. A child that fails, or runs past [`DEADLINE`] (it is then
+/// The child's stderr goes to ours. A child that fails, or runs past `DEADLINE` (it is then
 /// killed), is a panic here.
 pub fn run(job: &str) -> String {
     let exe = std::env::current_exe().expect("path of the running binary");

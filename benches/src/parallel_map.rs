@@ -1,4 +1,4 @@
-//! `parallel_map`: a trivial function ([`map`]) over 1 000 000 items (100 000 with `--quick`),
+//! `parallel_map`: a trivial function (`map`) over 1 000 000 items (100 000 with `--quick`),
 //! the results collected in input order. Metric: ms for the whole map.
 //!
 //! Variant `2w`: `fibra::parallel_map` (one fiber per item) on the main fiber of a 2-worker

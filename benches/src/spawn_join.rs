@@ -1,4 +1,4 @@
-//! `spawn_join`: trivial spawn + join, in batches of [`BATCH`]: spawn a batch, join it, repeat.
+//! `spawn_join`: trivial spawn + join, in batches of `BATCH`: spawn a batch, join it, repeat.
 //!
 //! Variant `2w` (1 000 000 tasks, 100 000 with `--quick`): a fibra scope per batch with 2 workers
 //! vs tokio multi-thread (2 workers, `tokio::spawn` + `.await`) vs `may` (2 workers). Variant

@@ -1,4 +1,4 @@
-//! `timers`: many tasks sleeping [`SLEEP`] at once; the spawner spawns them all, then joins them
+//! `timers`: many tasks sleeping `SLEEP` at once; the spawner spawns them all, then joins them
 //! all. Two metrics per variant: the wall time of the whole workload (`ms_total`) and the CPU
 //! time the process spent on it (`cpu_ms`, user + system over every thread of the process, from
 //! `getrusage(RUSAGE_SELF)`; the idle threads of the systems not running at the time are part of
@@ -10,7 +10,7 @@
 //! `may::coroutine::sleep`. `may` maps every coroutine stack with its own guard page, two kernel
 //! mappings per coroutine, so with the default `vm.max_map_count` (65 530) it cannot hold
 //! 100 000 coroutines at once; it is compared on the smaller count only. Every run checks the
-//! sum of the sleepers' indices and that the whole run took at least [`SLEEP`].
+//! sum of the sleepers' indices and that the whole run took at least `SLEEP`.
 
 use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
