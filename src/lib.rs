@@ -18,9 +18,9 @@ pub use fibra_runtime::{
     block_on, blocking, check_cancel, checkpoint, current, current_worker, detach, fiber_local,
     is_cancellation, is_cancelled, parallel_map, parallel_map_limited, park, park_timeout, race,
     run, scope, scope_with, shield, sleep, sleep_until, spawn, spawn_local, timeout, wait,
-    yield_now, BackgroundRuntime, Builder, CancelCause, CancelToken, Cancelled, Elapsed, Fiber,
-    FiberId, Handle, HoldInfo, HoldKind, JoinError, JoinHandle, LocalKey, Runtime, RuntimeBuilder,
-    Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
+    yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup, CancelToken, Cancelled,
+    Elapsed, Fiber, FiberId, Handle, HoldInfo, HoldKind, JoinError, JoinHandle, LocalKey, Runtime,
+    RuntimeBuilder, Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
 };
 
 /// Fiber-aware locks and coordination primitives (DESIGN §9).

@@ -40,8 +40,8 @@ pub mod wait;
 
 pub use blocking::blocking;
 pub use cancel::{
-    check_cancel, is_cancellation, is_cancelled, shield, timeout, CancelCause, CancelToken,
-    Cancelled, Elapsed, ScopeOptions,
+    check_cancel, is_cancellation, is_cancelled, shield, timeout, CancelCause, CancelGroup,
+    CancelToken, Cancelled, Elapsed, ScopeOptions,
 };
 pub use fiber::{Fiber, FiberId};
 pub use fibra_driver::{HoldInfo, HoldKind};

@@ -15,7 +15,7 @@ pub use helpers::{parallel_map, parallel_map_limited, race};
 pub use join::JoinHandle;
 pub use scope::{scope, scope_with, Scope, ScopedJoinHandle};
 
-use crate::cancel::{self, CancelScope};
+use crate::cancel::{self, CancelGroup, CancelScope};
 use crate::ctx;
 use crate::fiber::{Core, Entry, Fiber};
 use crate::runtime::Handle;
@@ -178,6 +178,42 @@ impl Builder {
         T: Send + 'static,
     {
         let spec = self.spec();
+        let packet = Arc::new(Packet::new(None));
+        let entry = entry(f, packet.clone());
+        let fiber = launch(&handle.shared, spec, entry, Placement::Anywhere)?;
+        Ok(JoinHandle::new(packet, fiber))
+    }
+
+    /// Spawns a fiber on the current runtime in `group` instead of the spawner's cancel scope:
+    /// it unwinds when the group is cancelled, and not when the spawner's scope is.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::spawn`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a fibra runtime.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let group = fibra_runtime::CancelGroup::new();
+    ///     let h = fibra_runtime::Builder::new().spawn_in(&group, || 7).unwrap();
+    ///     assert_eq!(h.join().unwrap(), 7);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn_in<F, T>(self, group: &CancelGroup, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let handle = Handle::try_current()
+            .unwrap_or_else(|| panic!("fibra::Builder::spawn_in() called outside a fibra runtime"));
+        let spec = Spec {
+            cancel: CancelIn::Scope(group.scope().clone()),
+            ..self.spec()
+        };
         let packet = Arc::new(Packet::new(None));
         let entry = entry(f, packet.clone());
         let fiber = launch(&handle.shared, spec, entry, Placement::Anywhere)?;
