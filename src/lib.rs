@@ -30,3 +30,25 @@ pub use fibra_sync as sync;
 pub use fibra_channels as chan;
 
 pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySelectError};
+
+/// Erlang-style processes: typed mailboxes with selective receive, links, monitors, names,
+/// `call` and supervisors.
+///
+/// ```
+/// use fibra::process::{self, Inbox, Signal};
+/// use std::time::Duration;
+///
+/// let status = fibra::process::run(|inbox: Inbox<&'static str>| {
+///     let me = inbox.pid();
+///     process::spawn(move |_: Inbox<()>| me.send("pong"));
+///     fibra::receive! { inbox,
+///         Signal::Msg(text) => assert_eq!(text, "pong"),
+///         after Duration::from_secs(5) => panic!("no pong"),
+///     }
+/// });
+/// assert_eq!(status, 0);
+/// ```
+#[doc(inline)]
+pub use fibra_process as process;
+
+pub use fibra_process::receive;
