@@ -85,8 +85,10 @@ pub(crate) trait AnyProc: Send + Sync + 'static {
     fn core(&self) -> &Core;
     /// Puts a system signal into the mailbox (dropped if the process has ended).
     fn post(&self, signal: System);
-    /// Drops what waits in the mailbox's queue of arrivals.
-    fn discard_arrivals(&self);
+    /// Drops what waits in the mailbox's queue of arrivals, and the owner's waker: an ended
+    /// process keeps neither (a waker keeps its fiber, and the fiber its spawner's process,
+    /// alive — a chain as long as the chain of spawns).
+    fn discard_mailbox(&self);
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
 }
 
@@ -187,8 +189,9 @@ impl<M: Send + 'static> AnyProc for Proc<M> {
         });
     }
 
-    fn discard_arrivals(&self) {
+    fn discard_mailbox(&self) {
         while self.mailbox.arrivals.pop().is_some() {}
+        drop(self.mailbox.waker.take());
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {

@@ -42,7 +42,7 @@ pub(crate) fn end(first: ProcessId, reason: Reason) {
                 std::mem::take(&mut state.held),
             )
         };
-        id.proc().discard_arrivals();
+        id.proc().discard_mailbox();
         core.group.cancel();
         for (mref, target) in held {
             monitor::unwatch(&target, mref);

@@ -126,7 +126,8 @@ macro_rules! __receive_emit {
         });
         match __found {
             ::core::option::Option::Some(__found) => match __found {
-                $( (__arm, $pat) if __arm == $($idx)* => $body, )*
+                // A binding the guard used may go unused by the body.
+                $( #[allow(unused_variables)] (__arm, $pat) if __arm == $($idx)* => $body, )*
                 _ => ::core::unreachable!("receive!: the taken signal matches its arm"),
             },
             ::core::option::Option::None => $after,

@@ -346,6 +346,8 @@ where
             Err(payload) => Reason::Panic(panic_message(&*payload)),
         };
         fibra_runtime::shield(|| end_self(&id, reason));
+        // The fiber may have waited again after its end (in a shield): drop that waker too.
+        id.proc().discard_mailbox();
     });
 }
 
