@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 /// Where a [`call`]'s reply goes: put it in a request message, and the callee answers with
 /// [`reply`](ReplyTo::reply). Dropping it unanswered makes the call fail with
-/// [`CallError::NoReply`] at once.
+/// [`CallError::NoReply`] at once (unless the callee is unwinding: then its end fails the
+/// call with [`CallError::Down`]).
 pub struct ReplyTo<R> {
     slot: Arc<Slot<R>>,
 }
@@ -96,7 +97,10 @@ impl<R> ReplyTo<R> {
 
 impl<R> Drop for ReplyTo<R> {
     fn drop(&mut self) {
-        self.slot.settle(Err(CallError::NoReply));
+        // Dropped by an unwinding callee: its end, not a refusal, settles the call.
+        if !std::thread::panicking() {
+            self.slot.settle(Err(CallError::NoReply));
+        }
     }
 }
 
