@@ -10,19 +10,27 @@ use std::fmt;
 /// Ends `first` with `reason` unless it already ended, then every process its end kills in
 /// turn, breadth first from one work list: a long chain of links ends without recursion.
 ///
-/// For each process, in order: its name is freed, its monitors get their `Down`, its fiber is
-/// cancelled (it unwinds at its next cancellation point), and its links get their signals in
-/// link order.
+/// For each process, in order: it is marked ended, the monitors it holds are dropped, its
+/// name is freed, its monitors get their `Down`, its fiber is cancelled (it unwinds at its
+/// next cancellation point), and its links get their signals in link order.
 pub(crate) fn end(first: ProcessId, reason: Reason) {
     let mut work = VecDeque::from([(first, reason)]);
     while let Some((id, reason)) = work.pop_front() {
         let core = id.proc().core();
-        let (links, held) = {
+        let held = {
             let mut state = core.lock();
             if state.reason.is_some() {
                 continue;
             }
             core.mark_ended(&mut state, reason.clone());
+            std::mem::take(&mut state.held)
+        };
+        // The monitors it holds go first (their targets' locks are taken one at a time).
+        for (mref, target) in held {
+            monitor::unwatch(&target, mref);
+        }
+        let links = {
+            let mut state = core.lock();
             if let Some(name) = state.name.take() {
                 registry::release(&name, &id);
             }
@@ -37,16 +45,10 @@ pub(crate) fn end(first: ProcessId, reason: Reason) {
                 }
             }
             state.flushed.clear();
-            (
-                std::mem::take(&mut state.links),
-                std::mem::take(&mut state.held),
-            )
+            std::mem::take(&mut state.links)
         };
         id.proc().discard_mailbox();
         core.group.cancel();
-        for (mref, target) in held {
-            monitor::unwatch(&target, mref);
-        }
         for link in links {
             if let Some(next) = signal_link(&link, &id, &reason) {
                 work.push_back((link, next));

@@ -155,3 +155,26 @@ pub(crate) fn unwatch(target: &ProcessId, mref: u64) -> bool {
     let at = state.watchers.iter().position(|w| w.mref() == mref);
     at.map(|at| state.watchers.remove(at)).is_some()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Inbox, Reason, Signal};
+
+    #[test]
+    fn the_monitors_an_ended_process_held_are_removed_from_their_targets() {
+        let status = crate::run(|inbox: Inbox<()>| {
+            let target = crate::spawn(|inbox: Inbox<()>| loop {
+                inbox.recv();
+            });
+            let watched = target.id();
+            let (_, _) = crate::spawn_monitor(move |_: Inbox<()>| {
+                crate::monitor(&watched);
+                crate::monitor(&watched);
+            });
+            assert!(matches!(inbox.recv(), Signal::Down { .. }));
+            assert!(target.id().proc().core().lock().watchers.is_empty());
+            crate::exit(&target, Reason::Kill);
+        });
+        assert_eq!(status, 0);
+    }
+}

@@ -96,8 +96,12 @@ impl Node {
         }
     }
 
-    /// A runtime error: a one-line diagnostic, then the program ends with status 70.
+    /// A runtime error: a one-line diagnostic, then the program ends with status 70. Only the
+    /// first error of a program is reported: the others happen while it is ending.
     pub(crate) fn runtime_error(&self, message: &str) {
+        if self.owned && self.is_ending() {
+            return;
+        }
         eprintln!("fibra::process: runtime error: {message}");
         self.halt(RUNTIME_ERROR_STATUS);
     }

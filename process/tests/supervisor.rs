@@ -75,7 +75,7 @@ fn one_for_one_restarts_only_the_child_that_ended() {
             process::exit(&before[1], Reason::custom("crash"));
             let after = running(&sup, |now| now[1].as_ref() != Some(&before[1]));
             assert_eq!((&after[0], &after[2]), (&before[0], &before[2]));
-            assert!(after.iter().all(|pid| process::is_alive(pid)));
+            assert!(after.iter().all(process::is_alive));
         });
         assert_eq!(status, 0, "under {workers} workers");
     }
@@ -92,7 +92,7 @@ fn one_for_all_restarts_every_child() {
                 now.iter().zip(&before).all(|(n, b)| n.as_ref() != Some(b))
             });
             assert!(before.iter().all(|pid| !process::is_alive(pid)));
-            assert!(after.iter().all(|pid| process::is_alive(pid)));
+            assert!(after.iter().all(process::is_alive));
         });
         assert_eq!(status, 0, "under {workers} workers");
     }
