@@ -302,7 +302,7 @@ pub fn trap_exit(trap: bool) -> bool {
 /// use fibra_process::{self as process, Inbox};
 ///
 /// process::run(|inbox: Inbox<()>| {
-///     assert!(process::is_alive(&inbox.pid()));
+///     assert!(process::is_alive(inbox.pid()));
 /// });
 /// ```
 pub fn is_alive(pid: impl Into<ProcessId>) -> bool {

@@ -49,7 +49,7 @@ fn a_normal_end_does_not_end_untrapping_linked_processes() {
         let child = process::spawn_link(|_: Inbox<()>| {});
         process::monitor(&child);
         assert_eq!(next_down(&inbox).1, Reason::Normal);
-        assert!(process::is_alive(&inbox.pid()));
+        assert!(process::is_alive(inbox.pid()));
     });
     assert_eq!(status, 0);
 }
@@ -195,7 +195,7 @@ fn after_unlink_the_link_has_no_effect() {
         process::unlink(&child);
         process::exit(&child, Reason::custom("bye"));
         assert!(!process::is_alive(&child));
-        assert!(process::is_alive(&inbox.pid()));
+        assert!(process::is_alive(inbox.pid()));
         assert!(inbox.try_recv().is_none());
     });
     assert_eq!(status, 0);
