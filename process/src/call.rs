@@ -90,6 +90,21 @@ impl<R: Send> DownSink for Slot<R> {
 
 impl<R> ReplyTo<R> {
     /// Answers the call. A reply that comes after the caller gave up is dropped.
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Inbox, ReplyTo, Signal};
+    /// use std::time::Duration;
+    ///
+    /// process::run(|_: Inbox<()>| {
+    ///     let echo = process::spawn(|inbox: Inbox<(String, ReplyTo<String>)>| {
+    ///         if let Signal::Msg((text, reply)) = inbox.recv() {
+    ///             reply.reply(text);
+    ///         }
+    ///     });
+    ///     let back = process::call(&echo, |r| ("hi".to_owned(), r), Duration::from_secs(5));
+    ///     assert_eq!(back.as_deref(), Ok("hi"));
+    /// });
+    /// ```
     pub fn reply(self, value: R) {
         self.slot.settle(Ok(value));
     }

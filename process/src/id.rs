@@ -48,13 +48,30 @@ impl<M: Send + 'static> Pid<M> {
     /// order they were sent.
     ///
     /// Sending past the process's mailbox limit ([`Builder::mailbox_limit`](crate::Builder::mailbox_limit))
-    /// is a runtime error: the program ends with exit status 70.
+    /// is a runtime error: the program ends with exit status 70. A send is a cancellation
+    /// point, like every blocking fibra operation.
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Inbox};
+    ///
+    /// process::run(|inbox: Inbox<&'static str>| {
+    ///     inbox.pid().send("to myself");
+    ///     assert_eq!(inbox.recv().into_msg(), Some("to myself"));
+    /// });
+    /// ```
     pub fn send(&self, msg: M) {
-        self.proc.push(Signal::Msg(msg));
+        // A cancellation point first: a sender that was just killed sends nothing more.
         fibra_runtime::checkpoint();
+        self.proc.push(Signal::Msg(msg));
     }
 
     /// The untyped identity of this process, as links, monitors and names use it.
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Inbox};
+    ///
+    /// process::run(|inbox: Inbox<u8>| assert_eq!(inbox.pid().id(), process::self_id()));
+    /// ```
     pub fn id(&self) -> ProcessId {
         ProcessId(self.proc.clone())
     }

@@ -74,6 +74,12 @@ impl<M: Send + 'static> Inbox<M> {
     }
 
     /// This process's address.
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Inbox};
+    ///
+    /// process::run(|inbox: Inbox<u8>| assert!(process::is_alive(inbox.pid())));
+    /// ```
     pub fn pid(&self) -> Pid<M> {
         Pid {
             proc: self.proc.clone(),
@@ -81,6 +87,16 @@ impl<M: Send + 'static> Inbox<M> {
     }
 
     /// The oldest signal of any kind, waiting for one if there is none.
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Inbox};
+    ///
+    /// process::run(|inbox: Inbox<u8>| {
+    ///     let me = inbox.pid();
+    ///     process::spawn(move |_: Inbox<()>| me.send(5));
+    ///     assert_eq!(inbox.recv().into_msg(), Some(5));
+    /// });
+    /// ```
     pub fn recv(&self) -> Signal<M> {
         self.select(None, Ok)
             .expect("a receive without timeout returns a signal")
@@ -116,6 +132,19 @@ impl<M: Send + 'static> Inbox<M> {
     }
 
     /// The oldest signal for which `pred` is true, waiting for one; the others stay in order.
+    /// `pred` must not receive itself (that panics).
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Inbox, Signal};
+    ///
+    /// process::run(|inbox: Inbox<char>| {
+    ///     let me = inbox.pid();
+    ///     me.send('a');
+    ///     me.send('b');
+    ///     assert_eq!(inbox.receive(|s| matches!(s, Signal::Msg('b'))).into_msg(), Some('b'));
+    ///     assert_eq!(inbox.recv().into_msg(), Some('a'));
+    /// });
+    /// ```
     pub fn receive(&self, mut pred: impl FnMut(&Signal<M>) -> bool) -> Signal<M> {
         self.select(None, |s| if pred(&s) { Ok(s) } else { Err(s) })
             .expect("a receive without timeout returns a signal")

@@ -10,6 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Exit status of a runtime error (a mailbox limit exceeded), as OTP's runtime errors.
+///
+/// ```
+/// assert_eq!(fibra_process::RUNTIME_ERROR_STATUS, 70);
+/// ```
 pub const RUNTIME_ERROR_STATUS: i32 = 70;
 
 pub(crate) struct Node {

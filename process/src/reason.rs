@@ -34,6 +34,10 @@ pub enum Reason {
 impl Reason {
     /// Whether this is [`Reason::Normal`]: the only reason an untrapping linked process
     /// survives.
+    ///
+    /// ```
+    /// assert!(fibra_process::Reason::Normal.is_normal());
+    /// ```
     pub fn is_normal(&self) -> bool {
         matches!(self, Reason::Normal)
     }

@@ -40,6 +40,16 @@ pub struct Builder {
 }
 
 /// Why a [`Builder`] could not start a process.
+///
+/// ```
+/// use fibra_process::{self as process, Builder, Inbox, SpawnError};
+///
+/// process::run(|inbox: Inbox<()>| {
+///     process::register("doc-spawn-error", inbox.pid()).unwrap();
+///     let taken = Builder::new().name("doc-spawn-error").spawn(|_: Inbox<()>| {});
+///     assert!(matches!(taken, Err(SpawnError::Register(_))));
+/// });
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SpawnError {
@@ -123,6 +133,16 @@ impl Builder {
 
     /// Spawns the process linked to the caller (the link exists before it runs).
     ///
+    /// ```
+    /// use fibra_process::{self as process, Builder, Inbox, Signal};
+    ///
+    /// process::run(|inbox: Inbox<()>| {
+    ///     process::trap_exit(true);
+    ///     let child = Builder::new().spawn_link(|_: Inbox<()>| {}).unwrap();
+    ///     assert!(matches!(inbox.recv(), Signal::Exit { from, .. } if from == child.id()));
+    /// });
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Builder::spawn`].
@@ -142,6 +162,19 @@ impl Builder {
     }
 
     /// Spawns the process monitored by the caller (the monitor exists before it runs).
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Builder, Inbox, Reason, Signal};
+    ///
+    /// process::run(|inbox: Inbox<()>| {
+    ///     let (_, mref) = Builder::new().spawn_monitor(|_: Inbox<()>| {}).unwrap();
+    ///     match inbox.recv() {
+    ///         // Normal, never noproc: the monitor existed before the process ran.
+    ///         Signal::Down { mref: m, reason, .. } => assert_eq!((m, reason), (mref, Reason::Normal)),
+    ///         _ => unreachable!(),
+    ///     }
+    /// });
+    /// ```
     ///
     /// # Errors
     ///

@@ -9,6 +9,11 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 /// Which children a supervisor restarts when one ends and should be restarted.
+///
+/// ```
+/// let sup = fibra_process::Supervisor::new(fibra_process::Strategy::RestForOne);
+/// # drop(sup);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
     /// Only that child.
@@ -22,6 +27,14 @@ pub enum Strategy {
 }
 
 /// When a child that ended is restarted.
+///
+/// ```
+/// use fibra_process::{ChildSpec, Restart};
+///
+/// let spec = ChildSpec::new("job", || unreachable!("started by a supervisor"))
+///     .restart(Restart::Transient);
+/// # drop(spec);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Restart {
     /// Always.
@@ -33,6 +46,18 @@ pub enum Restart {
 }
 
 /// One child of a [`Supervisor`]: a name and the function that starts it.
+///
+/// ```
+/// use fibra_process::{self as process, ChildSpec, Inbox};
+///
+/// let spec = ChildSpec::new("echo", || {
+///     process::spawn_link(|inbox: Inbox<()>| loop {
+///         inbox.recv();
+///     })
+///     .id()
+/// });
+/// # drop(spec);
+/// ```
 pub struct ChildSpec {
     id: String,
     start: Box<dyn FnMut() -> ProcessId + Send>,
@@ -67,7 +92,18 @@ impl fmt::Debug for ChildSpec {
     }
 }
 
-/// What a supervisor process answers.
+/// What a supervisor process answers, through [`call`](crate::call).
+///
+/// ```
+/// use fibra_process::{self as process, Inbox, Strategy, Supervisor, SupervisorRequest};
+/// use std::time::Duration;
+///
+/// process::run(|_: Inbox<()>| {
+///     let sup = Supervisor::new(Strategy::OneForOne).spawn_link();
+///     let children = process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5));
+///     assert_eq!(children, Ok(vec![]));
+/// });
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SupervisorRequest {
