@@ -230,7 +230,7 @@ impl<M: Send + 'static> Inbox<M> {
                 .mailbox
                 .waker
                 .register(&fibra_runtime::wait::current_waker());
-            if self.take_arrivals(&mut scan.queue) {
+            if !self.proc.mailbox.arrivals.is_empty() {
                 continue;
             }
             match deadline {
@@ -242,9 +242,14 @@ impl<M: Send + 'static> Inbox<M> {
 
     /// Moves arrivals into `queue`; whether there were any.
     fn take_arrivals(&self, queue: &mut VecDeque<Signal<M>>) -> bool {
+        let arrivals = &self.proc.mailbox.arrivals;
         let before = queue.len();
-        while let Some(signal) = self.proc.mailbox.arrivals.pop() {
-            queue.push_back(signal);
+        // `is_empty` is two loads; a `pop` that finds nothing costs more.
+        while !arrivals.is_empty() {
+            match arrivals.pop() {
+                Some(signal) => queue.push_back(signal),
+                None => break,
+            }
         }
         queue.len() > before
     }

@@ -196,10 +196,25 @@ impl Builder {
     /// Outside a fibra runtime.
     ///
     /// ```
+    /// use std::time::Duration;
+    ///
     /// fibra_runtime::run(|| {
     ///     let group = fibra_runtime::CancelGroup::new();
-    ///     let h = fibra_runtime::Builder::new().spawn_in(&group, || 7).unwrap();
-    ///     assert_eq!(h.join().unwrap(), 7);
+    ///     let token = fibra_runtime::CancelToken::new();
+    ///     let mut worker = None;
+    ///     let options = fibra_runtime::ScopeOptions::new().token(token.clone());
+    ///     let outcome = fibra_runtime::scope_with(options, |_| {
+    ///         let spawn = fibra_runtime::Builder::new().spawn_in(&group, || {
+    ///             fibra_runtime::sleep(Duration::from_millis(2));
+    ///             7
+    ///         });
+    ///         worker = Some(spawn.unwrap());
+    ///         token.cancel();
+    ///         fibra_runtime::sleep(Duration::from_secs(3600)); // unwound by the token
+    ///     });
+    ///     assert!(outcome.is_err());
+    ///     // The spawner's scope was cancelled, not the group: the worker ran to its end.
+    ///     assert_eq!(worker.unwrap().join().unwrap(), 7);
     /// });
     /// ```
     #[track_caller]
