@@ -181,6 +181,9 @@ impl<M: Send + 'static> Inbox<M> {
         timeout: Option<Duration>,
         mut test: impl FnMut(Signal<M>) -> Result<R, Signal<M>>,
     ) -> Option<R> {
+        // A cancellation point even when a message is ready: a killed process, or one of a
+        // program that is ending, runs no more of its receive loop.
+        fibra_runtime::checkpoint();
         let mut scan = Scan {
             queue: self
                 .queue

@@ -102,3 +102,20 @@ fn a_waiting_receiver_is_woken_by_a_send_from_another_worker() {
 fn process_functions_outside_a_process_panic_saying_so() {
     common::runtime(1).block_on(process::self_id);
 }
+
+#[test]
+fn a_plain_thread_can_send_to_a_process() {
+    let status = program(2, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        let thread = std::thread::spawn(move || {
+            for n in 0..100 {
+                me.send(n);
+            }
+        });
+        for n in 0..100 {
+            assert_eq!(inbox.recv().into_msg(), Some(n));
+        }
+        thread.join().unwrap();
+    });
+    assert_eq!(status, 0);
+}

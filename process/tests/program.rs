@@ -222,3 +222,29 @@ fn halt_outside_run_ends_the_os_process_with_the_status() {
     let (status, stderr) = child_outcome(TEST);
     assert_eq!(status, Some(3), "{stderr}");
 }
+
+#[test]
+fn a_receive_with_a_message_ready_is_still_a_cancellation_point() {
+    const QUEUED: usize = 100_000;
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let status = program(1, move |inbox: Inbox<()>| {
+        let main = inbox.pid();
+        process::spawn(move |inbox: Inbox<()>| {
+            let me = inbox.pid();
+            for _ in 0..QUEUED {
+                me.send(());
+            }
+            main.send(());
+            // A message is always ready: only the receive's cancellation point stops this
+            // loop once the program ends.
+            for _ in 0..QUEUED {
+                inbox.recv();
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        inbox.recv();
+    });
+    assert_eq!(status, 0);
+    assert!(received.load(Ordering::SeqCst) < QUEUED);
+}
