@@ -189,11 +189,7 @@ where
     });
     let target = pid.id();
     let mref = next_number();
-    let watcher = Watcher::Call {
-        mref,
-        sink: slot.clone(),
-    };
-    if monitor::watch(&target, watcher).is_err() {
+    if monitor::watch(&target, mref, Watcher::Call(slot.clone())).is_err() {
         return Err(CallError::Down(Reason::Noproc));
     }
     let _watching = Watching {

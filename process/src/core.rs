@@ -8,11 +8,13 @@
 
 use crate::id::next_number;
 use crate::node::Node;
+use crate::ordered::Ordered;
 use crate::{MonitorRef, ProcessId, Reason, Signal};
 use crossbeam_queue::SegQueue;
 use fibra_runtime::CancelGroup;
 use futures::task::AtomicWaker;
 use std::any::Any;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -33,12 +35,13 @@ pub(crate) struct Core {
 pub(crate) struct State {
     /// Set once, when the process ends.
     pub(crate) reason: Option<Reason>,
-    /// Linked processes, in the order the links were made.
-    pub(crate) links: Vec<ProcessId>,
-    /// Monitors on this process, in the order they were made.
-    pub(crate) watchers: Vec<Watcher>,
-    /// Monitors this process holds on others, to drop them when it ends.
-    pub(crate) held: Vec<(u64, ProcessId)>,
+    /// Linked processes by number, in the order the links were made.
+    pub(crate) links: Ordered<ProcessId>,
+    /// Monitors on this process by reference, in the order they were made.
+    pub(crate) watchers: Ordered<Watcher>,
+    /// Monitors this process holds on others (by reference: the target), to drop them when
+    /// it ends.
+    pub(crate) held: HashMap<u64, ProcessId>,
     pub(crate) name: Option<Arc<str>>,
     pub(crate) trap_exit: bool,
     /// Monitors demonitored with `flush` whose `Down` is already in the mailbox: the inbox
@@ -51,15 +54,7 @@ pub(crate) enum Watcher {
     /// A process, by a `Down` message.
     Process { mref: u64, watcher: ProcessId },
     /// A waiting `call`.
-    Call { mref: u64, sink: Arc<dyn DownSink> },
-}
-
-impl Watcher {
-    pub(crate) fn mref(&self) -> u64 {
-        match self {
-            Watcher::Process { mref, .. } | Watcher::Call { mref, .. } => *mref,
-        }
-    }
+    Call(Arc<dyn DownSink>),
 }
 
 /// Told the reason of a process that ended.

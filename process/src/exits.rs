@@ -34,18 +34,18 @@ pub(crate) fn end(first: ProcessId, reason: Reason) {
             if let Some(name) = state.name.take() {
                 registry::release(&name, &id);
             }
-            for watcher in std::mem::take(&mut state.watchers) {
+            for watcher in state.watchers.take() {
                 match watcher {
                     Watcher::Process { mref, watcher } => watcher.proc().post(System::Down {
                         mref: MonitorRef(mref),
                         pid: id.clone(),
                         reason: reason.clone(),
                     }),
-                    Watcher::Call { sink, .. } => sink.down(&reason),
+                    Watcher::Call(sink) => sink.down(&reason),
                 }
             }
             state.flushed.clear();
-            std::mem::take(&mut state.links)
+            state.links.take().collect::<Vec<_>>()
         };
         id.proc().discard_mailbox();
         core.group.cancel();
@@ -63,8 +63,7 @@ pub(crate) fn end(first: ProcessId, reason: Reason) {
 fn signal_link(to: &ProcessId, from: &ProcessId, reason: &Reason) -> Option<Reason> {
     let mut state = to.proc().core().lock();
     // Gone if `to` unlinked meanwhile: then the link has no effect.
-    let at = state.links.iter().position(|link| link == from)?;
-    state.links.remove(at);
+    state.links.remove(from.number())?;
     if state.reason.is_some() {
         None
     } else if state.trap_exit {
@@ -220,9 +219,8 @@ pub(crate) fn link_pair(me: &ProcessId, other: &ProcessId) -> Result<(), ()> {
     if theirs.reason.is_some() {
         return Err(());
     }
-    if mine.reason.is_none() && !mine.links.contains(other) {
-        mine.links.push(other.clone());
-        theirs.links.push(me.clone());
+    if mine.reason.is_none() && mine.links.insert(other.number(), other.clone()) {
+        theirs.links.insert(me.number(), me.clone());
     }
     Ok(())
 }
@@ -261,8 +259,8 @@ pub fn unlink(pid: impl Into<ProcessId>) {
     };
     let mut first_state = first.proc().core().lock();
     let mut second_state = second.proc().core().lock();
-    first_state.links.retain(|link| link != second);
-    second_state.links.retain(|link| link != first);
+    first_state.links.remove(second.number());
+    second_state.links.remove(first.number());
 }
 
 /// Sets whether the caller traps exits (initially false) and returns the previous setting.

@@ -211,7 +211,7 @@ impl<M: Send + 'static> Inbox<M> {
                     Ok(taken) => {
                         self.proc.taken();
                         if let Some(mref) = down {
-                            self.proc.core.lock().held.retain(|(held, _)| *held != mref);
+                            self.proc.core.lock().held.remove(&mref);
                         }
                         return Some(taken);
                     }

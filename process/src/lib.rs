@@ -44,6 +44,7 @@ mod inbox;
 mod macros;
 mod monitor;
 mod node;
+mod ordered;
 mod reason;
 mod registry;
 mod report;

@@ -43,12 +43,12 @@ pub fn monitor(pid: impl Into<ProcessId>) -> MonitorRef {
         return MonitorRef(mref);
     }
     // Held first: a `Down` that arrives at once can still be flushed by `demonitor`.
-    me.proc().core().lock().held.push((mref, target.clone()));
+    me.proc().core().lock().held.insert(mref, target.clone());
     let watcher = Watcher::Process {
         mref,
         watcher: me.clone(),
     };
-    if watch(&target, watcher).is_err() {
+    if watch(&target, mref, watcher).is_err() {
         me.proc().post(System::Down {
             mref: MonitorRef(mref),
             pid: target,
@@ -121,11 +121,7 @@ fn nobody(me: &ProcessId) -> ProcessId {
 pub fn demonitor(mref: MonitorRef, flush: bool) -> bool {
     let me = current("demonitor");
     let core = me.proc().core();
-    let target = {
-        let mut state = core.lock();
-        let at = state.held.iter().position(|(held, _)| *held == mref.0);
-        at.map(|at| state.held.remove(at).1)
-    };
+    let target = core.lock().held.remove(&mref.0);
     let Some(target) = target else {
         return false;
     };
@@ -139,21 +135,19 @@ pub fn demonitor(mref: MonitorRef, flush: bool) -> bool {
     active
 }
 
-/// Adds `watcher` to `target`'s monitors; `Err` if `target` has ended.
-pub(crate) fn watch(target: &ProcessId, watcher: Watcher) -> Result<(), ()> {
+/// Adds `watcher` to `target`'s monitors as `mref`; `Err` if `target` has ended.
+pub(crate) fn watch(target: &ProcessId, mref: u64, watcher: Watcher) -> Result<(), ()> {
     let mut state = target.proc().core().lock();
     if state.reason.is_some() {
         return Err(());
     }
-    state.watchers.push(watcher);
+    state.watchers.insert(mref, watcher);
     Ok(())
 }
 
 /// Removes monitor `mref` from `target`; whether it was there.
 pub(crate) fn unwatch(target: &ProcessId, mref: u64) -> bool {
-    let mut state = target.proc().core().lock();
-    let at = state.watchers.iter().position(|w| w.mref() == mref);
-    at.map(|at| state.watchers.remove(at)).is_some()
+    target.proc().core().lock().watchers.remove(mref).is_some()
 }
 
 #[cfg(test)]
@@ -172,7 +166,7 @@ mod tests {
                 crate::monitor(&watched);
             });
             assert!(matches!(inbox.recv(), Signal::Down { .. }));
-            assert!(target.id().proc().core().lock().watchers.is_empty());
+            assert_eq!(target.id().proc().core().lock().watchers.take().count(), 0);
             crate::exit(&target, Reason::Kill);
         });
         assert_eq!(status, 0);

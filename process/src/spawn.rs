@@ -328,12 +328,12 @@ where
         }
         Parent::Monitor(parent) => {
             let mref = next_number();
-            parent.proc().core().lock().held.push((mref, id.clone()));
+            parent.proc().core().lock().held.insert(mref, id.clone());
             let watcher = Watcher::Process {
                 mref,
                 watcher: parent,
             };
-            monitor::watch(&id, watcher).expect("a new process has not ended");
+            monitor::watch(&id, mref, watcher).expect("a new process has not ended");
             Some(MonitorRef(mref))
         }
     };
