@@ -197,3 +197,40 @@ fn a_receive_cancelled_while_waiting_keeps_the_messages_it_skipped() {
     });
     assert_eq!(status, 0);
 }
+
+#[test]
+fn messages_racing_short_timeouts_are_each_received_exactly_once() {
+    const PAIRS: u64 = 200;
+    for workers in WORKERS {
+        let status = program(workers, |inbox: Inbox<u64>| {
+            let main = inbox.pid();
+            for pair in 0..PAIRS {
+                let main = main.clone();
+                let receiver = process::spawn(move |inbox: Inbox<u64>| {
+                    // Timeouts of 1–2 ms compete with the sender's message.
+                    let wait = Duration::from_micros((pair % 2 + 1) * 1000);
+                    loop {
+                        let got = receive! { inbox,
+                            Signal::Msg(n) => Some(n),
+                            after wait => None,
+                        };
+                        if let Some(n) = got {
+                            main.send(n);
+                            break;
+                        }
+                    }
+                });
+                process::spawn(move |_: Inbox<()>| {
+                    fibra_runtime::sleep(Duration::from_micros(pair % 5 * 500));
+                    receiver.send(pair);
+                });
+            }
+            let mut got: Vec<u64> = (0..PAIRS)
+                .map(|_| inbox.recv().into_msg().unwrap())
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, (0..PAIRS).collect::<Vec<_>>());
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
