@@ -312,31 +312,46 @@ where
     ));
     let pid = Pid { proc: proc.clone() };
     let id = pid.id();
-    if let Some(name) = &builder.name {
-        register(name.clone(), &id).map_err(SpawnError::Register)?;
-    }
-    let mref = match parent {
-        Parent::None => None,
+    // Tied to its parent first: once it has a name, others can find it and end it.
+    let (tie, mref) = match parent {
+        Parent::None => (None, None),
         Parent::Main => {
             node.set_main(&id);
-            None
+            (None, None)
         }
         Parent::Link(parent) => {
             // A parent that is being ended concurrently gets no link; it unwinds anyway.
             let _ = link_pair(&parent, &id);
-            None
+            (Some(parent), None)
         }
         Parent::Monitor(parent) => {
             let mref = next_number();
             parent.proc().core().lock().held.insert(mref, id.clone());
             let watcher = Watcher::Process {
                 mref,
-                watcher: parent,
+                watcher: parent.clone(),
             };
             monitor::watch(&id, mref, watcher).expect("a new process has not ended");
-            Some(MonitorRef(mref))
+            (Some(parent), Some(MonitorRef(mref)))
         }
     };
+    if let Some(name) = &builder.name {
+        if let Err(error) = register(name.clone(), &id) {
+            // It never runs: undo the tie without a signal.
+            if let Some(parent) = tie {
+                match mref {
+                    Some(mref) => {
+                        monitor::unwatch(&id, mref.0);
+                        parent.proc().core().lock().held.remove(&mref.0);
+                    }
+                    None => {
+                        parent.proc().core().lock().links.remove(id.number());
+                    }
+                }
+            }
+            return Err(SpawnError::Register(error));
+        }
+    }
     let mut fiber = fibra_runtime::Builder::new();
     if let Some(name) = builder.name {
         fiber = fiber.name(name);
