@@ -32,6 +32,15 @@
 //! });
 //! assert_eq!(status, 0);
 //! ```
+//!
+//! Where fibra differs from an OTP node:
+//!
+//! - An exit signal takes effect when it is sent: the target is no longer alive, its name is
+//!   free and its links and monitors are signalled before [`exit`] returns. Its fiber unwinds
+//!   at its next cancellation point (every receive, send and blocking fibra call is one), so
+//!   a process busy in a computation on another worker runs until it reaches one.
+//! - Registered names are shared by every runtime in the OS process.
+//! - The error report's timestamp is in UTC (OTP prints local time).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
