@@ -1,6 +1,7 @@
 //! `call`: a request with a typed reply, as OTP's `gen_server:call`.
 
 use crate::core::{DownSink, Watcher};
+use crate::current;
 use crate::id::next_number;
 use crate::{monitor, Pid, ProcessId, Reason};
 use fibra_driver::deadline_after;
@@ -147,6 +148,10 @@ impl Drop for Watching<'_> {
 ///
 /// [`CallError`]: timeout, the callee's end, or a request dropped unanswered.
 ///
+/// # Panics
+///
+/// When a process calls itself (it could never answer).
+///
 /// ```
 /// use fibra_process::{self as process, Inbox, ReplyTo, Signal};
 /// use std::time::Duration;
@@ -182,6 +187,9 @@ where
     M: Send + 'static,
     R: Send + 'static,
 {
+    if current::try_current().is_some_and(|me| *pid == me) {
+        panic!("fibra::process::call() to the calling process itself, which cannot answer while it waits");
+    }
     let deadline = deadline_after(timeout);
     let slot = Arc::new(Slot {
         outcome: Mutex::new(Outcome::Waiting),

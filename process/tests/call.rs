@@ -113,3 +113,20 @@ fn a_call_times_out_when_no_reply_comes_and_a_dropped_request_is_no_reply() {
     });
     assert_eq!(status, 0);
 }
+
+#[test]
+fn a_process_calling_itself_panics_instead_of_waiting_forever() {
+    let status = program(1, |inbox: Inbox<Request>| {
+        let me = inbox.pid();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            process::call(&me, Request::Hold, LONG)
+        }));
+        let payload = outcome.unwrap_err();
+        let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(
+            message.contains("to the calling process itself"),
+            "{message}"
+        );
+    });
+    assert_eq!(status, 0);
+}
