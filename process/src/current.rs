@@ -38,6 +38,14 @@ pub(crate) fn try_current() -> Option<ProcessId> {
     })
 }
 
+/// The process the calling fiber belongs to, or was spawned (directly or not) by.
+pub(crate) fn lineage() -> Option<ProcessId> {
+    if !fibra_runtime::wait::in_fiber() {
+        return None;
+    }
+    CURRENT.with(|current| current.as_ref().map(|current| current.id.clone()))
+}
+
 /// The calling process.
 ///
 /// # Panics

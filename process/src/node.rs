@@ -44,9 +44,10 @@ impl Node {
         })
     }
 
-    /// The caller's node: its process's, else the standalone one.
+    /// The caller's node: that of its process (or of the process whose fiber spawned the
+    /// caller's), else the standalone one.
     pub(crate) fn current() -> Arc<Node> {
-        match current::try_current() {
+        match current::lineage() {
             Some(id) => id.proc().core().node.clone(),
             None => STANDALONE.clone(),
         }

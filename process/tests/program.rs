@@ -248,3 +248,22 @@ fn a_receive_with_a_message_ready_is_still_a_cancellation_point() {
     assert_eq!(status, 0);
     assert!(received.load(Ordering::SeqCst) < QUEUED);
 }
+
+#[test]
+fn processes_spawned_by_a_processs_helper_fiber_belong_to_its_program() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let counter = drops.clone();
+    let status = program(2, move |_: Inbox<()>| {
+        let helper = fibra_runtime::spawn(move || {
+            let counted = Counted(counter);
+            process::spawn(move |inbox: Inbox<()>| {
+                let _counted = counted;
+                idle(inbox);
+            });
+        });
+        helper.join().unwrap();
+    });
+    assert_eq!(status, 0);
+    // Unwound with the program's other processes before `run` returned.
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
