@@ -386,12 +386,18 @@ where
     let id = ProcessId(proc.clone());
     current::enter(id.clone(), || {
         let inbox = Inbox::new(proc);
-        let outcome = panic::catch_unwind(AssertUnwindSafe(move || f(inbox)));
-        let reason = match outcome {
-            Ok(()) => Reason::Normal,
-            // Ended by a signal (it already has its reason), or the program is ending.
-            Err(payload) if fibra_runtime::is_cancellation(&*payload) => Reason::Killed,
-            Err(payload) => Reason::Panic(panic_message(&*payload)),
+        let core = id.proc().core();
+        // Ended before its fiber first ran (killed, or the program is ending): none of its
+        // code runs.
+        let reason = if !core.is_alive() || core.node.is_ending() {
+            Reason::Killed
+        } else {
+            match panic::catch_unwind(AssertUnwindSafe(move || f(inbox))) {
+                Ok(()) => Reason::Normal,
+                // Ended by a signal (it already has its reason), or the program is ending.
+                Err(payload) if fibra_runtime::is_cancellation(&*payload) => Reason::Killed,
+                Err(payload) => Reason::Panic(panic_message(&*payload)),
+            }
         };
         fibra_runtime::shield(|| end_self(&id, reason));
         // The fiber may have waited again after its end (in a shield): drop that waker too.

@@ -268,3 +268,80 @@ fn a_chain_of_a_hundred_thousand_linked_processes_ends_from_one_exit() {
     // `run` returned after every process fiber unwound.
     assert_eq!(drops.load(Ordering::SeqCst), CHAIN - 1);
 }
+
+enum Ring {
+    Next(Pid<Ring>),
+    Token(u64),
+}
+
+#[test]
+fn one_exit_ends_a_ring_of_linked_processes_that_keep_passing_a_token() {
+    const RING: usize = 16;
+    for workers in WORKERS {
+        let status = program(workers, |inbox: Inbox<()>| {
+            let main = inbox.pid();
+            let members: Vec<Pid<Ring>> = (0..RING)
+                .map(|_| {
+                    let main = main.clone();
+                    process::spawn(move |inbox: Inbox<Ring>| {
+                        let Signal::Msg(Ring::Next(next)) = inbox.recv() else {
+                            unreachable!("the successor comes first")
+                        };
+                        process::link(&next).unwrap();
+                        main.send(());
+                        loop {
+                            if let Signal::Msg(Ring::Token(n)) = inbox.recv() {
+                                next.send(Ring::Token(n + 1));
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for (at, member) in members.iter().enumerate() {
+                process::monitor(member);
+                member.send(Ring::Next(members[(at + 1) % RING].clone()));
+            }
+            for _ in 0..RING {
+                assert!(matches!(
+                    inbox.receive(|s| matches!(s, Signal::Msg(()))),
+                    Signal::Msg(())
+                ));
+            }
+            members[0].send(Ring::Token(0));
+            // Let the token rotate a while, then stop the ring with one signal.
+            for _ in 0..100 {
+                fibra_runtime::yield_now();
+            }
+            process::exit(&members[0], Reason::custom("stop"));
+            assert!(members.iter().all(|member| !process::is_alive(member)));
+            let mut ended: Vec<ProcessId> = (0..RING)
+                .map(|_| {
+                    let (pid, reason) = next_down(&inbox);
+                    assert_eq!(reason, Reason::custom("stop"));
+                    pid
+                })
+                .collect();
+            ended.sort_by_key(ProcessId::to_string);
+            let mut all: Vec<ProcessId> = members.iter().map(Pid::id).collect();
+            all.sort_by_key(ProcessId::to_string);
+            assert_eq!(ended, all);
+            assert!(inbox.try_recv().is_none());
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn a_process_killed_before_its_fiber_first_ran_runs_none_of_its_code() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    let status = program(1, move |_: Inbox<()>| {
+        // On one worker the new process cannot start before the caller waits or yields.
+        let victim = process::spawn(move |_: Inbox<()>| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        process::exit(&victim, Reason::Kill);
+    });
+    assert_eq!(status, 0);
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
