@@ -18,9 +18,9 @@ pub use fibra_runtime::{
     block_on, blocking, check_cancel, checkpoint, current, current_worker, detach, fiber_local,
     is_cancellation, is_cancelled, parallel_map, parallel_map_limited, park, park_timeout, race,
     run, scope, scope_with, shield, sleep, sleep_until, spawn, spawn_local, timeout, wait,
-    yield_now, BackgroundRuntime, Builder, CancelCause, CancelToken, Cancelled, Elapsed, Fiber,
-    FiberId, Handle, HoldInfo, HoldKind, JoinError, JoinHandle, LocalKey, Runtime, RuntimeBuilder,
-    Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
+    yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup, CancelToken, Cancelled,
+    Elapsed, Fiber, FiberId, Handle, HoldInfo, HoldKind, JoinError, JoinHandle, LocalKey, Runtime,
+    RuntimeBuilder, Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
 };
 
 /// Fiber-aware locks and coordination primitives.
@@ -30,3 +30,25 @@ pub use fibra_sync as sync;
 pub use fibra_channels as chan;
 
 pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySelectError};
+
+/// Erlang-style processes: typed mailboxes with selective receive, links, monitors, names,
+/// `call` and supervisors.
+///
+/// ```
+/// use fibra::process::{self, Inbox, Signal};
+/// use std::time::Duration;
+///
+/// let status = fibra::process::run(|inbox: Inbox<&'static str>| {
+///     let me = inbox.pid();
+///     process::spawn(move |_: Inbox<()>| me.send("pong"));
+///     fibra::receive! { inbox,
+///         Signal::Msg(text) => assert_eq!(text, "pong"),
+///         after Duration::from_secs(5) => panic!("no pong"),
+///     }
+/// });
+/// assert_eq!(status, 0);
+/// ```
+#[doc(inline)]
+pub use fibra_process as process;
+
+pub use fibra_process::receive;

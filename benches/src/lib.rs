@@ -6,7 +6,7 @@
 //! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
 //! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
 //! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`],
-//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`]; each has a `run(quick)` that measures and prints.
+//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`], [`proc_ring`]; each has a `run(quick)` that measures and prints.
 
 pub mod args;
 pub mod block_on_ready;
@@ -20,6 +20,7 @@ pub mod mutex_contended;
 pub mod mutex_uncontended;
 pub mod parallel_map;
 pub mod parked_memory;
+pub mod proc_ring;
 pub mod report;
 pub mod rounds;
 pub mod rss;

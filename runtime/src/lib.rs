@@ -75,8 +75,8 @@ pub mod wait;
 pub use block_on::{block_on, WaitExt};
 pub use blocking::blocking;
 pub use cancel::{
-    check_cancel, is_cancellation, is_cancelled, shield, CancelCause, CancelToken, Cancelled,
-    ScopeOptions,
+    check_cancel, is_cancellation, is_cancelled, shield, CancelCause, CancelGroup, CancelToken,
+    Cancelled, ScopeOptions,
 };
 pub use fiber::{Fiber, FiberId};
 pub use fiber_local::LocalKey;

@@ -6,7 +6,8 @@
 //!
 //! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
 //! `blocking_roundtrip`, `interop_roundtrip`, `mutex_contended`, `mutex_uncontended`,
-//! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`, or
+//! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`,
+//! `proc_ring`, or
 //! `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
@@ -18,8 +19,8 @@ use std::process::ExitCode;
 use fibra_bench::args::{self, Bench, Command};
 use fibra_bench::{
     block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput, child,
-    interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map, parked_memory, runtimes,
-    select2, semaphore, skynet, spawn_join, timers, yield_pingpong,
+    interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map, parked_memory, proc_ring,
+    runtimes, select2, semaphore, skynet, spawn_join, timers, yield_pingpong,
 };
 
 fn main() -> ExitCode {
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
                     Bench::ChanPingpong => chan_pingpong::run(quick),
                     Bench::ChanThroughput => chan_throughput::run(quick),
                     Bench::Select2 => select2::run(quick),
+                    Bench::ProcRing => proc_ring::run(quick),
                 }
             }
             ExitCode::SUCCESS

@@ -11,12 +11,14 @@
 //! Under `panic = "abort"` there is no unwinding: a cancellation point that would unwind
 //! prints `fibra: cancellation needs panic = "unwind"` and aborts the process instead.
 
+mod group;
 mod hint;
 mod options;
 mod point;
 mod tree;
 mod trigger;
 
+pub use group::CancelGroup;
 pub(crate) use hint::CancelHint;
 pub use options::{CancelCause, Cancelled, ScopeOptions};
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};

@@ -19,7 +19,7 @@ pub use join::JoinHandle;
 pub use scope::{scope, scope_with, Scope, ScopedJoinHandle};
 pub use timeout::{timeout, Elapsed};
 
-use crate::cancel::{self, CancelScope};
+use crate::cancel::{self, CancelGroup, CancelScope};
 use crate::fiber::{Core, Entry, Fiber};
 use crate::fiber_ctx;
 use crate::runtime::Handle;
@@ -182,6 +182,57 @@ impl Builder {
         T: Send + 'static,
     {
         let spec = self.spec();
+        let packet = Arc::new(Packet::new(None));
+        let entry = entry(f, packet.clone());
+        let fiber = launch(&handle.shared, spec, entry, Placement::Anywhere)?;
+        Ok(JoinHandle::new(packet, fiber))
+    }
+
+    /// Spawns a fiber on the current runtime in `group` instead of the spawner's cancel scope:
+    /// it unwinds when the group is cancelled, and not when the spawner's scope is.
+    ///
+    /// # Errors
+    ///
+    /// As [`Builder::spawn`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a fibra runtime.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// fibra_runtime::run(|| {
+    ///     let group = fibra_runtime::CancelGroup::new();
+    ///     let token = fibra_runtime::CancelToken::new();
+    ///     let mut worker = None;
+    ///     let options = fibra_runtime::ScopeOptions::new().token(token.clone());
+    ///     let outcome = fibra_runtime::scope_with(options, |_| {
+    ///         let spawn = fibra_runtime::Builder::new().spawn_in(&group, || {
+    ///             fibra_runtime::sleep(Duration::from_millis(2));
+    ///             7
+    ///         });
+    ///         worker = Some(spawn.unwrap());
+    ///         token.cancel();
+    ///         fibra_runtime::sleep(Duration::from_secs(3600)); // unwound by the token
+    ///     });
+    ///     assert!(outcome.is_err());
+    ///     // The spawner's scope was cancelled, not the group: the worker ran to its end.
+    ///     assert_eq!(worker.unwrap().join().unwrap(), 7);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn_in<F, T>(self, group: &CancelGroup, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let handle = Handle::try_current()
+            .unwrap_or_else(|| panic!("fibra::Builder::spawn_in() called outside a fibra runtime"));
+        let spec = Spec {
+            cancel: CancelIn::Scope(group.scope().clone()),
+            ..self.spec()
+        };
         let packet = Arc::new(Packet::new(None));
         let entry = entry(f, packet.clone());
         let fiber = launch(&handle.shared, spec, entry, Placement::Anywhere)?;

@@ -1,0 +1,119 @@
+//! `proc_ring`: a token passed around a ring of 1 000 processes, 1 000 laps (100 with
+//! `--quick`); ns per hop.
+//!
+//! Variant `1w`: fibra processes on a 1-worker runtime vs tokio tasks on a current-thread
+//! runtime. Variant `2w`: fibra processes (`fibra::process`, one mailbox each) on a 2-worker runtime vs
+//! tokio tasks with an unbounded `tokio::sync::mpsc` channel each (the actor shape of the
+//! tokio-based actor libraries) on a 2-worker multi-thread runtime. Every lap checks the hop
+//! count the token comes back with.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fibra::process::{self, Inbox, Pid, Signal};
+
+use crate::rounds::compare_per_op;
+use crate::runtimes;
+
+/// Processes in the ring, the main one included.
+const RING: u64 = 1000;
+const WORKERS: usize = 2;
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let laps = if quick { 100 } else { 1000 };
+    compare_per_op(
+        "proc_ring",
+        "1w",
+        laps * RING,
+        ROUNDS,
+        &[
+            ("fibra", &|hops| fibra(1, hops)),
+            ("tokio", &|hops| {
+                runtimes::tokio_current().block_on(tokio_ring(hops))
+            }),
+        ],
+    );
+    compare_per_op(
+        "proc_ring",
+        "2w",
+        laps * RING,
+        ROUNDS,
+        &[
+            ("fibra", &|hops| fibra(WORKERS, hops)),
+            ("tokio", &|hops| {
+                runtimes::tokio_multi(WORKERS).block_on(tokio_ring(hops))
+            }),
+        ],
+    );
+}
+
+/// fibra: the main process and `RING - 1` others, each forwarding the hop count plus one.
+fn fibra(workers: usize, hops: u64) -> Duration {
+    let laps = hops / RING;
+    let elapsed = Arc::new(Mutex::new(Duration::ZERO));
+    let out = elapsed.clone();
+    let status = runtimes::fibra(workers).block_on(move || {
+        process::run(move |inbox: Inbox<u64>| {
+            let mut next: Pid<u64> = inbox.pid();
+            let mut members = Vec::new();
+            for _ in 0..RING - 1 {
+                let to = next.clone();
+                next = process::spawn(move |inbox: Inbox<u64>| loop {
+                    if let Signal::Msg(hops) = inbox.recv() {
+                        to.send(hops + 1);
+                    }
+                });
+                members.push(next.clone());
+            }
+            let start = Instant::now();
+            let mut hops = 0;
+            for _ in 0..laps {
+                next.send(hops);
+                hops = inbox.recv().into_msg().expect("the token");
+            }
+            *out.lock().unwrap() = start.elapsed();
+            assert_eq!(hops, laps * (RING - 1));
+        })
+    });
+    assert_eq!(status, 0);
+    let elapsed = *elapsed.lock().unwrap();
+    elapsed
+}
+
+/// tokio: `RING - 1` tasks and the timing task, each with an unbounded channel.
+async fn tokio_ring(hops: u64) -> Duration {
+    let laps = hops / RING;
+    {
+        let (main_tx, mut main_rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+        let mut next = main_tx;
+        let mut members = Vec::new();
+        for _ in 0..RING - 1 {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+            let to = next;
+            members.push(tokio::spawn(async move {
+                while let Some(hops) = rx.recv().await {
+                    if to.send(hops + 1).is_err() {
+                        break;
+                    }
+                }
+            }));
+            next = tx;
+        }
+        let start = Instant::now();
+        let mut hops = 0;
+        for _ in 0..laps {
+            next.send(hops).expect("the ring is up");
+            hops = main_rx.recv().await.expect("the token");
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(hops, laps * (RING - 1));
+        drop(next);
+        drop(main_rx);
+        for member in members {
+            member.abort();
+        }
+        elapsed
+    }
+}

@@ -1,0 +1,230 @@
+//! `call`: a request with a typed reply, as OTP's `gen_server:call`.
+
+use crate::core::{DownSink, Watcher};
+use crate::current;
+use crate::id::next_number;
+use crate::{monitor, Pid, ProcessId, Reason};
+use fibra_driver::deadline_after;
+use futures::task::AtomicWaker;
+use std::error::Error;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where a [`call`]'s reply goes: put it in a request message, and the callee answers with
+/// [`reply`](ReplyTo::reply). Dropping it unanswered makes the call fail with
+/// [`CallError::NoReply`] at once (unless the callee is unwinding: then its end fails the
+/// call with [`CallError::Down`]).
+pub struct ReplyTo<R> {
+    slot: Arc<Slot<R>>,
+}
+
+/// Why a [`call`] returned no reply.
+///
+/// ```
+/// use fibra_process::{CallError, Reason};
+/// assert_eq!(CallError::Timeout.to_string(), "call timed out");
+/// assert_eq!(CallError::Down(Reason::Noproc).to_string(), "the callee ended: noproc");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No reply came within the timeout.
+    Timeout,
+    /// The callee ended (or did not exist: [`Reason::Noproc`]) before replying.
+    Down(Reason),
+    /// The callee dropped the [`ReplyTo`] without replying.
+    NoReply,
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Timeout => f.write_str("call timed out"),
+            CallError::Down(reason) => write!(f, "the callee ended: {reason}"),
+            CallError::NoReply => f.write_str("the callee dropped the request without replying"),
+        }
+    }
+}
+
+impl Error for CallError {}
+
+enum Outcome<R> {
+    Waiting,
+    Done(Result<R, CallError>),
+    Taken,
+}
+
+struct Slot<R> {
+    outcome: Mutex<Outcome<R>>,
+    waker: AtomicWaker,
+}
+
+impl<R> Slot<R> {
+    /// Settles the call unless it already is.
+    fn settle(&self, result: Result<R, CallError>) {
+        let mut outcome = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        if matches!(*outcome, Outcome::Waiting) {
+            *outcome = Outcome::Done(result);
+            drop(outcome);
+            self.waker.wake();
+        }
+    }
+
+    fn take(&self) -> Option<Result<R, CallError>> {
+        let mut outcome = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        match std::mem::replace(&mut *outcome, Outcome::Taken) {
+            Outcome::Done(result) => Some(result),
+            other => {
+                *outcome = other;
+                None
+            }
+        }
+    }
+}
+
+impl<R: Send> DownSink for Slot<R> {
+    fn down(&self, reason: &Reason) {
+        self.settle(Err(CallError::Down(reason.clone())));
+    }
+}
+
+impl<R> ReplyTo<R> {
+    /// Answers the call. A reply that comes after the caller gave up is dropped.
+    ///
+    /// ```
+    /// use fibra_process::{self as process, Inbox, ReplyTo, Signal};
+    /// use std::time::Duration;
+    ///
+    /// process::run(|_: Inbox<()>| {
+    ///     let echo = process::spawn(|inbox: Inbox<(String, ReplyTo<String>)>| {
+    ///         if let Signal::Msg((text, reply)) = inbox.recv() {
+    ///             reply.reply(text);
+    ///         }
+    ///     });
+    ///     let back = process::call(&echo, |r| ("hi".to_owned(), r), Duration::from_secs(5));
+    ///     assert_eq!(back.as_deref(), Ok("hi"));
+    /// });
+    /// ```
+    pub fn reply(self, value: R) {
+        self.slot.settle(Ok(value));
+    }
+}
+
+impl<R> Drop for ReplyTo<R> {
+    fn drop(&mut self) {
+        // Dropped by an unwinding callee: its end, not a refusal, settles the call.
+        if !std::thread::panicking() {
+            self.slot.settle(Err(CallError::NoReply));
+        }
+    }
+}
+
+impl<R> fmt::Debug for ReplyTo<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ReplyTo { .. }")
+    }
+}
+
+/// Removes the call's monitor however the call ends (a cancellation unwinds through it).
+struct Watching<'a> {
+    target: &'a ProcessId,
+    mref: u64,
+}
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        monitor::unwatch(self.target, self.mref);
+    }
+}
+
+/// Sends `pid` the request that `request` builds around a [`ReplyTo`] and waits at most
+/// `timeout` for the reply, as OTP's `gen_server:call`. The callee is monitored while the
+/// call waits, so a callee that ends (or has ended) fails the call at once with
+/// [`CallError::Down`] instead of a timeout. Works from any fiber or thread, in a process or
+/// not; a cancellation point.
+///
+/// # Errors
+///
+/// [`CallError`]: timeout, the callee's end, or a request dropped unanswered.
+///
+/// # Panics
+///
+/// When a process calls itself (it could never answer).
+///
+/// ```
+/// use fibra_process::{self as process, Inbox, ReplyTo, Signal};
+/// use std::time::Duration;
+///
+/// enum Counter {
+///     Add(u64),
+///     Get(ReplyTo<u64>),
+/// }
+///
+/// process::run(|_: Inbox<()>| {
+///     let counter = process::spawn(|inbox: Inbox<Counter>| {
+///         let mut total = 0;
+///         loop {
+///             match inbox.recv() {
+///                 Signal::Msg(Counter::Add(n)) => total += n,
+///                 Signal::Msg(Counter::Get(reply)) => reply.reply(total),
+///                 _ => {}
+///             }
+///         }
+///     });
+///     counter.send(Counter::Add(40));
+///     counter.send(Counter::Add(2));
+///     let total = process::call(&counter, Counter::Get, Duration::from_secs(5));
+///     assert_eq!(total, Ok(42));
+/// });
+/// ```
+pub fn call<M, R>(
+    pid: &Pid<M>,
+    request: impl FnOnce(ReplyTo<R>) -> M,
+    timeout: Duration,
+) -> Result<R, CallError>
+where
+    M: Send + 'static,
+    R: Send + 'static,
+{
+    if current::try_current().is_some_and(|me| *pid == me) {
+        panic!("fibra::process::call() to the calling process itself, which cannot answer while it waits");
+    }
+    let deadline = deadline_after(timeout);
+    let slot = Arc::new(Slot {
+        outcome: Mutex::new(Outcome::Waiting),
+        waker: AtomicWaker::new(),
+    });
+    let target = pid.id();
+    let mref = next_number();
+    if monitor::watch(&target, mref, Watcher::Call(slot.clone())).is_err() {
+        return Err(CallError::Down(Reason::Noproc));
+    }
+    let _watching = Watching {
+        target: &target,
+        mref,
+    };
+    pid.send(request(ReplyTo { slot: slot.clone() }));
+    let result = loop {
+        if let Some(result) = slot.take() {
+            break result;
+        }
+        slot.waker.register(&fibra_runtime::wait::current_waker());
+        if let Some(result) = slot.take() {
+            break result;
+        }
+        if Instant::now() >= deadline {
+            break Err(CallError::Timeout);
+        }
+        fibra_runtime::wait::park_current_until(deadline);
+    };
+    match result {
+        // A request sent to a callee that ended meanwhile is dropped unanswered: that is its
+        // end, not a refusal.
+        Err(CallError::NoReply) => match target.proc().core().lock().reason.clone() {
+            Some(reason) => Err(CallError::Down(reason)),
+            None => Err(CallError::NoReply),
+        },
+        other => other,
+    }
+}

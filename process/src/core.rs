@@ -1,0 +1,195 @@
+//! The shared record of one process: liveness, links, monitors, name and mailbox.
+//!
+//! Each process's record has one lock. Operations that touch two processes (link, unlink)
+//! take both in number order; everything else holds one lock at a time, so there is no lock
+//! cycle. Signals a process sends when it ends (`Down` messages) are put into the watchers'
+//! mailboxes while its lock is held, so whoever locks it afterwards (a `demonitor`) finds
+//! them already delivered.
+
+use crate::id::next_number;
+use crate::node::Node;
+use crate::ordered::Ordered;
+use crate::{MonitorRef, ProcessId, Reason, Signal};
+use crossbeam_queue::SegQueue;
+use fibra_runtime::CancelGroup;
+use futures::task::AtomicWaker;
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The untyped part of a process.
+pub(crate) struct Core {
+    pub(crate) number: u64,
+    alive: AtomicBool,
+    state: Mutex<State>,
+    /// Cancelling it unwinds the process's fiber.
+    pub(crate) group: CancelGroup,
+    pub(crate) node: Arc<Node>,
+    /// How many flushed `Down`s wait in the mailbox (see `State::flushed`).
+    pub(crate) flushed: AtomicUsize,
+}
+
+/// What the process's lock guards.
+#[derive(Default)]
+pub(crate) struct State {
+    /// Set once, when the process ends.
+    pub(crate) reason: Option<Reason>,
+    /// Linked processes by number, in the order the links were made.
+    pub(crate) links: Ordered<ProcessId>,
+    /// Monitors on this process by reference, in the order they were made.
+    pub(crate) watchers: Ordered<Watcher>,
+    /// Monitors this process holds on others (by reference: the target), to drop them when
+    /// it ends.
+    pub(crate) held: HashMap<u64, ProcessId>,
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) trap_exit: bool,
+    /// Monitors demonitored with `flush` whose `Down` is already in the mailbox: the inbox
+    /// drops those `Down`s when it comes to them.
+    pub(crate) flushed: Vec<u64>,
+}
+
+/// Who is told when a process ends.
+pub(crate) enum Watcher {
+    /// A process, by a `Down` message.
+    Process { mref: u64, watcher: ProcessId },
+    /// A waiting `call`.
+    Call(Arc<dyn DownSink>),
+}
+
+/// Told the reason of a process that ended.
+pub(crate) trait DownSink: Send + Sync {
+    fn down(&self, reason: &Reason);
+}
+
+/// A signal the runtime (not a sender) puts into a mailbox.
+pub(crate) enum System {
+    Exit {
+        from: ProcessId,
+        reason: Reason,
+    },
+    Down {
+        mref: MonitorRef,
+        pid: ProcessId,
+        reason: Reason,
+    },
+}
+
+/// A process of any message type.
+pub(crate) trait AnyProc: Send + Sync + 'static {
+    fn core(&self) -> &Core;
+    /// Puts a system signal into the mailbox (dropped if the process has ended).
+    fn post(&self, signal: System);
+    /// Drops what waits in the mailbox's queue of arrivals, and the owner's waker: an ended
+    /// process keeps neither (a waker keeps its fiber, and the fiber its spawner's process,
+    /// alive — a chain as long as the chain of spawns).
+    fn discard_mailbox(&self);
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
+impl Core {
+    pub(crate) fn new(node: Arc<Node>, group: CancelGroup) -> Core {
+        Core {
+            number: next_number(),
+            alive: AtomicBool::new(true),
+            state: Mutex::new(State::default()),
+            group,
+            node,
+            flushed: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // No user code runs under the lock, so a poisoned one is still consistent.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire)
+    }
+
+    /// Marks the process ended, under its lock.
+    pub(crate) fn mark_ended(&self, state: &mut State, reason: Reason) {
+        state.reason = Some(reason);
+        self.alive.store(false, Ordering::Release);
+    }
+}
+
+/// A process taking messages of type `M`.
+pub(crate) struct Proc<M> {
+    pub(crate) core: Core,
+    pub(crate) mailbox: Mailbox<M>,
+}
+
+/// Arrivals: a lock-free queue that senders append to; the owner moves them into its
+/// inbox's private queue as it receives.
+pub(crate) struct Mailbox<M> {
+    pub(crate) arrivals: SegQueue<Signal<M>>,
+    /// The owner's waker while it waits in a receive.
+    pub(crate) waker: AtomicWaker,
+    /// Messages in the mailbox, counted only when there is a limit.
+    pub(crate) len: AtomicUsize,
+    pub(crate) limit: Option<usize>,
+}
+
+impl<M: Send + 'static> Proc<M> {
+    pub(crate) fn new(node: Arc<Node>, group: CancelGroup, limit: Option<usize>) -> Proc<M> {
+        Proc {
+            core: Core::new(node, group),
+            mailbox: Mailbox {
+                arrivals: SegQueue::new(),
+                waker: AtomicWaker::new(),
+                len: AtomicUsize::new(0),
+                limit,
+            },
+        }
+    }
+
+    /// Appends `signal` and wakes the owner; drops it if the process has ended.
+    pub(crate) fn push(&self, signal: Signal<M>) {
+        if !self.core.is_alive() {
+            return;
+        }
+        if let Some(limit) = self.mailbox.limit {
+            if self.mailbox.len.fetch_add(1, Ordering::Relaxed) >= limit {
+                self.mailbox.len.fetch_sub(1, Ordering::Relaxed);
+                self.core.node.runtime_error(&format!(
+                    "the mailbox of <0.{}.0> exceeded its limit of {limit} messages",
+                    self.core.number
+                ));
+                return;
+            }
+        }
+        self.mailbox.arrivals.push(signal);
+        self.mailbox.waker.wake();
+    }
+
+    /// Accounts for a signal the owner took out of the mailbox.
+    pub(crate) fn taken(&self) {
+        if self.mailbox.limit.is_some() {
+            self.mailbox.len.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<M: Send + 'static> AnyProc for Proc<M> {
+    fn core(&self) -> &Core {
+        &self.core
+    }
+
+    fn post(&self, signal: System) {
+        self.push(match signal {
+            System::Exit { from, reason } => Signal::Exit { from, reason },
+            System::Down { mref, pid, reason } => Signal::Down { mref, pid, reason },
+        });
+    }
+
+    fn discard_mailbox(&self) {
+        while self.mailbox.arrivals.pop().is_some() {}
+        drop(self.mailbox.waker.take());
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}

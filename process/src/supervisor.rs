@@ -1,0 +1,297 @@
+//! Supervisors: processes that restart their children, as OTP's `supervisor`.
+
+use crate::{
+    exit, exit_self, link, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId, Reason,
+    ReplyTo, Signal,
+};
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Which children a supervisor restarts when one ends and should be restarted.
+///
+/// ```
+/// let sup = fibra_process::Supervisor::new(fibra_process::Strategy::RestForOne);
+/// # drop(sup);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Only that child.
+    OneForOne,
+    /// Every child: the others are terminated (in reverse start order), then all are started
+    /// again in order.
+    OneForAll,
+    /// That child and those started after it: they are terminated (in reverse order), then
+    /// started again in order.
+    RestForOne,
+}
+
+/// When a child that ended is restarted.
+///
+/// ```
+/// use fibra_process::{ChildSpec, Restart};
+///
+/// let spec = ChildSpec::new("job", || unreachable!("started by a supervisor"))
+///     .restart(Restart::Transient);
+/// # drop(spec);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restart {
+    /// Always.
+    Permanent,
+    /// Only after an abnormal end (not [`Reason::Normal`] or [`Reason::Shutdown`]).
+    Transient,
+    /// Never.
+    Temporary,
+}
+
+/// One child of a [`Supervisor`]: a name and the function that starts it.
+///
+/// ```
+/// use fibra_process::{self as process, ChildSpec, Inbox};
+///
+/// let spec = ChildSpec::new("echo", || {
+///     process::spawn_link(|inbox: Inbox<()>| loop {
+///         inbox.recv();
+///     })
+///     .id()
+/// });
+/// # drop(spec);
+/// ```
+pub struct ChildSpec {
+    id: String,
+    start: Box<dyn FnMut() -> ProcessId + Send>,
+    restart: Restart,
+}
+
+impl ChildSpec {
+    /// A [`Restart::Permanent`] child. `start` runs in the supervisor process and returns the
+    /// new child (spawned with [`spawn_link`](crate::spawn_link); a child spawned unlinked is
+    /// linked right after).
+    pub fn new(id: impl Into<String>, start: impl FnMut() -> ProcessId + Send + 'static) -> Self {
+        ChildSpec {
+            id: id.into(),
+            start: Box::new(start),
+            restart: Restart::Permanent,
+        }
+    }
+
+    /// Sets when the child is restarted.
+    pub fn restart(mut self, restart: Restart) -> ChildSpec {
+        self.restart = restart;
+        self
+    }
+}
+
+impl fmt::Debug for ChildSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildSpec")
+            .field("id", &self.id)
+            .field("restart", &self.restart)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a supervisor process answers, through [`call`](crate::call).
+///
+/// ```
+/// use fibra_process::{self as process, Inbox, Strategy, Supervisor, SupervisorRequest};
+/// use std::time::Duration;
+///
+/// process::run(|_: Inbox<()>| {
+///     let sup = Supervisor::new(Strategy::OneForOne).spawn_link();
+///     let children = process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5));
+///     assert_eq!(children, Ok(vec![]));
+/// });
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SupervisorRequest {
+    /// Each child's id and running process, in start order (`None` while not running).
+    WhichChildren(ReplyTo<Vec<(String, Option<ProcessId>)>>),
+}
+
+/// A supervisor: a process that traps exits, starts its children in order, and restarts
+/// them by its [`Strategy`] and each child's [`Restart`]. More than `max_restarts` restarts
+/// within `period` (its restart intensity; 1 in 5 s by default, as OTP) make it terminate
+/// every child, in reverse start order, and end with [`Reason::Shutdown`]. An exit signal
+/// from a process that is not its child (its parent) terminates the children and ends it
+/// with that reason.
+///
+/// Children are terminated with an exit signal with [`Reason::Shutdown`], or killed at once
+/// if they trap exits (there is no shutdown grace period).
+///
+/// ```
+/// use fibra_process::{self as process, ChildSpec, Inbox, Strategy, Supervisor, SupervisorRequest};
+/// use std::time::Duration;
+///
+/// process::run(|_: Inbox<()>| {
+///     let sup = Supervisor::new(Strategy::OneForOne)
+///         .child(ChildSpec::new("worker", || {
+///             process::spawn_link(|inbox: Inbox<()>| loop {
+///                 inbox.recv();
+///             })
+///             .id()
+///         }))
+///         .spawn_link();
+///     let children =
+///         process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5)).unwrap();
+///     let first = children[0].1.clone().unwrap();
+///     process::exit(&first, process::Reason::custom("crash"));
+///     // The supervisor restarted it: a new process under the same id.
+///     loop {
+///         let now =
+///             process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5)).unwrap();
+///         match &now[0].1 {
+///             Some(pid) if *pid != first => break,
+///             _ => fibra_runtime::yield_now(),
+///         }
+///     }
+/// });
+/// ```
+#[derive(Debug)]
+#[must_use = "a Supervisor does nothing until it is spawned"]
+pub struct Supervisor {
+    strategy: Strategy,
+    max_restarts: usize,
+    period: Duration,
+    children: Vec<ChildSpec>,
+}
+
+impl Supervisor {
+    /// A supervisor with no children yet and OTP's default intensity (1 restart in 5 s).
+    pub fn new(strategy: Strategy) -> Supervisor {
+        Supervisor {
+            strategy,
+            max_restarts: 1,
+            period: Duration::from_secs(5),
+            children: Vec::new(),
+        }
+    }
+
+    /// Allows at most `max_restarts` restarts within any `period`.
+    pub fn intensity(mut self, max_restarts: usize, period: Duration) -> Supervisor {
+        self.max_restarts = max_restarts;
+        self.period = period;
+        self
+    }
+
+    /// Adds a child, started after those added before it.
+    pub fn child(mut self, child: ChildSpec) -> Supervisor {
+        self.children.push(child);
+        self
+    }
+
+    /// Spawns the supervisor process, linked to the caller (OTP's `start_link`).
+    ///
+    /// # Panics
+    ///
+    /// Outside a process.
+    #[track_caller]
+    pub fn spawn_link(self) -> Pid<SupervisorRequest> {
+        spawn_link(move |inbox| exit_self(self.supervise(inbox)))
+    }
+
+    /// Spawns the supervisor process, unlinked.
+    #[track_caller]
+    pub fn spawn(self) -> Pid<SupervisorRequest> {
+        spawn(move |inbox| exit_self(self.supervise(inbox)))
+    }
+
+    fn supervise(mut self, inbox: Inbox<SupervisorRequest>) -> Reason {
+        trap_exit(true);
+        let mut running: Vec<Option<ProcessId>> = (0..self.children.len())
+            .map(|at| Some(self.start(at)))
+            .collect();
+        let mut restarts: VecDeque<Instant> = VecDeque::new();
+        loop {
+            let (from, reason) = match inbox.recv() {
+                Signal::Msg(SupervisorRequest::WhichChildren(reply)) => {
+                    let ids = self.children.iter().map(|child| child.id.clone());
+                    reply.reply(ids.zip(running.iter().cloned()).collect());
+                    continue;
+                }
+                Signal::Exit { from, reason } => (from, reason),
+                Signal::Down { .. } => continue,
+            };
+            let Some(at) = running
+                .iter()
+                .position(|child| child.as_ref() == Some(&from))
+            else {
+                if reason.is_normal() {
+                    continue;
+                }
+                terminate_all(&inbox, &mut running);
+                return reason;
+            };
+            running[at] = None;
+            let restart = match self.children[at].restart {
+                Restart::Permanent => true,
+                Restart::Transient => !matches!(reason, Reason::Normal | Reason::Shutdown),
+                Restart::Temporary => false,
+            };
+            if !restart {
+                continue;
+            }
+            let now = Instant::now();
+            restarts.push_back(now);
+            while restarts
+                .front()
+                .is_some_and(|&at| now.duration_since(at) > self.period)
+            {
+                restarts.pop_front();
+            }
+            if restarts.len() > self.max_restarts {
+                terminate_all(&inbox, &mut running);
+                return Reason::Shutdown;
+            }
+            let restarted = match self.strategy {
+                Strategy::OneForOne => at..at + 1,
+                Strategy::OneForAll => 0..running.len(),
+                Strategy::RestForOne => at..running.len(),
+            };
+            for other in restarted.clone().rev() {
+                if let Some(child) = running[other].take() {
+                    terminate(&inbox, &child);
+                }
+            }
+            for other in restarted {
+                let ended_for_good =
+                    other != at && self.children[other].restart == Restart::Temporary;
+                if !ended_for_good {
+                    running[other] = Some(self.start(other));
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, at: usize) -> ProcessId {
+        let child = (self.children[at].start)();
+        // Trapping exits, so a child that already ended comes back as an `Exit` message.
+        let _ = link(&child);
+        child
+    }
+}
+
+/// Ends every running child, the last started first.
+fn terminate_all(inbox: &Inbox<SupervisorRequest>, running: &mut [Option<ProcessId>]) {
+    for child in running.iter_mut().rev() {
+        if let Some(child) = child.take() {
+            terminate(inbox, &child);
+        }
+    }
+}
+
+/// Ends `child` without hearing of it: unlinked first, and an `Exit` it sent before that is
+/// dropped from the mailbox.
+fn terminate(inbox: &Inbox<SupervisorRequest>, child: &ProcessId) {
+    unlink(child);
+    exit(child, Reason::Shutdown);
+    if crate::is_alive(child) {
+        exit(child, Reason::Kill);
+    }
+    let _ = inbox.receive_timeout(
+        Duration::ZERO,
+        |signal| matches!(signal, Signal::Exit { from, .. } if from == child),
+    );
+}

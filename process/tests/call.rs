@@ -1,0 +1,132 @@
+//! `call`: replies, a callee that ends before or while it is called, timeouts, dropped
+//! requests.
+
+mod common;
+
+use common::{program, WORKERS};
+use fibra_process::{self as process, CallError, Inbox, Pid, Reason, ReplyTo, Signal};
+use std::time::Duration;
+
+enum Request {
+    Double(u64, ReplyTo<u64>),
+    Crash(ReplyTo<u64>),
+    Ignore(ReplyTo<u64>),
+    Hold(ReplyTo<u64>),
+}
+
+fn server() -> Pid<Request> {
+    process::spawn(|inbox: Inbox<Request>| {
+        let mut held = Vec::new();
+        loop {
+            match inbox.recv() {
+                Signal::Msg(Request::Double(n, reply)) => reply.reply(n * 2),
+                Signal::Msg(Request::Crash(_reply)) => panic!("crashed on request"),
+                Signal::Msg(Request::Ignore(reply)) => drop(reply),
+                Signal::Msg(Request::Hold(reply)) => held.push(reply),
+                _ => {}
+            }
+        }
+    })
+}
+
+const LONG: Duration = Duration::from_secs(30);
+
+#[test]
+fn a_call_returns_the_typed_reply() {
+    for workers in WORKERS {
+        let status = program(workers, |_: Inbox<()>| {
+            let server = server();
+            for n in 0..200 {
+                assert_eq!(
+                    process::call(&server, |r| Request::Double(n, r), LONG),
+                    Ok(n * 2)
+                );
+            }
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn a_callee_that_dies_on_the_request_fails_the_call_with_its_reason_not_a_timeout() {
+    for workers in WORKERS {
+        let status = program(workers, |_: Inbox<()>| {
+            let server = server();
+            let outcome = process::call(&server, Request::Crash, LONG);
+            assert_eq!(
+                outcome,
+                Err(CallError::Down(Reason::Panic("crashed on request".into())))
+            );
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn a_call_to_an_ended_process_is_noproc_at_once() {
+    let status = program(2, |inbox: Inbox<()>| {
+        let (gone, _) = process::spawn_monitor(|_: Inbox<Request>| {});
+        inbox.recv();
+        assert_eq!(
+            process::call(&gone, |r| Request::Double(1, r), LONG),
+            Err(CallError::Down(Reason::Noproc))
+        );
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_callee_killed_while_holding_the_request_fails_the_call() {
+    let status = program(2, |_: Inbox<()>| {
+        let server = server();
+        let killer_target = server.clone();
+        process::spawn(move |_: Inbox<()>| {
+            // Kill the server once it holds a request (it is blocked in no reply).
+            fibra_runtime::sleep(Duration::from_millis(2));
+            process::exit(&killer_target, Reason::Kill);
+        });
+        assert_eq!(
+            process::call(&server, Request::Hold, LONG),
+            Err(CallError::Down(Reason::Killed))
+        );
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_call_times_out_when_no_reply_comes_and_a_dropped_request_is_no_reply() {
+    let status = program(1, |_: Inbox<()>| {
+        let server = server();
+        assert_eq!(
+            process::call(&server, Request::Hold, Duration::from_millis(5)),
+            Err(CallError::Timeout)
+        );
+        assert_eq!(
+            process::call(&server, Request::Ignore, LONG),
+            Err(CallError::NoReply)
+        );
+        // The server is unharmed.
+        assert_eq!(
+            process::call(&server, |r| Request::Double(4, r), LONG),
+            Ok(8)
+        );
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_process_calling_itself_panics_instead_of_waiting_forever() {
+    let status = program(1, |inbox: Inbox<Request>| {
+        let me = inbox.pid();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            process::call(&me, Request::Hold, LONG)
+        }));
+        let payload = outcome.unwrap_err();
+        let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(
+            message.contains("to the calling process itself"),
+            "{message}"
+        );
+    });
+    assert_eq!(status, 0);
+}

@@ -1,0 +1,236 @@
+//! Selective receive and `after`, through `receive`, `receive_timeout` and `receive!`.
+
+mod common;
+
+use common::{program, WORKERS};
+use fibra_process::{self as process, receive, Inbox, Signal};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn drain<M: Send + 'static>(inbox: &Inbox<M>) -> Vec<M> {
+    std::iter::from_fn(|| inbox.try_recv().and_then(Signal::into_msg)).collect()
+}
+
+#[test]
+fn a_receive_takes_the_oldest_match_and_leaves_the_rest_in_order() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        for n in [1, 2, 3, 4, 5, 6] {
+            me.send(n);
+        }
+        let taken = inbox.receive(|s| matches!(s, Signal::Msg(n) if n % 3 == 0));
+        assert_eq!(taken.into_msg(), Some(3));
+        // The next receive starts again at the oldest.
+        let taken = inbox.receive(|s| matches!(s, Signal::Msg(n) if *n > 1));
+        assert_eq!(taken.into_msg(), Some(2));
+        assert_eq!(drain(&inbox), [1, 4, 5, 6]);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn receive_macro_arms_are_tried_in_written_order_per_message() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        for n in [7, 10, 20] {
+            me.send(n);
+        }
+        // The oldest message that matches any arm wins, whatever arm order says.
+        let got = receive! { inbox,
+            Signal::Msg(n) if n >= 20 => ("big", n),
+            Signal::Msg(n) if n >= 10 => ("medium", n),
+        };
+        assert_eq!(got, ("medium", 10));
+        let got = receive! { inbox,
+            Signal::Msg(n) if n >= 20 => ("big", n),
+            Signal::Msg(n) => ("any", n),
+        };
+        assert_eq!(got, ("any", 7));
+        assert_eq!(drain(&inbox), [20]);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn receive_macro_bodies_use_the_callers_control_flow_and_bind_by_value() {
+    let status = program(1, |inbox: Inbox<String>| {
+        let me = inbox.pid();
+        for word in ["skip", "keep", "stop", "after"] {
+            me.send(word.to_owned());
+        }
+        let mut kept = Vec::new();
+        loop {
+            receive! { inbox,
+                Signal::Msg(word) if word == "skip" => continue,
+                Signal::Msg(word) if word == "stop" => break,
+                Signal::Msg(word) => { kept.push(word); }
+            }
+        }
+        assert_eq!(kept, ["keep"]);
+        assert_eq!(drain(&inbox), ["after"]);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn after_zero_runs_once_every_message_was_examined_and_leaves_them() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        for n in [1, 2, 3] {
+            me.send(n);
+        }
+        let examined = AtomicUsize::new(0);
+        let got = receive! { inbox,
+            Signal::Msg(n) if { examined.fetch_add(1, Ordering::SeqCst); n > 100 } => Some(n),
+            after Duration::ZERO => None,
+        };
+        assert_eq!(got, None);
+        assert_eq!(
+            examined.load(Ordering::SeqCst),
+            3,
+            "every message was examined"
+        );
+        assert_eq!(drain(&inbox), [1, 2, 3]);
+        // A match among them is taken without waiting.
+        me.send(500);
+        let got = receive! { inbox,
+            Signal::Msg(n) if n > 100 => Some(n),
+            after Duration::ZERO => None,
+        };
+        assert_eq!(got, Some(500));
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn after_is_not_restarted_by_arrivals_that_match_nothing() {
+    for workers in WORKERS {
+        let status = program(workers, |inbox: Inbox<u32>| {
+            let stop = Arc::new(AtomicBool::new(false));
+            let sent = Arc::new(AtomicUsize::new(0));
+            let me = inbox.pid();
+            let (s, n) = (stop.clone(), sent.clone());
+            // Sends non-matching messages for far longer than the timeout: a timer restarted
+            // by each arrival would not expire until the sender stops.
+            process::spawn(move |_: Inbox<()>| {
+                for _ in 0..2000 {
+                    if s.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    me.send(0);
+                    n.fetch_add(1, Ordering::SeqCst);
+                    fibra_runtime::sleep(Duration::from_millis(5));
+                }
+            });
+            let got = receive! { inbox,
+                Signal::Msg(n) if n > 0 => Some(n),
+                after Duration::from_millis(60) => None,
+            };
+            stop.store(true, Ordering::SeqCst);
+            assert_eq!(got, None);
+            assert!(
+                sent.load(Ordering::SeqCst) < 2000,
+                "the timeout fired while arrivals kept coming"
+            );
+            assert!(drain(&inbox).iter().all(|&n| n == 0));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn a_message_that_arrives_before_expiry_is_taken() {
+    for workers in WORKERS {
+        let status = program(workers, |inbox: Inbox<u32>| {
+            let me = inbox.pid();
+            process::spawn(move |_: Inbox<()>| {
+                me.send(0); // matches nothing
+                fibra_runtime::sleep(Duration::from_millis(2));
+                me.send(42);
+            });
+            let got = receive! { inbox,
+                Signal::Msg(n) if n > 0 => n,
+                after Duration::from_secs(30) => panic!("timed out"),
+            };
+            assert_eq!(got, 42);
+            assert_eq!(inbox.recv().into_msg(), Some(0));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn receive_timeout_returns_none_and_keeps_the_mailbox() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        inbox.pid().send(1);
+        let got = inbox.receive_timeout(Duration::from_millis(3), |s| matches!(s, Signal::Msg(2)));
+        assert!(got.is_none());
+        assert_eq!(drain(&inbox), [1]);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_receive_with_only_after_sleeps_and_leaves_the_mailbox() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        inbox.pid().send(5);
+        let done = receive! { inbox, after Duration::from_millis(3) => "slept" };
+        assert_eq!(done, "slept");
+        assert_eq!(drain(&inbox), [5]);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_receive_cancelled_while_waiting_keeps_the_messages_it_skipped() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        me.send(1);
+        me.send(2);
+        let outcome = fibra_runtime::timeout(Duration::from_millis(3), || {
+            inbox.receive(|s| matches!(s, Signal::Msg(3)))
+        });
+        assert!(outcome.is_err());
+        me.send(3);
+        assert_eq!(drain(&inbox), [1, 2, 3]);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn messages_racing_short_timeouts_are_each_received_exactly_once() {
+    const PAIRS: u64 = 200;
+    for workers in WORKERS {
+        let status = program(workers, |inbox: Inbox<u64>| {
+            let main = inbox.pid();
+            for pair in 0..PAIRS {
+                let main = main.clone();
+                let receiver = process::spawn(move |inbox: Inbox<u64>| {
+                    // Timeouts of 1–2 ms compete with the sender's message.
+                    let wait = Duration::from_micros((pair % 2 + 1) * 1000);
+                    loop {
+                        let got = receive! { inbox,
+                            Signal::Msg(n) => Some(n),
+                            after wait => None,
+                        };
+                        if let Some(n) = got {
+                            main.send(n);
+                            break;
+                        }
+                    }
+                });
+                process::spawn(move |_: Inbox<()>| {
+                    fibra_runtime::sleep(Duration::from_micros(pair % 5 * 500));
+                    receiver.send(pair);
+                });
+            }
+            let mut got: Vec<u64> = (0..PAIRS)
+                .map(|_| inbox.recv().into_msg().unwrap())
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, (0..PAIRS).collect::<Vec<_>>());
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}

@@ -1,0 +1,204 @@
+//! Supervisors: the three strategies, restart policies, and restart intensity.
+
+mod common;
+
+use common::{program, WORKERS};
+use fibra_process::{
+    self as process, ChildSpec, Inbox, Pid, ProcessId, Reason, Restart, Signal, Strategy,
+    Supervisor, SupervisorRequest,
+};
+use std::time::Duration;
+
+fn idle(inbox: Inbox<()>) {
+    loop {
+        inbox.recv();
+    }
+}
+
+fn worker(id: &str) -> ChildSpec {
+    ChildSpec::new(id, || process::spawn_link(idle).id())
+}
+
+fn children(sup: &Pid<SupervisorRequest>) -> Vec<Option<ProcessId>> {
+    let which = process::call(
+        sup,
+        SupervisorRequest::WhichChildren,
+        Duration::from_secs(30),
+    );
+    which.unwrap().into_iter().map(|(_, pid)| pid).collect()
+}
+
+/// Waits until the supervisor reports children that satisfy `done`.
+fn until(
+    sup: &Pid<SupervisorRequest>,
+    done: impl Fn(&[Option<ProcessId>]) -> bool,
+) -> Vec<Option<ProcessId>> {
+    loop {
+        let now = children(sup);
+        if done(&now) {
+            return now;
+        }
+        fibra_runtime::yield_now();
+    }
+}
+
+/// Waits until the supervisor reports children that satisfy `done`, all running.
+fn running(
+    sup: &Pid<SupervisorRequest>,
+    done: impl Fn(&[Option<ProcessId>]) -> bool,
+) -> Vec<ProcessId> {
+    until(sup, |now| all_running(now) && done(now))
+        .into_iter()
+        .map(Option::unwrap)
+        .collect()
+}
+
+fn all_running(now: &[Option<ProcessId>]) -> bool {
+    now.iter().all(Option::is_some)
+}
+
+fn three(strategy: Strategy) -> Pid<SupervisorRequest> {
+    Supervisor::new(strategy)
+        .intensity(10, Duration::from_secs(3600))
+        .child(worker("a"))
+        .child(worker("b"))
+        .child(worker("c"))
+        .spawn()
+}
+
+#[test]
+fn one_for_one_restarts_only_the_child_that_ended() {
+    for workers in WORKERS {
+        let status = program(workers, |_: Inbox<()>| {
+            let sup = three(Strategy::OneForOne);
+            let before = running(&sup, |_| true);
+            process::exit(&before[1], Reason::custom("crash"));
+            let after = running(&sup, |now| now[1].as_ref() != Some(&before[1]));
+            assert_eq!((&after[0], &after[2]), (&before[0], &before[2]));
+            assert!(after.iter().all(process::is_alive));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn one_for_all_restarts_every_child() {
+    for workers in WORKERS {
+        let status = program(workers, |_: Inbox<()>| {
+            let sup = three(Strategy::OneForAll);
+            let before = running(&sup, |_| true);
+            process::exit(&before[1], Reason::custom("crash"));
+            let after = running(&sup, |now| {
+                now.iter().zip(&before).all(|(n, b)| n.as_ref() != Some(b))
+            });
+            assert!(before.iter().all(|pid| !process::is_alive(pid)));
+            assert!(after.iter().all(process::is_alive));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn rest_for_one_restarts_the_child_and_those_started_after_it() {
+    for workers in WORKERS {
+        let status = program(workers, |_: Inbox<()>| {
+            let sup = three(Strategy::RestForOne);
+            let before = running(&sup, |_| true);
+            process::exit(&before[1], Reason::custom("crash"));
+            let after = running(&sup, |now| {
+                now[1].as_ref() != Some(&before[1]) && now[2].as_ref() != Some(&before[2])
+            });
+            assert_eq!(after[0], before[0]);
+            assert!(process::is_alive(&before[0]));
+            assert!(!process::is_alive(&before[2]));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn more_restarts_than_the_intensity_end_the_supervisor_with_shutdown() {
+    for workers in WORKERS {
+        let status = program(workers, |inbox: Inbox<()>| {
+            let sup = Supervisor::new(Strategy::OneForOne)
+                .intensity(2, Duration::from_secs(3600))
+                .child(worker("a"))
+                .child(worker("b"))
+                .spawn();
+            let mref = process::monitor(&sup);
+            let mut current = running(&sup, |_| true);
+            for restart in 1..=2 {
+                process::exit(&current[0], Reason::custom("crash"));
+                let old = current[0].clone();
+                current = running(&sup, |now| now[0].as_ref() != Some(&old));
+                assert!(
+                    process::is_alive(&sup),
+                    "restart {restart} is within the intensity"
+                );
+            }
+            process::exit(&current[0], Reason::custom("crash"));
+            match inbox.recv() {
+                Signal::Down {
+                    mref: m, reason, ..
+                } => assert_eq!((m, reason), (mref, Reason::Shutdown)),
+                _ => unreachable!(),
+            }
+            assert!(
+                current.iter().all(|pid| !process::is_alive(pid)),
+                "children terminated"
+            );
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn transient_children_restart_only_after_an_abnormal_end_and_temporary_never() {
+    let status = program(2, |_: Inbox<()>| {
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .intensity(10, Duration::from_secs(3600))
+            .child(worker("transient").restart(Restart::Transient))
+            .child(worker("temporary").restart(Restart::Temporary))
+            .spawn();
+        let before = running(&sup, |_| true);
+        process::exit(&before[1], Reason::custom("crash"));
+        until(&sup, |now| now[1].is_none());
+        process::exit(&before[0], Reason::Shutdown);
+        until(&sup, |now| now[0].is_none());
+        // A transient child restarts after an abnormal end.
+        let sup2 = Supervisor::new(Strategy::OneForOne)
+            .intensity(10, Duration::from_secs(3600))
+            .child(worker("transient").restart(Restart::Transient))
+            .spawn();
+        let first = running(&sup2, |_| true);
+        process::exit(&first[0], Reason::custom("crash"));
+        let again = running(&sup2, |now| now[0].as_ref() != Some(&first[0]));
+        assert!(process::is_alive(&again[0]));
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_supervisor_ends_with_its_parents_exit_signal_and_takes_its_children() {
+    let status = program(2, |inbox: Inbox<(ProcessId, Vec<ProcessId>)>| {
+        let me = inbox.pid();
+        process::spawn(move |_: Inbox<()>| {
+            let sup = Supervisor::new(Strategy::OneForOne)
+                .child(worker("a"))
+                .child(worker("b"))
+                .spawn_link();
+            me.send((sup.id(), running(&sup, |_| true)));
+            process::exit_self(Reason::custom("parent gone"));
+        });
+        let (sup, kids) = inbox.recv().into_msg().unwrap();
+        process::monitor(&sup);
+        match inbox.recv() {
+            Signal::Down { reason, .. } => {
+                assert!(reason == Reason::custom("parent gone") || reason == Reason::Noproc);
+            }
+            _ => unreachable!(),
+        }
+        assert!(kids.iter().all(|kid| !process::is_alive(kid)));
+    });
+    assert_eq!(status, 0);
+}
