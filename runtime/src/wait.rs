@@ -110,7 +110,9 @@ pub fn park_current_until(deadline: Instant) {
     if Instant::now() >= deadline {
         return;
     }
-    if !FiberTimer::at(deadline).expired() {
+    // Kept until the park ends: dropping it would deregister the wake-up.
+    let mut timer = FiberTimer::at(deadline);
+    if !timer.expired() {
         park_fiber();
     }
 }
