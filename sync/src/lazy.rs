@@ -26,6 +26,25 @@ use std::ops::Deref;
 ///     });
 /// });
 /// ```
+///
+/// A timeout around the first access cancels the initializer without poisoning the value:
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::time::Duration;
+///
+/// static SLOW_ONCE: AtomicBool = AtomicBool::new(true);
+/// static CONFIG: fibra_sync::Lazy<&str> = fibra_sync::Lazy::new(|| {
+///     if SLOW_ONCE.swap(false, Ordering::SeqCst) {
+///         fibra_runtime::sleep(Duration::from_secs(3600));
+///     }
+///     "loaded"
+/// });
+/// fibra_runtime::run(|| {
+///     assert!(fibra_runtime::timeout(Duration::from_millis(1), || *CONFIG).is_err());
+///     assert_eq!(*CONFIG, "loaded"); // runs the initializer again
+/// });
+/// ```
 pub struct Lazy<T, F = fn() -> T> {
     cell: OnceCell<T>,
     /// Used by the one caller at a time that runs it; dropped once it has produced the value.
