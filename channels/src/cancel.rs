@@ -8,11 +8,16 @@
 //! away; and if an operation completed just before — a value was already handed to a
 //! receive — the value goes back to the channel instead of being dropped.
 //!
-//! While a thread is already unwinding (a channel operation in a destructor during a
+//! While the caller is already unwinding (a channel operation in a destructor during a
 //! cancellation), operations are not cancellation points: a second unwind would abort. They
 //! then park shielded.
 
-/// Whether the thread is unwinding already, so that nothing may start another unwind.
+/// Whether the caller is unwinding already, so that nothing may start another unwind.
+///
+/// `std::thread::panicking()` is per thread while fibers share threads; it means "this fiber
+/// unwinds" only because the runtime never lets an unwinding fiber suspend (its waits block
+/// the worker thread instead), so no other fiber runs on the thread while it is true. Outside
+/// fibers it is the thread's own state.
 #[cfg(not(loom))]
 #[inline]
 pub(crate) fn unwinding() -> bool {

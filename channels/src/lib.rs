@@ -54,6 +54,7 @@ mod error;
 mod exclusive;
 mod feed;
 mod future;
+mod in_wait;
 mod iter;
 #[cfg(not(loom))]
 mod lock;

@@ -5,7 +5,9 @@
 //! none of a set of operations can complete, [`wait`] registers one waiter on all of them,
 //! parks until exactly one completes (or a deadline passes), and removes the other
 //! registrations. An operation completes only if it wins its waiter's claim, so a receive that
-//! did not win takes no value and a send that did not win delivers none.
+//! did not win takes no value and a send that did not win delivers none. An operation is in
+//! one wait at a time and is not used otherwise while it is: misuse panics instead of
+//! corrupting a handoff.
 //!
 //! This module is the layer `fibra-select` is built on; most code uses `Reader`, `Writer` and
 //! `select!` instead.
@@ -37,6 +39,7 @@
 use crate::cancel;
 use crate::chan::{Chan, Registration, Side};
 use crate::error::{TryRecvError, TrySendError};
+use crate::in_wait::{InWait, WaitMark};
 use crate::packet::Packet;
 pub use crate::retry::Patience;
 use crate::retry::RetrySlot;
@@ -45,7 +48,6 @@ use crate::wait::{block, Parked};
 use crate::waiter::Waiter;
 use crate::{Reader, Writer};
 use std::fmt;
-use std::marker::PhantomData;
 use std::time::Instant;
 
 /// The state of an operation after an attempt.
@@ -95,11 +97,17 @@ pub enum Woken {
 
 pub(crate) mod sealed {
     use crate::chan::Registration;
+    use crate::in_wait::WaitMark;
     use crate::retry::RetrySlot;
     use crate::waiter::Waiter;
 
     /// The registration half of [`Operation`](super::Operation), private to this crate.
     pub trait Sealed {
+        /// Set while a wait uses the operation (see `in_wait`).
+        fn wait_mark(&self) -> &WaitMark;
+        /// Whether the operation has completed (a receive holds its value, a send delivered).
+        /// Only for the wait that has just marked it: it looks at the packet.
+        fn has_completed(&self) -> bool;
         /// Registers operation number `oper` of `waiter`, unless it can complete now.
         fn register(&self, waiter: &Waiter, oper: usize) -> Registration;
         /// Removes the registrations of `waiter`. Once this returns, no claimer touches this
@@ -128,7 +136,12 @@ pub(crate) mod sealed {
 /// assert_eq!(rx.recv(), Some('x'));
 /// ```
 pub trait Operation: sealed::Sealed {
-    /// Tries to complete the operation without waiting.
+    /// Tries to complete the operation without waiting. An operation that has completed stays
+    /// completed: a receive holding its value does not receive another.
+    ///
+    /// # Panics
+    ///
+    /// While the operation is in a [`wait`] (another fiber's, on this thread).
     ///
     /// ```
     /// use fibra_channels::op::{Attempt, Operation, RecvOp};
@@ -139,6 +152,10 @@ pub trait Operation: sealed::Sealed {
 
     /// How the operation ended, after [`wait`] selected it: [`Attempt::Completed`] or
     /// [`Attempt::Closed`].
+    ///
+    /// # Panics
+    ///
+    /// As [`try_now`](Self::try_now).
     ///
     /// ```
     /// use fibra_channels::op::{self, Attempt, Operation, RecvOp, Woken};
@@ -174,8 +191,9 @@ pub struct RecvOp<'a, T> {
     chan: &'a Chan<T>,
     packet: Packet<T>,
     side: Side,
-    /// Not `Sync`: the packet is only ever touched by the op's own thread outside a wait.
-    _not_sync: PhantomData<std::cell::Cell<()>>,
+    /// Also makes the op not `Sync`: the packet is only ever touched by the op's own thread,
+    /// outside a wait.
+    in_wait: WaitMark,
 }
 
 impl<'a, T> RecvOp<'a, T> {
@@ -212,7 +230,7 @@ impl<'a, T> RecvOp<'a, T> {
             chan,
             packet: Packet::new(None),
             side,
-            _not_sync: PhantomData,
+            in_wait: WaitMark::default(),
         }
     }
 
@@ -229,6 +247,16 @@ impl<'a, T> RecvOp<'a, T> {
 }
 
 impl<T> sealed::Sealed for RecvOp<'_, T> {
+    fn wait_mark(&self) -> &WaitMark {
+        &self.in_wait
+    }
+
+    fn has_completed(&self) -> bool {
+        // SAFETY: the wait that marked the op calls this before registering it, so no entry
+        // points at the packet and this thread has it to itself.
+        unsafe { self.packet.is_full() }
+    }
+
     fn register(&self, waiter: &Waiter, oper: usize) -> Registration {
         self.chan.register(self.side, waiter, oper, &self.packet)
     }
@@ -258,11 +286,16 @@ impl<T> Operation for RecvOp<'_, T> {
                 false => Attempt::NotReady,
             };
         }
+        self.in_wait.assert_free("try_now");
+        // SAFETY: out of any wait (just checked; the op is not `Sync`, so only this thread
+        // marks it) no entry points at the packet and this thread has it to itself.
+        if unsafe { self.packet.is_full() } {
+            // Completed before: the value waits to be taken, and no second one is received.
+            return Attempt::Completed;
+        }
         match self.chan.try_recv() {
             Ok(value) => {
-                // SAFETY: `try_now` runs outside any wait (the op is not `Sync` and `wait`
-                // borrows it until every registration is gone), so no entry points at the
-                // packet and this thread has it to itself.
+                // SAFETY: as above.
                 unsafe { self.packet.replace(Some(value)) };
                 Attempt::Completed
             }
@@ -272,8 +305,10 @@ impl<T> Operation for RecvOp<'_, T> {
     }
 
     fn outcome(&self) -> Attempt {
-        // SAFETY: called after the wait ended: the waiter is done (its claimer finished, with a
-        // release/acquire edge to us) or aborted, and its registrations are gone.
+        self.in_wait.assert_free("outcome");
+        // SAFETY: out of any wait (just checked): a wait that ended left the waiter done (its
+        // claimer finished, with a release/acquire edge to us) or aborted, and its
+        // registrations gone.
         match unsafe { self.packet.is_full() } {
             true => Attempt::Completed,
             false => Attempt::Closed,
@@ -302,7 +337,8 @@ impl<T> fmt::Debug for RecvOp<'_, T> {
 pub struct SendOp<'a, T> {
     chan: &'a Chan<T>,
     packet: Packet<T>,
-    _not_sync: PhantomData<std::cell::Cell<()>>,
+    /// As for [`RecvOp`].
+    in_wait: WaitMark,
 }
 
 impl<'a, T> SendOp<'a, T> {
@@ -316,7 +352,7 @@ impl<'a, T> SendOp<'a, T> {
         SendOp {
             chan: writer.chan(),
             packet: Packet::new(Some(value)),
-            _not_sync: PhantomData,
+            in_wait: WaitMark::default(),
         }
     }
 
@@ -336,6 +372,15 @@ impl<'a, T> SendOp<'a, T> {
 }
 
 impl<T> sealed::Sealed for SendOp<'_, T> {
+    fn wait_mark(&self) -> &WaitMark {
+        &self.in_wait
+    }
+
+    fn has_completed(&self) -> bool {
+        // SAFETY: as in `RecvOp::has_completed`.
+        !unsafe { self.packet.is_full() }
+    }
+
     fn register(&self, waiter: &Waiter, oper: usize) -> Registration {
         self.chan.register(Side::Send, waiter, oper, &self.packet)
     }
@@ -354,6 +399,7 @@ impl<T> sealed::Sealed for SendOp<'_, T> {
 
 impl<T> Operation for SendOp<'_, T> {
     fn try_now(&self) -> Attempt {
+        self.in_wait.assert_free("try_now");
         // SAFETY: as in `RecvOp::try_now`: outside any wait this thread owns the packet.
         let Some(value) = (unsafe { self.packet.take() }) else {
             return Attempt::Completed;
@@ -369,6 +415,7 @@ impl<T> Operation for SendOp<'_, T> {
     }
 
     fn outcome(&self) -> Attempt {
+        self.in_wait.assert_free("outcome");
         // SAFETY: as in `RecvOp::outcome`.
         match unsafe { self.packet.is_full() } {
             true => Attempt::Closed,
@@ -422,8 +469,10 @@ pub(crate) fn unregister_all(
     }
 }
 
-/// The registrations of one [`wait`]; removed on drop, also when unwinding.
+/// The registrations of one [`wait`]; removed on drop, also when unwinding, before the
+/// operations' wait marks are cleared.
 struct Registered<'a> {
+    _in_wait: InWait<'a>,
     ops: &'a [Option<&'a dyn Operation>],
     waiter: &'a Waiter,
     count: usize,
@@ -457,8 +506,15 @@ impl Drop for Registered<'_> {
 /// fiber unwinds from it, and a value a receive had already been handed goes back to its
 /// channel).
 ///
-/// Call it only after [`Operation::try_now`] found every operation not ready; if one became
-/// ready meanwhile this returns [`Woken::Retry`].
+/// Call it after [`Operation::try_now`] found every operation not ready; if one became ready
+/// meanwhile this returns [`Woken::Retry`]. An operation that has completed already (a
+/// receive holding its value, a send that delivered) is selected at once, without waiting.
+///
+/// # Panics
+///
+/// If an operation is in `ops` twice, or is in another wait (another fiber's, on this thread):
+/// an operation belongs to one wait at a time, and nothing else may use it until that wait
+/// returns.
 ///
 /// ```
 /// use std::time::{Duration, Instant};
@@ -484,10 +540,18 @@ pub(crate) fn wait_then(
     deadline: Option<Instant>,
     on_registered: impl FnOnce(),
 ) -> Woken {
+    let in_wait = match InWait::enter(ops) {
+        Ok(in_wait) => in_wait,
+        Err(completed) => {
+            on_registered();
+            return Woken::Selected(completed);
+        }
+    };
     let waiter = Waiter::new(shim::current_waker());
     let (count, registration) = register_all(ops, &waiter);
     on_registered();
     let mut registered = Registered {
+        _in_wait: in_wait,
         ops,
         waiter: &waiter,
         count,
@@ -559,5 +623,145 @@ pub(crate) fn run_one(op: &dyn Operation, deadline: Option<Instant>) -> Result<A
             Woken::Retry => {}
             Woken::TimedOut => return Err(()),
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{wait, Attempt, Operation, RecvOp, SendOp, Woken};
+    use crate::{bounded, Reader};
+    use fibra_runtime::{CancelToken, ScopeOptions};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::rc::Rc;
+    use std::time::{Duration, Instant};
+
+    fn on_workers<T>(workers: usize, f: impl FnOnce() -> T) -> T {
+        fibra_runtime::Runtime::builder()
+            .workers(workers)
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn yield_many() {
+        for _ in 0..100 {
+            fibra_runtime::yield_now();
+        }
+    }
+
+    fn message(payload: Box<dyn std::any::Any + Send>) -> String {
+        match payload.downcast::<String>() {
+            Ok(message) => *message,
+            Err(payload) => payload.downcast::<&str>().map(|m| m.to_string()).unwrap(),
+        }
+    }
+
+    /// A wait on a send that delivered used to register its empty packet: the receive that
+    /// then made room claimed it, found no value and panicked, leaving the waiter claimed and
+    /// never finished (the test then cancels it, to fail instead of hanging).
+    #[test]
+    fn a_wait_on_a_send_that_delivered_selects_it_at_once() {
+        for workers in [1, 2] {
+            on_workers(workers, || {
+                let (tx, rx) = bounded::<u32>(1);
+                let token = CancelToken::new();
+                let (received, waited) = fibra_runtime::scope(|s| {
+                    let waiting = s.spawn(|| {
+                        let options = ScopeOptions::new().token(token.clone());
+                        fibra_runtime::scope_with(options, |_| {
+                            let send = SendOp::new(&tx, 1);
+                            assert_eq!(send.try_now(), Attempt::Completed);
+                            // The channel is full now, so registering would park.
+                            let woken = wait(&[Some(&send)], None);
+                            (woken, send.outcome())
+                        })
+                    });
+                    yield_many();
+                    let received = catch_unwind(AssertUnwindSafe(|| rx.recv())).map_err(message);
+                    if received.is_err() {
+                        token.cancel();
+                    }
+                    (received, waiting.join().unwrap().ok())
+                });
+                assert_eq!(received, Ok(Some(1)));
+                assert_eq!(waited, Some((Woken::Selected(0), Attempt::Completed)));
+                assert_eq!(rx.chan().queued(), (0, 0, 0));
+                assert_eq!(rx.try_recv(), Err(crate::TryRecvError::Empty));
+            });
+        }
+    }
+
+    #[test]
+    fn a_completed_receive_keeps_its_value_and_receives_no_other() {
+        let (tx, rx) = bounded::<u32>(2);
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+        let recv = RecvOp::new(&rx);
+        assert_eq!(recv.try_now(), Attempt::Completed);
+        assert_eq!(recv.try_now(), Attempt::Completed);
+        let soon = Instant::now() + Duration::from_millis(1);
+        assert_eq!(wait(&[Some(&recv)], Some(soon)), Woken::Selected(0));
+        assert_eq!(recv.outcome(), Attempt::Completed);
+        assert_eq!(recv.into_value(), Some(1));
+        assert_eq!(
+            rx.recv(),
+            Some(2),
+            "the second value is still in the channel"
+        );
+    }
+
+    #[test]
+    fn an_operation_listed_twice_panics_before_registering() {
+        let (tx, rx) = bounded::<u32>(1);
+        let recv = RecvOp::new(&rx);
+        let soon = Instant::now() + Duration::from_millis(1);
+        let twice = catch_unwind(AssertUnwindSafe(|| {
+            wait(&[Some(&recv), None, Some(&recv)], Some(soon))
+        }));
+        assert_eq!(
+            message(twice.unwrap_err()),
+            "op::wait: operation 2 is in a wait already (listed twice, or in another fiber's \
+             wait on this thread)"
+        );
+        assert_eq!(rx.chan().queued(), (0, 0, 0));
+        // Its marks are cleared: the operation is usable.
+        tx.send(4).unwrap();
+        assert_eq!(recv.try_now(), Attempt::Completed);
+        assert_eq!(recv.into_value(), Some(4));
+    }
+
+    /// Fibers on one thread can share an operation (`Rc`, `&'static`); while one waits on it
+    /// the packet belongs to the wait (a claimer on another thread may be writing it), and a
+    /// second fiber's use used to take a second value and drop the first.
+    #[test]
+    fn another_fiber_cannot_use_an_operation_while_a_wait_has_it() {
+        on_workers(1, || {
+            let (tx, rx) = bounded::<u32>(1);
+            let rx: &'static Reader<u32> = Box::leak(Box::new(rx));
+            let recv = Rc::new(RecvOp::new(rx));
+            let waiting = {
+                let recv = recv.clone();
+                fibra_runtime::spawn_local(move || wait(&[Some(&*recv)], None))
+            };
+            while rx.chan().queued() != (1, 0, 0) {
+                fibra_runtime::yield_now();
+            }
+            tx.send(1).unwrap(); // handed to the parked wait
+            tx.send(2).unwrap(); // buffered
+            assert!(!waiting.is_finished(), "the wait has not returned yet");
+            let in_use = "on a channel operation that is in a wait (of another fiber on this \
+                          thread): a waiting operation belongs to its wait until the wait returns";
+            let tried = catch_unwind(AssertUnwindSafe(|| recv.try_now()));
+            assert_eq!(message(tried.unwrap_err()), format!("try_now {in_use}"));
+            let outcome = catch_unwind(AssertUnwindSafe(|| recv.outcome()));
+            assert_eq!(message(outcome.unwrap_err()), format!("outcome {in_use}"));
+            let waited = catch_unwind(AssertUnwindSafe(|| wait(&[Some(&*recv)], None)));
+            assert!(message(waited.unwrap_err()).starts_with("op::wait: operation 0 is in a wait"));
+
+            assert_eq!(waiting.join().unwrap(), Woken::Selected(0));
+            let recv = Rc::into_inner(recv).expect("the waiting fiber let go of it");
+            assert_eq!(recv.into_value(), Some(1));
+            assert_eq!(rx.recv(), Some(2));
+        });
     }
 }

@@ -8,7 +8,11 @@ use std::ops::Deref;
 
 /// A value computed on first access; concurrent first accesses park until it is ready.
 ///
-/// If the initializer panics the `Lazy` is poisoned: every later access panics.
+/// If the initializer panics the `Lazy` is poisoned: every later access panics. An initializer
+/// that unwinds because its fiber was cancelled (a timeout around the first access, a
+/// cancelled scope) does not poison it: the value stays uncomputed and the next access runs
+/// the initializer again. That is why the initializer is `Fn`, where std's `LazyLock` takes an
+/// `FnOnce`; it is dropped once it has produced the value.
 ///
 /// ```
 /// use fibra_sync::Lazy;
@@ -22,14 +26,33 @@ use std::ops::Deref;
 ///     });
 /// });
 /// ```
+///
+/// A timeout around the first access cancels the initializer without poisoning the value:
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::time::Duration;
+///
+/// static SLOW_ONCE: AtomicBool = AtomicBool::new(true);
+/// static CONFIG: fibra_sync::Lazy<&str> = fibra_sync::Lazy::new(|| {
+///     if SLOW_ONCE.swap(false, Ordering::SeqCst) {
+///         fibra_runtime::sleep(Duration::from_secs(3600));
+///     }
+///     "loaded"
+/// });
+/// fibra_runtime::run(|| {
+///     assert!(fibra_runtime::timeout(Duration::from_millis(1), || *CONFIG).is_err());
+///     assert_eq!(*CONFIG, "loaded"); // runs the initializer again
+/// });
+/// ```
 pub struct Lazy<T, F = fn() -> T> {
     cell: OnceCell<T>,
-    /// Taken by the one caller that runs it.
+    /// Used by the one caller at a time that runs it; dropped once it has produced the value.
     init: UnsafeCell<Option<F>>,
 }
 
-// SAFETY: `init` is taken only by the caller the cell's run-once protocol lets in, and may
-// run on any thread (`F: Send`); the rest is the cell's.
+// SAFETY: `init` is reached only by the caller the cell's run-once protocol lets in, one at a
+// time, and may run and be dropped on any thread (`F: Send`); the rest is the cell's.
 unsafe impl<T: Send + Sync, F: Send> Sync for Lazy<T, F> {}
 
 const LAZY: OnPanic = OnPanic::Poison { what: "Lazy" };
@@ -51,7 +74,7 @@ impl<T, F> Lazy<T, F> {
     }
 }
 
-impl<T, F: FnOnce() -> T> Lazy<T, F> {
+impl<T, F: Fn() -> T> Lazy<T, F> {
     /// The value, computing it first if needed.
     ///
     /// # Panics
@@ -70,14 +93,21 @@ impl<T, F: FnOnce() -> T> Lazy<T, F> {
     /// ```
     pub fn force(this: &Lazy<T, F>) -> &T {
         this.cell.get_or_init(|| {
-            // SAFETY: only the one caller running the initializer gets here.
-            let init = unsafe { (*this.init.get()).take() };
-            init.expect("a Lazy runs its initializer once")()
+            // SAFETY: only the caller running the initializer gets here, one at a time (the
+            // run-once protocol; a recursive access panics before reaching this), so this is
+            // the only reference to `init` while it lives.
+            let init = unsafe { &mut *this.init.get() };
+            let run = init
+                .as_ref()
+                .expect("a Lazy drops its initializer only once its value is written");
+            let value = run();
+            *init = None;
+            value
         })
     }
 }
 
-impl<T, F: FnOnce() -> T> Deref for Lazy<T, F> {
+impl<T, F: Fn() -> T> Deref for Lazy<T, F> {
     type Target = T;
 
     fn deref(&self) -> &T {

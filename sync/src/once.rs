@@ -4,8 +4,10 @@
 
 use crate::event_count::EventCount;
 use crate::owner::Owner;
+use std::any::Any;
 use std::convert::Infallible;
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const INCOMPLETE: u64 = 0;
@@ -14,7 +16,8 @@ const POISONED: u64 = 2;
 // Any other value: the `Owner` running the initializer (all are at least `Owner::MIN`).
 const _: () = assert!(Owner::MIN > POISONED);
 
-/// What an initializer that panics leaves behind.
+/// What an initializer that panics leaves behind (a cancelled one always leaves the state
+/// incomplete).
 #[derive(Clone, Copy)]
 pub(crate) enum OnPanic {
     /// Incomplete: a later caller runs its own initializer.
@@ -44,8 +47,8 @@ impl OnceState {
     }
 
     /// Runs `init` unless an initializer has completed; parks while another caller runs one.
-    /// An `Err` from `init` leaves it incomplete. Returns `init`'s result, or `Ok` if someone
-    /// else completed.
+    /// An `Err` from `init`, or its caller's cancellation, leaves it incomplete. Returns
+    /// `init`'s result, or `Ok` if someone else completed.
     ///
     /// Panics if poisoned, or if `init` (directly or not) calls back into the same state.
     pub(crate) fn run<E>(
@@ -72,15 +75,14 @@ impl OnceState {
                 .compare_exchange(INCOMPLETE, me, Ordering::Acquire, Ordering::Acquire)
             {
                 Ok(_) => {
-                    let mut finish = Finish {
-                        state: self,
-                        to: match on_panic {
-                            OnPanic::Retry => INCOMPLETE,
-                            OnPanic::Poison { .. } => POISONED,
-                        },
+                    let result = match panic::catch_unwind(AssertUnwindSafe(init)) {
+                        Ok(result) => result,
+                        Err(payload) => {
+                            self.publish(after_unwind(on_panic, &*payload));
+                            panic::resume_unwind(payload);
+                        }
                     };
-                    let result = init();
-                    finish.to = if result.is_ok() { COMPLETE } else { INCOMPLETE };
+                    self.publish(if result.is_ok() { COMPLETE } else { INCOMPLETE });
                     return result;
                 }
                 Err(COMPLETE) => return Ok(()),
@@ -103,28 +105,35 @@ impl OnceState {
         }
     }
 
+    /// Publishes the initializer's outcome and wakes the waiters.
+    fn publish(&self, to: u64) {
+        self.word.store(to, Ordering::Release);
+        self.changed.advance();
+    }
+
     fn is_running(&self) -> bool {
         self.word.load(Ordering::Acquire) >= Owner::MIN
     }
 }
 
-/// Publishes the initializer's outcome (also when it unwinds) and wakes the waiters.
-struct Finish<'a> {
-    state: &'a OnceState,
-    to: u64,
-}
-
-impl Drop for Finish<'_> {
-    fn drop(&mut self) {
-        self.state.word.store(self.to, Ordering::Release);
-        self.state.changed.advance();
+/// The state an unwinding initializer leaves. A cancellation is not a failure of the
+/// initializer — the caller's scope gave up on it — so it leaves the state incomplete and a
+/// waiter runs the initializer instead; a panic follows `on_panic`.
+fn after_unwind(on_panic: OnPanic, payload: &(dyn Any + Send)) -> u64 {
+    match on_panic {
+        _ if fibra_runtime::is_cancellation(payload) => INCOMPLETE,
+        OnPanic::Retry => INCOMPLETE,
+        OnPanic::Poison { .. } => POISONED,
     }
 }
 
 /// Runs a one-time initialization: the first [`call_once`](Self::call_once) runs its closure,
 /// concurrent callers park until it has finished, later ones return at once.
 ///
-/// If the closure panics the `Once` is poisoned for good: every later `call_once` panics.
+/// If the closure panics the `Once` is poisoned for good: every later `call_once` panics. A
+/// closure that unwinds because its fiber was cancelled (a timeout, a cancelled scope) does not
+/// poison it: the `Once` stays incomplete, and the next caller — a fiber parked on it
+/// meanwhile, or a later one — runs its own closure.
 ///
 /// ```
 /// use fibra_sync::Once;

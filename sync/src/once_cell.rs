@@ -10,7 +10,8 @@ use std::mem::MaybeUninit;
 /// [`set`](Self::set)); concurrent callers park until it is written.
 ///
 /// If the initializer panics (or [`get_or_try_init`](Self::get_or_try_init)'s returns an
-/// error), the cell stays empty and a later caller tries again. An initializer that calls back
+/// error), or unwinds because its fiber was cancelled, the cell stays empty and the next caller
+/// — a fiber parked on the cell meanwhile, or a later one — runs its own initializer. An initializer that calls back
 /// into its own cell panics instead of deadlocking.
 ///
 /// ```
