@@ -25,6 +25,7 @@
 //! ```
 
 mod addr;
+pub mod http;
 mod tcp;
 
 pub use addr::{Addrs, ToSocketAddrs};
