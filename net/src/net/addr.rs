@@ -158,3 +158,10 @@ where
         )
     }))
 }
+
+/// The first address `addr` names, as std's `send_to` uses.
+pub(crate) fn first<A: ToSocketAddrs>(addr: A) -> io::Result<SocketAddr> {
+    addr.resolve()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no addresses to send data to"))
+}

@@ -25,9 +25,14 @@
 //! ```
 
 mod addr;
+mod common;
 pub mod http;
 mod tcp;
+mod udp;
+pub mod unix;
 
 pub use addr::{Addrs, ToSocketAddrs};
 pub use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, SocketAddrV4, SocketAddrV6};
 pub use tcp::{Incoming, TcpListener, TcpStream};
+pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

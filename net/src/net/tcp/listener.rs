@@ -1,11 +1,11 @@
 //! `TcpListener`.
 
 use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::net::common::descriptor_methods;
 use crate::net::TcpStream;
 use crate::source::{Deadline, Source};
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use tokio::io::Interest;
 
 /// A TCP socket server, listening for connections: [`std::net::TcpListener`]'s shape, where
@@ -47,28 +47,7 @@ impl TcpListener {
     /// `AddrInUse`, `AddrNotAvailable`, `PermissionDenied`, a failed name lookup, or
     /// `InvalidInput` when `addr` names no address.
     pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        each_addr(addr, std::net::TcpListener::bind).and_then(TcpListener::from_std)
-    }
-
-    /// Takes over a std listener (switching it to non-blocking mode).
-    ///
-    /// # Errors
-    ///
-    /// When the mode cannot be changed.
-    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        Ok(TcpListener {
-            source: Source::new(listener)?,
-        })
-    }
-
-    /// Gives back the std listener, in blocking mode unless
-    /// [`set_nonblocking`](Self::set_nonblocking) asked otherwise.
-    ///
-    /// # Errors
-    ///
-    /// When the mode cannot be changed.
-    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        self.source.into_inner()
+        each_addr(addr, |addr| std::net::TcpListener::bind(addr)).and_then(TcpListener::from_std)
     }
 
     /// Accepts a connection, waiting for one if none is pending.
@@ -105,29 +84,6 @@ impl TcpListener {
         self.source.get().local_addr()
     }
 
-    /// A second handle to the same listening socket (a duplicated descriptor).
-    ///
-    /// # Errors
-    ///
-    /// When the descriptor cannot be duplicated.
-    pub fn try_clone(&self) -> io::Result<TcpListener> {
-        let clone = TcpListener {
-            source: Source::nonblocking(self.source.get().try_clone()?),
-        };
-        clone.set_nonblocking(self.source.is_nonblocking())?;
-        Ok(clone)
-    }
-
-    /// In non-blocking mode, `accept` returns `WouldBlock` instead of waiting.
-    ///
-    /// # Errors
-    ///
-    /// None today; the `Result` is std's shape.
-    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
-        self.source.set_nonblocking(nonblocking);
-        Ok(())
-    }
-
     /// Sets the IP time-to-live of accepted connections.
     ///
     /// # Errors
@@ -145,15 +101,6 @@ impl TcpListener {
     pub fn ttl(&self) -> io::Result<u32> {
         self.source.get().ttl()
     }
-
-    /// Takes the socket's pending error (`SO_ERROR`), if any.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.source.get().take_error()
-    }
 }
 
 /// The iterator of [`TcpListener::incoming`]: it never returns `None`.
@@ -170,14 +117,4 @@ impl Iterator for Incoming<'_> {
     }
 }
 
-impl AsFd for TcpListener {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.source.as_fd()
-    }
-}
-
-impl AsRawFd for TcpListener {
-    fn as_raw_fd(&self) -> RawFd {
-        self.source.as_fd().as_raw_fd()
-    }
-}
+descriptor_methods!(TcpListener, std::net::TcpListener);

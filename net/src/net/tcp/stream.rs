@@ -1,11 +1,11 @@
 //! `TcpStream`.
 
 use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::net::common::{descriptor_methods, stream_io, timeout_methods};
 use crate::source::{Deadline, Source};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
-use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 use tokio::io::Interest;
 
@@ -109,27 +109,6 @@ impl TcpStream {
         }
     }
 
-    /// Takes over a connected std stream (switching it to non-blocking mode).
-    ///
-    /// # Errors
-    ///
-    /// When the mode cannot be changed.
-    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
-        Ok(TcpStream {
-            source: Source::new(stream)?,
-        })
-    }
-
-    /// Gives back the std stream, in blocking mode unless
-    /// [`set_nonblocking`](Self::set_nonblocking) asked otherwise.
-    ///
-    /// # Errors
-    ///
-    /// When the mode cannot be changed.
-    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
-        self.source.into_inner()
-    }
-
     /// Reads into `buf` without removing the data from the socket's queue, waiting for data
     /// if there is none. `Ok(0)`: the peer closed its side.
     ///
@@ -137,8 +116,7 @@ impl TcpStream {
     ///
     /// As [`read`](Read::read).
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.source
-            .io(Interest::READABLE, read_deadline, |socket| socket.peek(buf))
+        self.read_io(|socket| socket.peek(buf))
     }
 
     /// Shuts down the read half, the write half or both. After `Shutdown::Write` the peer
@@ -149,19 +127,6 @@ impl TcpStream {
     /// The OS's `shutdown` errors (`NotConnected`).
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.source.get().shutdown(how)
-    }
-
-    /// A second handle to the same connection (a duplicated descriptor): one fiber may read
-    /// through it while another writes through the original. Timeouts are the socket's, so
-    /// they are shared; non-blocking mode is copied.
-    ///
-    /// # Errors
-    ///
-    /// When the descriptor cannot be duplicated.
-    pub fn try_clone(&self) -> io::Result<TcpStream> {
-        let clone = TcpStream::from_nonblocking(self.source.get().try_clone()?);
-        clone.set_nonblocking(self.source.is_nonblocking())?;
-        Ok(clone)
     }
 
     /// The remote address.
@@ -217,142 +182,8 @@ impl TcpStream {
     pub fn ttl(&self) -> io::Result<u32> {
         self.source.get().ttl()
     }
-
-    /// Bounds how long a read waits; past it the read fails with `WouldBlock` (std's kind on
-    /// Unix). `None` waits without bound.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.source.get().set_read_timeout(timeout)
-    }
-
-    /// Bounds how long a write waits; past it the write fails with `WouldBlock`. `None`
-    /// waits without bound.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.source.get().set_write_timeout(timeout)
-    }
-
-    /// The read timeout.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
-        self.source.get().read_timeout()
-    }
-
-    /// The write timeout.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn write_timeout(&self) -> io::Result<Option<Duration>> {
-        self.source.get().write_timeout()
-    }
-
-    /// In non-blocking mode, calls that would wait return `WouldBlock` instead.
-    ///
-    /// # Errors
-    ///
-    /// None today; the `Result` is std's shape.
-    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
-        self.source.set_nonblocking(nonblocking);
-        Ok(())
-    }
-
-    /// Takes the socket's pending error (`SO_ERROR`), if any.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.source.get().take_error()
-    }
 }
 
-/// The socket's read timeout, looked up only when a read must wait.
-fn read_deadline(socket: &std::net::TcpStream) -> io::Result<Deadline> {
-    socket.read_timeout().map(Deadline::socket)
-}
-
-fn write_deadline(socket: &std::net::TcpStream) -> io::Result<Deadline> {
-    socket.write_timeout().map(Deadline::socket)
-}
-
-impl Read for &TcpStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.source
-            .io(Interest::READABLE, read_deadline, |mut socket| {
-                socket.read(buf)
-            })
-    }
-
-    fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        self.source
-            .io(Interest::READABLE, read_deadline, |mut socket| {
-                socket.read_vectored(bufs)
-            })
-    }
-}
-
-impl Write for &TcpStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.source
-            .io(Interest::WRITABLE, write_deadline, |mut socket| {
-                socket.write(buf)
-            })
-    }
-
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.source
-            .io(Interest::WRITABLE, write_deadline, |mut socket| {
-                socket.write_vectored(bufs)
-            })
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Read for TcpStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        (&*self).read(buf)
-    }
-
-    fn read_vectored(&mut self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        (&*self).read_vectored(bufs)
-    }
-}
-
-impl Write for TcpStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        (&*self).write(buf)
-    }
-
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        (&*self).write_vectored(bufs)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl AsFd for TcpStream {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.source.as_fd()
-    }
-}
-
-impl AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.source.as_fd().as_raw_fd()
-    }
-}
+descriptor_methods!(TcpStream, std::net::TcpStream);
+timeout_methods!(TcpStream, std::net::TcpStream);
+stream_io!(TcpStream);
