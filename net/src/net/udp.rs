@@ -43,7 +43,7 @@ impl UdpSocket {
     /// `AddrInUse`, `AddrNotAvailable`, a failed name lookup, or `InvalidInput` when `addr`
     /// names no address.
     pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
-        each_addr(addr, |addr| std::net::UdpSocket::bind(addr)).and_then(UdpSocket::from_std)
+        each_addr(addr, std::net::UdpSocket::bind).and_then(UdpSocket::from_std)
     }
 
     /// Sets the default peer for [`send`](Self::send) and the only one [`recv`](Self::recv)

@@ -47,7 +47,7 @@ impl TcpListener {
     /// `AddrInUse`, `AddrNotAvailable`, `PermissionDenied`, a failed name lookup, or
     /// `InvalidInput` when `addr` names no address.
     pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        each_addr(addr, |addr| std::net::TcpListener::bind(addr)).and_then(TcpListener::from_std)
+        each_addr(addr, std::net::TcpListener::bind).and_then(TcpListener::from_std)
     }
 
     /// Accepts a connection, waiting for one if none is pending.
