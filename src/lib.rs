@@ -59,3 +59,23 @@ pub mod net {
     #[doc(inline)]
     pub use fibra_net::net::*;
 }
+
+/// Child processes shaped like `std::process`: `wait` parks the fiber (no thread per child)
+/// and piped stdio is `Read`/`Write` that parks the fiber.
+///
+/// ```
+/// use fibra::os::{Command, Stdio};
+/// use std::io::Read;
+///
+/// fibra::run(|| {
+///     let mut child = Command::new("echo").arg("hello").stdout(Stdio::piped()).spawn().unwrap();
+///     let mut out = String::new();
+///     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+///     assert_eq!(out, "hello\n");
+///     assert!(child.wait().unwrap().success());
+/// });
+/// ```
+pub mod os {
+    #[doc(inline)]
+    pub use fibra_net::os::*;
+}

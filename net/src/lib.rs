@@ -9,5 +9,6 @@
 //! Users reach this crate through the `fibra` facade (`fibra::net`, `fibra::os`, `fibra::fs`).
 
 pub mod net;
+pub mod os;
 mod source;
 mod thread_wait;
