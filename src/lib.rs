@@ -79,3 +79,26 @@ pub mod os {
     #[doc(inline)]
     pub use fibra_net::os::*;
 }
+
+/// Files and directories shaped like `std::fs`, on the blocking pool; a [`fs::File`] moves
+/// data in [`fs::CHUNK`]-sized pieces so small reads and writes do not each cost a pool trip.
+///
+/// ```
+/// use std::io::{BufRead, BufReader, Write};
+///
+/// let path = std::env::temp_dir().join(format!("fibra-facade-fs-{}", std::process::id()));
+/// fibra::run(|| {
+///     let mut file = fibra::fs::File::create(&path).unwrap();
+///     for n in 0..1000 {
+///         writeln!(file, "{n}").unwrap();
+///     }
+///     drop(file);
+///     let lines = BufReader::new(fibra::fs::File::open(&path).unwrap()).lines().count();
+///     assert_eq!(lines, 1000);
+///     fibra::fs::remove_file(&path).unwrap();
+/// });
+/// ```
+pub mod fs {
+    #[doc(inline)]
+    pub use fibra_net::fs::*;
+}
