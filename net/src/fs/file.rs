@@ -28,7 +28,13 @@ pub const CHUNK: usize = 256 * 1024;
 ///
 /// let path = std::env::temp_dir().join(format!("fibra-doc-file-{}", std::process::id()));
 /// fibra_runtime::run(|| {
-///     let mut file = fibra_net::fs::File::create(&path).unwrap();
+///     let mut file = fibra_net::fs::File::options()
+///         .read(true)
+///         .write(true)
+///         .create(true)
+///         .truncate(true)
+///         .open(&path)
+///         .unwrap();
 ///     for line in 0..100 {
 ///         writeln!(file, "line {line}").unwrap();
 ///     }
