@@ -102,3 +102,24 @@ pub mod fs {
     #[doc(inline)]
     pub use fibra_net::fs::*;
 }
+
+/// tokio interop for I/O: [`io::SyncIo`] makes any tokio `AsyncRead`/`AsyncWrite` a std
+/// `Read`/`Write` inside a fiber; [`io::IntoTokio`] and [`io::FromTokio`] convert sockets.
+///
+/// ```
+/// use fibra::io::SyncIo;
+/// use std::io::{Read, Write};
+///
+/// fibra::run(|| {
+///     let (a, b) = tokio::io::duplex(16);
+///     let writer = fibra::spawn(move || SyncIo::new(a).write_all(b"through tokio's duplex"));
+///     let mut text = String::new();
+///     SyncIo::new(b).read_to_string(&mut text).unwrap();
+///     writer.join().unwrap().unwrap();
+///     assert_eq!(text, "through tokio's duplex");
+/// });
+/// ```
+pub mod io {
+    #[doc(inline)]
+    pub use fibra_integration::{FromTokio, IntoTokio, SyncIo};
+}
