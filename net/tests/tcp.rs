@@ -428,6 +428,18 @@ fn host_names_resolve_and_each_address_is_tried() {
 }
 
 #[test]
+fn an_unknown_host_name_is_an_error_not_a_panic() {
+    fibra_runtime::run(|| {
+        let error = TcpStream::connect("fibra-no-such-host.invalid:80").unwrap_err();
+        assert!(!error.to_string().is_empty());
+        let error = TcpListener::bind(("fibra-no-such-host.invalid", 0)).unwrap_err();
+        assert!(!error.to_string().is_empty());
+        let bad_port = TcpStream::connect("localhost:http").unwrap_err();
+        assert_eq!(bad_port.kind(), io::ErrorKind::InvalidInput);
+    });
+}
+
+#[test]
 fn socket_options_round_trip() {
     fibra_runtime::run(|| {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
