@@ -10,9 +10,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Bytes a [`File`] moves per blocking-pool round trip: reads fetch this much ahead, writes
-/// gather this much before they go out. At 256 KiB a pool trip (a few microseconds) is small
-/// next to copying the chunk, so reading a file in 8 KiB calls runs near the speed of large
-/// reads; smaller chunks made 8 KiB reads pay for a trip every few calls.
+/// gather this much before they go out.
+///
+/// Measured on a 64 MiB file in the page cache, read in 8 KiB calls from a fiber (release
+/// build, 2 workers): one pool trip per call ran at about a tenth of std's speed (0.5 vs
+/// 5.5 GB/s), while 256 KiB chunks reached about four fifths of it (4.5 GB/s): a trip costs
+/// a few microseconds, small next to copying 256 KiB but large next to copying 8 KiB.
 pub const CHUNK: usize = 256 * 1024;
 
 /// An open file: [`std::fs::File`]'s shape, with every system call on the blocking pool
