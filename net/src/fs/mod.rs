@@ -34,6 +34,15 @@ use std::path::{Path, PathBuf};
 /// # Errors
 ///
 /// `NotFound`, `PermissionDenied` and the OS's other errors.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("fibra-doc-read-{}", std::process::id()));
+/// fibra_runtime::run(|| {
+///     fibra_net::fs::write(&path, [1, 2, 3]).unwrap();
+///     assert_eq!(fibra_net::fs::read(&path).unwrap(), [1, 2, 3]);
+///     fibra_net::fs::remove_file(&path).unwrap();
+/// });
+/// ```
 pub fn read<P: AsRef<Path>>(path: P) -> io::Result<Vec<u8>> {
     let path = path.as_ref().to_owned();
     on_pool(move || std::fs::read(path))
@@ -66,6 +75,16 @@ pub fn write<P: AsRef<Path>, C: AsRef<[u8]>>(path: P, contents: C) -> io::Result
 ///
 /// `NotFound`, `NotADirectory` and the OS's other errors; an entry that could not be read
 /// appears as an `Err` item.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("fibra-doc-read-dir-{}", std::process::id()));
+/// fibra_runtime::run(|| {
+///     fibra_net::fs::create_dir_all(dir.join("sub")).unwrap();
+///     fibra_net::fs::write(dir.join("file"), b"").unwrap();
+///     assert_eq!(fibra_net::fs::read_dir(&dir).unwrap().count(), 2);
+///     fibra_net::fs::remove_dir_all(&dir).unwrap();
+/// });
+/// ```
 pub fn read_dir<P: AsRef<Path>>(path: P) -> io::Result<ReadDir> {
     let path = path.as_ref().to_owned();
     let entries =

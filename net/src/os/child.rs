@@ -117,6 +117,16 @@ impl Child {
     /// # Errors
     ///
     /// The OS's `wait` errors.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let mut child = fibra_net::os::Command::new("sleep").arg("30").spawn().unwrap();
+    ///     assert!(child.try_wait().unwrap().is_none());
+    ///     child.kill().unwrap();
+    ///     child.wait().unwrap();
+    ///     assert!(child.try_wait().unwrap().is_some());
+    /// });
+    /// ```
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
         self.inner.try_wait()
     }
@@ -131,6 +141,16 @@ impl Child {
     /// # Panics
     ///
     /// Outside a fibra fiber (the second reader is a fiber).
+    ///
+    /// ```
+    /// use fibra_net::os::{Command, Stdio};
+    ///
+    /// fibra_runtime::run(|| {
+    ///     let child = Command::new("echo").arg("captured").stdout(Stdio::piped()).spawn().unwrap();
+    ///     let output = child.wait_with_output().unwrap();
+    ///     assert_eq!(output.stdout, b"captured\n");
+    /// });
+    /// ```
     pub fn wait_with_output(mut self) -> io::Result<Output> {
         drop(self.stdin.take());
         let (stdout, stderr) = (self.stdout.take(), self.stderr.take());

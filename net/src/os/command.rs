@@ -120,6 +120,15 @@ impl Command {
     /// # Panics
     ///
     /// Outside a fibra runtime (or a tokio runtime's context): something must reap the child.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let mut child = fibra_net::os::Command::new("true").spawn().unwrap();
+    ///     assert!(child.wait().unwrap().success());
+    ///     let missing = fibra_net::os::Command::new("/no/such/program").spawn().unwrap_err();
+    ///     assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    /// });
+    /// ```
     pub fn spawn(&mut self) -> io::Result<Child> {
         assert_runtime("spawn");
         Child::from_tokio(self.inner.spawn()?)
@@ -135,6 +144,13 @@ impl Command {
     /// # Panics
     ///
     /// As [`spawn`](Self::spawn).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let status = fibra_net::os::Command::new("sh").args(["-c", "exit 4"]).status().unwrap();
+    ///     assert_eq!(status.code(), Some(4));
+    /// });
+    /// ```
     pub fn status(&mut self) -> io::Result<ExitStatus> {
         assert_runtime("status");
         fibra_runtime::block_on(self.inner.status())
