@@ -489,3 +489,25 @@ fn socket_options_round_trip() {
         assert!(back.accept().is_ok());
     });
 }
+
+#[test]
+fn a_parked_read_holds_the_runtime_open_until_it_returns() {
+    fibra_runtime::run(|| {
+        let handle = fibra_runtime::Handle::current();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        assert!(handle.holds().is_empty());
+        let reader = fibra_runtime::spawn(move || (&conn).read(&mut [0; 4]).unwrap());
+        // Wait until the reader is parked: its wait shows as a hold.
+        while handle.holds().is_empty() {
+            fibra_runtime::yield_now();
+        }
+        let holds = handle.holds();
+        assert_eq!(holds.len(), 1);
+        assert_eq!(holds[0].kind, fibra_runtime::HoldKind::Future);
+        client.write_all(b"done").unwrap();
+        assert_eq!(reader.join().unwrap(), 4);
+        assert!(handle.holds().is_empty());
+    });
+}
