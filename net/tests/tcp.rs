@@ -215,20 +215,15 @@ fn non_blocking_mode_returns_would_block_at_once() {
     });
 }
 
-/// Runs `f` in a scope whose token is cancelled by another fiber once `f`'s fiber is known to
-/// be parked (a short sleep suffices: the outcome is the same if the cancel comes first).
+/// Runs `f`, which parks for good, in a scope with a 10 ms deadline, and checks that the
+/// deadline cancelled it. (If the deadline passes before `f` parks, `f`'s first wait unwinds:
+/// the same outcome.)
 fn cancelled_while_parked(f: impl FnOnce() + Send) {
-    let token = CancelToken::new();
-    let canceller = {
-        let token = token.clone();
-        fibra_runtime::spawn(move || {
-            fibra_runtime::sleep(Duration::from_millis(10));
-            token.cancel();
-        })
-    };
-    let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| f());
-    assert!(outcome.is_err(), "the scope was cancelled");
-    canceller.join().unwrap();
+    let outcome = fibra_runtime::scope_with(
+        ScopeOptions::new().timeout(Duration::from_millis(10)),
+        |_| f(),
+    );
+    assert!(outcome.is_err(), "the scope's deadline cancelled it");
 }
 
 #[test]
