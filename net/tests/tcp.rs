@@ -506,3 +506,26 @@ fn a_parked_read_holds_the_runtime_open_until_it_returns() {
         assert!(handle.holds().is_empty());
     });
 }
+
+#[test]
+fn a_listener_outlives_one_runtime_and_serves_in_the_next() {
+    let listener = std::sync::Arc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+    let addr = listener.local_addr().unwrap();
+    for workers in [1, 2, 1] {
+        let listener = listener.clone();
+        let got = on_workers(workers, move || {
+            // The accept parks first (the client waits), so it registers with this runtime's
+            // driver; the next runtime must register again with its own.
+            let client = fibra_runtime::spawn(move || {
+                fibra_runtime::sleep(Duration::from_millis(5));
+                TcpStream::connect(addr).unwrap().write_all(b"x").unwrap();
+            });
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut byte = [0; 1];
+            conn.read_exact(&mut byte).unwrap();
+            client.join().unwrap();
+            byte
+        });
+        assert_eq!(&got, b"x");
+    }
+}
