@@ -2,10 +2,13 @@
 //! ns per connection.
 //!
 //! Variant `2w` (2 000 connections, 500 with `--quick`): on a 2-worker runtime, one fibra fiber
-//! accepts and closes while another connects and closes, vs the same with two tokio tasks on a
-//! 2-worker multi-thread runtime. Every round listens on a fresh port, and the server closes
-//! first, so no round runs out of ports; the accepted count is checked.
+//! accepts and closes while another connects and waits for the server's close (end-of-file),
+//! then closes and starts the next, vs the same with two tokio tasks on a 2-worker
+//! multi-thread runtime. Waiting for the close keeps the connector from filling the accept
+//! queue (whose overflow drops SYNs and costs a one-second retransmission); every round listens
+//! on a fresh port. The accepted count is checked.
 
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 use crate::rounds::compare_per_op;
@@ -41,7 +44,8 @@ fn fibra(connections: u64) -> Duration {
                     .count()
             });
             for _ in 0..connections {
-                drop(fibra::net::TcpStream::connect(addr).expect("connect"));
+                let stream = fibra::net::TcpStream::connect(addr).expect("connect");
+                assert_eq!((&stream).read(&mut [0; 1]).expect("read"), 0, "not closed");
             }
             server.join().expect("the acceptor panicked")
         });
@@ -53,6 +57,8 @@ fn fibra(connections: u64) -> Duration {
 
 /// tokio: an accepting task and a connecting task.
 fn tokio(connections: u64) -> Duration {
+    use tokio::io::AsyncReadExt;
+
     let runtime = runtimes::tokio_multi_io(WORKERS);
     runtimes::tokio_on_worker(&runtime, async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -69,7 +75,12 @@ fn tokio(connections: u64) -> Duration {
             accepted
         });
         for _ in 0..connections {
-            drop(tokio::net::TcpStream::connect(addr).await.expect("connect"));
+            let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            assert_eq!(
+                stream.read(&mut [0; 1]).await.expect("read"),
+                0,
+                "not closed"
+            );
         }
         let accepted = server.await.expect("the acceptor panicked");
         let elapsed = start.elapsed();
