@@ -4,7 +4,8 @@
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
     blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore\n\
-    cancel_storm parallel_map chan_pingpong chan_throughput select2 proc_ring all";
+    cancel_storm parallel_map chan_pingpong chan_throughput select2 proc_ring tcp_echo accept_storm \
+    fs_read all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,11 +44,17 @@ pub enum Bench {
     Select2,
     /// A token around a ring of 1 000 processes.
     ProcRing,
+    /// 64-byte round trips over loopback TCP, 1 and 100 connections.
+    TcpEcho,
+    /// Connect + accept + close over loopback TCP.
+    AcceptStorm,
+    /// A 64 MiB file read in 8 KiB calls.
+    FsRead,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 17] = [
+    const ALL: [Bench; 20] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -65,6 +72,9 @@ impl Bench {
         Bench::ChanThroughput,
         Bench::Select2,
         Bench::ProcRing,
+        Bench::TcpEcho,
+        Bench::AcceptStorm,
+        Bench::FsRead,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -87,6 +97,9 @@ impl Bench {
             "chan_throughput" => Some(Bench::ChanThroughput),
             "select2" => Some(Bench::Select2),
             "proc_ring" => Some(Bench::ProcRing),
+            "tcp_echo" => Some(Bench::TcpEcho),
+            "accept_storm" => Some(Bench::AcceptStorm),
+            "fs_read" => Some(Bench::FsRead),
             _ => None,
         }
     }

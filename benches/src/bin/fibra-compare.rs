@@ -7,8 +7,7 @@
 //! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
 //! `blocking_roundtrip`, `interop_roundtrip`, `mutex_contended`, `mutex_uncontended`,
 //! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`,
-//! `proc_ring`, or
-//! `all`. Rounds alternate
+//! `proc_ring`, `tcp_echo`, `accept_storm`, `fs_read`, or `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
 //! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
@@ -18,9 +17,10 @@ use std::process::ExitCode;
 
 use fibra_bench::args::{self, Bench, Command};
 use fibra_bench::{
-    block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput, child,
-    interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map, parked_memory, proc_ring,
-    runtimes, select2, semaphore, skynet, spawn_join, timers, yield_pingpong,
+    accept_storm, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput,
+    child, fs_read, interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map,
+    parked_memory, proc_ring, runtimes, select2, semaphore, skynet, spawn_join, tcp_echo, timers,
+    yield_pingpong,
 };
 
 fn main() -> ExitCode {
@@ -53,6 +53,9 @@ fn main() -> ExitCode {
                     Bench::ChanThroughput => chan_throughput::run(quick),
                     Bench::Select2 => select2::run(quick),
                     Bench::ProcRing => proc_ring::run(quick),
+                    Bench::TcpEcho => tcp_echo::run(quick),
+                    Bench::AcceptStorm => accept_storm::run(quick),
+                    Bench::FsRead => fs_read::run(quick),
                 }
             }
             ExitCode::SUCCESS
