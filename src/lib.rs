@@ -30,3 +30,32 @@ pub use fibra_sync as sync;
 pub use fibra_channels as chan;
 
 pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySelectError};
+
+/// Networking: TCP, UDP and Unix sockets shaped like `std::net`, blocking only the calling
+/// fiber (a plain thread blocks instead); host names resolve without blocking a worker.
+///
+/// ```
+/// use fibra::net::{TcpListener, TcpStream};
+/// use std::io::{Read, Write};
+///
+/// fibra::run(|| {
+///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     fibra::spawn(move || {
+///         for conn in listener.incoming() {
+///             let conn = conn.unwrap();
+///             // One fiber per connection: echo until the peer closes.
+///             fibra::spawn(move || std::io::copy(&mut &conn, &mut &conn));
+///         }
+///     });
+///     let mut stream = TcpStream::connect(addr).unwrap();
+///     stream.write_all(b"ping").unwrap();
+///     let mut back = [0; 4];
+///     stream.read_exact(&mut back).unwrap();
+///     assert_eq!(&back, b"ping");
+/// });
+/// ```
+pub mod net {
+    #[doc(inline)]
+    pub use fibra_net::net::*;
+}

@@ -1,0 +1,213 @@
+//! The methods every socket type shares, written once.
+
+/// `from_std`, `into_std`, `try_clone`, `set_nonblocking`, `take_error`, `AsFd` and
+/// `AsRawFd` for a type whose `source` field wraps `$std`.
+macro_rules! descriptor_methods {
+    ($ty:ident, $std:ty) => {
+        impl $ty {
+            #[doc = concat!("Takes over a [`", stringify!($std), "`] (switching it to non-blocking mode).")]
+            ///
+            /// # Errors
+            ///
+            /// When the mode cannot be changed.
+            pub fn from_std(io: $std) -> std::io::Result<$ty> {
+                Ok($ty {
+                    source: $crate::source::Source::new(io)?,
+                })
+            }
+
+            #[doc = concat!("Gives back the [`", stringify!($std), "`], in blocking mode unless [`set_nonblocking`](Self::set_nonblocking) asked otherwise.")]
+            ///
+            /// # Errors
+            ///
+            /// When the mode cannot be changed.
+            pub fn into_std(self) -> std::io::Result<$std> {
+                self.source.into_inner()
+            }
+
+            /// A second handle to the same socket (a duplicated descriptor), usable from
+            /// another fiber at the same time. Timeouts are the socket's, so they are shared;
+            /// non-blocking mode is copied.
+            ///
+            /// # Errors
+            ///
+            /// When the descriptor cannot be duplicated.
+            pub fn try_clone(&self) -> std::io::Result<$ty> {
+                let clone = $ty {
+                    source: $crate::source::Source::nonblocking(self.source.get().try_clone()?),
+                };
+                clone.set_nonblocking(self.source.is_nonblocking())?;
+                Ok(clone)
+            }
+
+            /// In non-blocking mode, calls that would wait return `WouldBlock` instead.
+            ///
+            /// # Errors
+            ///
+            /// None today; the `Result` is std's shape.
+            pub fn set_nonblocking(&self, nonblocking: bool) -> std::io::Result<()> {
+                self.source.set_nonblocking(nonblocking);
+                Ok(())
+            }
+
+            /// Takes the socket's pending error (`SO_ERROR`), if any.
+            ///
+            /// # Errors
+            ///
+            /// The OS's `getsockopt` errors.
+            pub fn take_error(&self) -> std::io::Result<Option<std::io::Error>> {
+                self.source.get().take_error()
+            }
+        }
+
+        impl std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                std::os::fd::AsFd::as_fd(&self.source)
+            }
+        }
+
+        impl std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(&self.source))
+            }
+        }
+    };
+}
+
+/// std's socket timeouts for a type whose `source` wraps a std socket that has them.
+macro_rules! timeout_methods {
+    ($ty:ident, $std:ty) => {
+        impl $ty {
+            /// Bounds how long a read waits; past it the read fails with `WouldBlock` (std's
+            /// kind on Unix). `None` waits without bound.
+            ///
+            /// # Errors
+            ///
+            /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
+            pub fn set_read_timeout(
+                &self,
+                timeout: Option<std::time::Duration>,
+            ) -> std::io::Result<()> {
+                self.source.get().set_read_timeout(timeout)
+            }
+
+            /// Bounds how long a write waits; past it the write fails with `WouldBlock`.
+            /// `None` waits without bound.
+            ///
+            /// # Errors
+            ///
+            /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
+            pub fn set_write_timeout(
+                &self,
+                timeout: Option<std::time::Duration>,
+            ) -> std::io::Result<()> {
+                self.source.get().set_write_timeout(timeout)
+            }
+
+            /// The read timeout.
+            ///
+            /// # Errors
+            ///
+            /// The OS's `getsockopt` errors.
+            pub fn read_timeout(&self) -> std::io::Result<Option<std::time::Duration>> {
+                self.source.get().read_timeout()
+            }
+
+            /// The write timeout.
+            ///
+            /// # Errors
+            ///
+            /// The OS's `getsockopt` errors.
+            pub fn write_timeout(&self) -> std::io::Result<Option<std::time::Duration>> {
+                self.source.get().write_timeout()
+            }
+
+            /// Runs `op` until it does not say `WouldBlock`, waiting for readability with the
+            /// socket's read timeout.
+            fn read_io<R>(
+                &self,
+                op: impl FnMut(&$std) -> std::io::Result<R>,
+            ) -> std::io::Result<R> {
+                self.source.io(
+                    tokio::io::Interest::READABLE,
+                    |io| io.read_timeout().map($crate::source::Deadline::socket),
+                    op,
+                )
+            }
+
+            /// Runs `op` until it does not say `WouldBlock`, waiting for writability with the
+            /// socket's write timeout.
+            fn write_io<R>(
+                &self,
+                op: impl FnMut(&$std) -> std::io::Result<R>,
+            ) -> std::io::Result<R> {
+                self.source.io(
+                    tokio::io::Interest::WRITABLE,
+                    |io| io.write_timeout().map($crate::source::Deadline::socket),
+                    op,
+                )
+            }
+        }
+    };
+}
+
+/// `Read` and `Write` for `&$ty` and `$ty` of a stream socket type with `read_io`/`write_io`.
+macro_rules! stream_io {
+    ($ty:ident) => {
+        impl std::io::Read for &$ty {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.read_io(|mut io| std::io::Read::read(&mut io, buf))
+            }
+
+            fn read_vectored(
+                &mut self,
+                bufs: &mut [std::io::IoSliceMut<'_>],
+            ) -> std::io::Result<usize> {
+                self.read_io(|mut io| std::io::Read::read_vectored(&mut io, bufs))
+            }
+        }
+
+        impl std::io::Write for &$ty {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.write_io(|mut io| std::io::Write::write(&mut io, buf))
+            }
+
+            fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+                self.write_io(|mut io| std::io::Write::write_vectored(&mut io, bufs))
+            }
+
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+
+        impl std::io::Read for $ty {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                std::io::Read::read(&mut &*self, buf)
+            }
+
+            fn read_vectored(
+                &mut self,
+                bufs: &mut [std::io::IoSliceMut<'_>],
+            ) -> std::io::Result<usize> {
+                std::io::Read::read_vectored(&mut &*self, bufs)
+            }
+        }
+
+        impl std::io::Write for $ty {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                std::io::Write::write(&mut &*self, buf)
+            }
+
+            fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+                std::io::Write::write_vectored(&mut &*self, bufs)
+            }
+
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+    };
+}
+
+pub(crate) use {descriptor_methods, stream_io, timeout_methods};

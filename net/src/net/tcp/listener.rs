@@ -1,0 +1,120 @@
+//! `TcpListener`.
+
+use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::net::common::descriptor_methods;
+use crate::net::TcpStream;
+use crate::source::{Deadline, Source};
+use std::io;
+use std::net::SocketAddr;
+use tokio::io::Interest;
+
+/// A TCP socket server, listening for connections: [`std::net::TcpListener`]'s shape, where
+/// [`accept`](Self::accept) parks the calling fiber (or blocks a plain thread) until a
+/// connection arrives.
+///
+/// Accepted streams are [`TcpStream`]s. Waiting in `accept` is a cancellation point; a
+/// cancelled `accept` took no connection, and the listener stays usable.
+///
+/// ```
+/// use fibra_net::net::{TcpListener, TcpStream};
+/// use std::io::{Read, Write};
+///
+/// fibra_runtime::run(|| {
+///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     let client = fibra_runtime::spawn(move || {
+///         let mut stream = TcpStream::connect(addr).unwrap();
+///         stream.write_all(b"ping").unwrap();
+///     });
+///     let (mut conn, _) = listener.accept().unwrap();
+///     let mut got = String::new();
+///     conn.read_to_string(&mut got).unwrap();
+///     assert_eq!(got, "ping");
+///     client.join().unwrap();
+/// });
+/// ```
+#[derive(Debug)]
+pub struct TcpListener {
+    source: Source<std::net::TcpListener>,
+}
+
+impl TcpListener {
+    /// Creates a listener bound to `addr` (port 0 picks a free port), trying each address it
+    /// names in turn.
+    ///
+    /// # Errors
+    ///
+    /// `AddrInUse`, `AddrNotAvailable`, `PermissionDenied`, a failed name lookup, or
+    /// `InvalidInput` when `addr` names no address.
+    pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        each_addr(addr, std::net::TcpListener::bind).and_then(TcpListener::from_std)
+    }
+
+    /// Accepts a connection, waiting for one if none is pending.
+    ///
+    /// # Errors
+    ///
+    /// The OS's accept errors (for example `WouldBlock` in non-blocking mode).
+    pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let (socket, peer) = self.source.io(
+            Interest::READABLE,
+            |_| Ok(Deadline::Never),
+            |listener| {
+                socket2::SockRef::from(listener).accept4(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+            },
+        )?;
+        let peer = peer.as_socket().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "accepted a non-IP peer address")
+        })?;
+        Ok((TcpStream::from_nonblocking(socket.into()), peer))
+    }
+
+    /// An endless iterator of accepted connections ([`accept`](Self::accept) in a loop,
+    /// without the peer addresses).
+    pub fn incoming(&self) -> Incoming<'_> {
+        Incoming { listener: self }
+    }
+
+    /// The address the listener is bound to.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockname` errors.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.source.get().local_addr()
+    }
+
+    /// Sets the IP time-to-live of accepted connections.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.source.get().set_ttl(ttl)
+    }
+
+    /// The IP time-to-live.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.source.get().ttl()
+    }
+}
+
+/// The iterator of [`TcpListener::incoming`]: it never returns `None`.
+#[derive(Debug)]
+pub struct Incoming<'a> {
+    listener: &'a TcpListener,
+}
+
+impl Iterator for Incoming<'_> {
+    type Item = io::Result<TcpStream>;
+
+    fn next(&mut self) -> Option<io::Result<TcpStream>> {
+        Some(self.listener.accept().map(|(stream, _)| stream))
+    }
+}
+
+descriptor_methods!(TcpListener, std::net::TcpListener);

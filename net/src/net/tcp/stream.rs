@@ -1,0 +1,189 @@
+//! `TcpStream`.
+
+use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::net::common::{descriptor_methods, stream_io, timeout_methods};
+use crate::source::{Deadline, Source};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use std::io;
+use std::net::{Shutdown, SocketAddr};
+use std::time::Duration;
+use tokio::io::Interest;
+
+/// A TCP connection: [`std::net::TcpStream`]'s shape, where reads and writes park the calling
+/// fiber (or block a plain thread) until the socket is ready.
+///
+/// `Read` and `Write` are implemented for `TcpStream` and for `&TcpStream`, so one fiber may
+/// read while another writes through a shared reference or a [`try_clone`](Self::try_clone).
+///
+/// Each call first tries the syscall; only when the socket is not ready does the fiber wait
+/// for the driver's reactor. Every wait is a cancellation point: a cancelled `read` consumed
+/// nothing, while a cancelled `write_all` may already have sent a prefix of its buffer (the
+/// writes that completed before the wait).
+///
+/// ```
+/// use fibra_net::net::{TcpListener, TcpStream};
+/// use std::io::{BufRead, BufReader, Write};
+///
+/// fibra_runtime::run(|| {
+///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     fibra_runtime::spawn(move || {
+///         let (conn, _) = listener.accept().unwrap();
+///         let mut line = String::new();
+///         BufReader::new(&conn).read_line(&mut line).unwrap();
+///         (&conn).write_all(line.to_uppercase().as_bytes()).unwrap();
+///     });
+///     let mut stream = TcpStream::connect(addr).unwrap();
+///     stream.write_all(b"hello\n").unwrap();
+///     let mut reply = String::new();
+///     BufReader::new(&stream).read_line(&mut reply).unwrap();
+///     assert_eq!(reply, "HELLO\n");
+/// });
+/// ```
+#[derive(Debug)]
+pub struct TcpStream {
+    source: Source<std::net::TcpStream>,
+}
+
+impl TcpStream {
+    /// Opens a connection to `addr`, trying each address it names in turn.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionRefused`, `HostUnreachable`, `NetworkUnreachable`, a failed name lookup, or
+    /// `InvalidInput` when `addr` names no address; the last address's error when all fail.
+    pub fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        each_addr(addr, |addr| TcpStream::connect_with(addr, Deadline::Never))
+    }
+
+    /// Opens a connection to `addr`, giving up with `TimedOut` after `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect); `TimedOut` when the time ran out; `InvalidInput` for a
+    /// zero timeout (as std).
+    pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+        if timeout.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot set a 0 duration timeout",
+            ));
+        }
+        TcpStream::connect_with(*addr, Deadline::After(timeout, io::ErrorKind::TimedOut))
+    }
+
+    fn connect_with(addr: SocketAddr, deadline: Deadline) -> io::Result<TcpStream> {
+        let socket = Socket::new(
+            Domain::for_address(addr),
+            Type::STREAM.nonblocking().cloexec(),
+            Some(Protocol::TCP),
+        )?;
+        let started = socket.connect(&SockAddr::from(addr));
+        let stream = TcpStream::from_nonblocking(socket.into());
+        match started {
+            Ok(()) => return Ok(stream),
+            Err(error) if error.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(error) => return Err(error),
+        }
+        stream.source.io(
+            Interest::WRITABLE,
+            |_| Ok(deadline),
+            |socket| match socket.take_error()? {
+                Some(error) => Err(error),
+                None => match socket.peer_addr() {
+                    Ok(_) => Ok(()),
+                    // Not connected yet: a spurious wake-up.
+                    Err(error) if error.kind() == io::ErrorKind::NotConnected => {
+                        Err(io::ErrorKind::WouldBlock.into())
+                    }
+                    Err(error) => Err(error),
+                },
+            },
+        )?;
+        Ok(stream)
+    }
+
+    pub(crate) fn from_nonblocking(stream: std::net::TcpStream) -> TcpStream {
+        TcpStream {
+            source: Source::nonblocking(stream),
+        }
+    }
+
+    /// Reads into `buf` without removing the data from the socket's queue, waiting for data
+    /// if there is none. `Ok(0)`: the peer closed its side.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Read::read).
+    pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_io(|socket| socket.peek(buf))
+    }
+
+    /// Shuts down the read half, the write half or both. After `Shutdown::Write` the peer
+    /// reads end-of-file; readers of a `Shutdown::Read` socket get `Ok(0)`.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `shutdown` errors (`NotConnected`).
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.source.get().shutdown(how)
+    }
+
+    /// The remote address.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` and the OS's other `getpeername` errors.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.source.get().peer_addr()
+    }
+
+    /// The local address.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockname` errors.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.source.get().local_addr()
+    }
+
+    /// Sets `TCP_NODELAY` (disables Nagle's algorithm when `true`).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.source.get().set_nodelay(nodelay)
+    }
+
+    /// Whether `TCP_NODELAY` is set.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        self.source.get().nodelay()
+    }
+
+    /// Sets the IP time-to-live.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.source.get().set_ttl(ttl)
+    }
+
+    /// The IP time-to-live.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.source.get().ttl()
+    }
+}
+
+descriptor_methods!(TcpStream, std::net::TcpStream);
+timeout_methods!(TcpStream, std::net::TcpStream);
+stream_io!(TcpStream);

@@ -1,0 +1,173 @@
+//! `UdpSocket`.
+
+use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::net::common::{descriptor_methods, timeout_methods};
+use crate::source::Source;
+use std::io;
+use std::net::SocketAddr;
+
+/// A UDP socket: [`std::net::UdpSocket`]'s shape, where receiving parks the calling fiber (or
+/// blocks a plain thread) until a datagram arrives, and sending until there is buffer space.
+///
+/// Every wait is a cancellation point; a cancelled `recv` took no datagram.
+///
+/// ```
+/// use fibra_net::net::UdpSocket;
+///
+/// fibra_runtime::run(|| {
+///     let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+///     let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+///     let b_addr = b.local_addr().unwrap();
+///     let receiver = fibra_runtime::spawn(move || {
+///         let mut buf = [0; 16];
+///         let (n, from) = b.recv_from(&mut buf).unwrap();
+///         (buf[..n].to_vec(), from)
+///     });
+///     a.send_to(b"datagram", b_addr).unwrap();
+///     let (got, from) = receiver.join().unwrap();
+///     assert_eq!(got, b"datagram");
+///     assert_eq!(from, a.local_addr().unwrap());
+/// });
+/// ```
+#[derive(Debug)]
+pub struct UdpSocket {
+    source: Source<std::net::UdpSocket>,
+}
+
+impl UdpSocket {
+    /// Creates a socket bound to `addr` (port 0 picks a free port), trying each address it
+    /// names in turn.
+    ///
+    /// # Errors
+    ///
+    /// `AddrInUse`, `AddrNotAvailable`, a failed name lookup, or `InvalidInput` when `addr`
+    /// names no address.
+    pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
+        each_addr(addr, std::net::UdpSocket::bind).and_then(UdpSocket::from_std)
+    }
+
+    /// Sets the default peer for [`send`](Self::send) and the only one [`recv`](Self::recv)
+    /// accepts datagrams from; the first address `addr` names that works.
+    ///
+    /// # Errors
+    ///
+    /// A failed name lookup, the OS's `connect` errors, or `InvalidInput` when `addr` names no
+    /// address.
+    pub fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
+        each_addr(addr, |addr| self.source.get().connect(addr))
+    }
+
+    /// Sends `buf` to `addr` (the first address it names), waiting for buffer space.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `sendto` errors; `InvalidInput` when `addr` names no address; `WouldBlock`
+    /// when the write timeout expired.
+    pub fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], addr: A) -> io::Result<usize> {
+        let addr = crate::net::addr::first(addr)?;
+        self.write_io(|socket| socket.send_to(buf, addr))
+    }
+
+    /// Receives one datagram, waiting for one; bytes beyond `buf`'s length are discarded.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `recvfrom` errors (`ConnectionRefused` after an ICMP error on a connected
+    /// socket); `WouldBlock` when the read timeout expired.
+    pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.read_io(|socket| socket.recv_from(buf))
+    }
+
+    /// Like [`recv_from`](Self::recv_from), but leaves the datagram queued.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.read_io(|socket| socket.peek_from(buf))
+    }
+
+    /// Sends `buf` to the connected peer.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` without [`connect`](Self::connect); as [`send_to`](Self::send_to).
+    pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.write_io(|socket| socket.send(buf))
+    }
+
+    /// Receives one datagram from the connected peer.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_io(|socket| socket.recv(buf))
+    }
+
+    /// Like [`recv`](Self::recv), but leaves the datagram queued.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_io(|socket| socket.peek(buf))
+    }
+
+    /// The local address.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockname` errors.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.source.get().local_addr()
+    }
+
+    /// The connected peer's address.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` without [`connect`](Self::connect).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.source.get().peer_addr()
+    }
+
+    /// Allows sending to broadcast addresses (`SO_BROADCAST`).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors.
+    pub fn set_broadcast(&self, broadcast: bool) -> io::Result<()> {
+        self.source.get().set_broadcast(broadcast)
+    }
+
+    /// Whether `SO_BROADCAST` is set.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn broadcast(&self) -> io::Result<bool> {
+        self.source.get().broadcast()
+    }
+
+    /// Sets the IP time-to-live.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.source.get().set_ttl(ttl)
+    }
+
+    /// The IP time-to-live.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.source.get().ttl()
+    }
+}
+
+descriptor_methods!(UdpSocket, std::net::UdpSocket);
+timeout_methods!(UdpSocket, std::net::UdpSocket);

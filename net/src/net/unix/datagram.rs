@@ -1,0 +1,138 @@
+//! `UnixDatagram`.
+
+use crate::net::common::{descriptor_methods, timeout_methods};
+use crate::source::Source;
+use std::io;
+use std::net::Shutdown;
+use std::os::unix::net::SocketAddr;
+use std::path::Path;
+
+/// A Unix domain datagram socket: [`std::os::unix::net::UnixDatagram`]'s shape, where
+/// receiving parks the calling fiber until a datagram arrives. A cancelled `recv` took no
+/// datagram.
+///
+/// ```
+/// use fibra_net::net::UnixDatagram;
+///
+/// fibra_runtime::run(|| {
+///     let (a, b) = UnixDatagram::pair().unwrap();
+///     let receiver = fibra_runtime::spawn(move || {
+///         let mut buf = [0; 8];
+///         let n = b.recv(&mut buf).unwrap();
+///         buf[..n].to_vec()
+///     });
+///     a.send(b"one").unwrap();
+///     assert_eq!(receiver.join().unwrap(), b"one");
+/// });
+/// ```
+#[derive(Debug)]
+pub struct UnixDatagram {
+    source: Source<std::os::unix::net::UnixDatagram>,
+}
+
+impl UnixDatagram {
+    /// Creates a socket bound to the socket file `path`.
+    ///
+    /// # Errors
+    ///
+    /// `AddrInUse` when `path` exists, and the OS's other `bind` errors.
+    pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixDatagram> {
+        std::os::unix::net::UnixDatagram::bind(path).and_then(UnixDatagram::from_std)
+    }
+
+    /// Creates a socket bound to no address.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `socket` errors.
+    pub fn unbound() -> io::Result<UnixDatagram> {
+        std::os::unix::net::UnixDatagram::unbound().and_then(UnixDatagram::from_std)
+    }
+
+    /// A connected pair of sockets.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `socketpair` errors.
+    pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
+        let (a, b) = std::os::unix::net::UnixDatagram::pair()?;
+        Ok((UnixDatagram::from_std(a)?, UnixDatagram::from_std(b)?))
+    }
+
+    /// Sets the default peer for [`send`](Self::send) and the only one
+    /// [`recv`](Self::recv) accepts datagrams from.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` or `ConnectionRefused` when nobody is bound at `path`.
+    pub fn connect<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
+        self.source.get().connect(path)
+    }
+
+    /// Sends `buf` to the socket at `path`, waiting for buffer space.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `sendto` errors; `WouldBlock` when the write timeout expired.
+    pub fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
+        let path = path.as_ref();
+        self.write_io(|socket| socket.send_to(buf, path))
+    }
+
+    /// Receives one datagram, waiting for one.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `recvfrom` errors; `WouldBlock` when the read timeout expired.
+    pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.read_io(|socket| socket.recv_from(buf))
+    }
+
+    /// Sends `buf` to the connected peer.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` without [`connect`](Self::connect); as [`send_to`](Self::send_to).
+    pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.write_io(|socket| socket.send(buf))
+    }
+
+    /// Receives one datagram from the connected peer.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_io(|socket| socket.recv(buf))
+    }
+
+    /// Shuts down the read half, the write half or both.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `shutdown` errors.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.source.get().shutdown(how)
+    }
+
+    /// The local address.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockname` errors.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.source.get().local_addr()
+    }
+
+    /// The connected peer's address.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` without [`connect`](Self::connect).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.source.get().peer_addr()
+    }
+}
+
+descriptor_methods!(UnixDatagram, std::os::unix::net::UnixDatagram);
+timeout_methods!(UnixDatagram, std::os::unix::net::UnixDatagram);

@@ -1,0 +1,218 @@
+//! One non-blocking file descriptor and how its callers wait for it.
+//!
+//! Every call first makes the non-blocking syscall on the caller's own thread. Only when that
+//! says `WouldBlock` does the caller wait: a fiber registers the descriptor with the driver's
+//! reactor (once, on its first wait) and parks until the reactor reports readiness; a plain
+//! thread waits in `poll(2)`. Either way the syscall is then retried.
+
+use crate::thread_wait;
+use fibra_driver::Timer;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::task::Poll;
+use std::time::Duration;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+/// A descriptor number handed to the reactor. It does not own the descriptor: [`Source`]
+/// drops its registration before the descriptor it points at is closed.
+struct Fd(RawFd);
+
+impl AsRawFd for Fd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+/// An I/O object in non-blocking mode plus its (lazy) reactor registration.
+pub(crate) struct Source<S: AsFd> {
+    // Declared before `io`: fields drop in order, so the registration is removed from the
+    // reactor while the descriptor is still open.
+    registration: OnceLock<AsyncFd<Fd>>,
+    registering: Mutex<()>,
+    /// The user's `set_nonblocking(true)`: return `WouldBlock` instead of waiting. (The
+    /// descriptor itself is always non-blocking.)
+    user_nonblocking: AtomicBool,
+    io: S,
+}
+
+/// When a wait gives up.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Deadline {
+    Never,
+    /// Give up after this long, with an error of the given kind.
+    After(Duration, io::ErrorKind),
+}
+
+impl Deadline {
+    /// A std socket timeout (`set_read_timeout`/`set_write_timeout`): on expiry, `WouldBlock`
+    /// as std reports it on Unix.
+    pub(crate) fn socket(timeout: Option<Duration>) -> Deadline {
+        match timeout {
+            Some(timeout) => Deadline::After(timeout, io::ErrorKind::WouldBlock),
+            None => Deadline::Never,
+        }
+    }
+}
+
+/// Whether an I/O result asks the caller to wait and retry.
+pub(crate) fn would_block<T>(result: &io::Result<T>) -> bool {
+    matches!(result, Err(error) if error.kind() == io::ErrorKind::WouldBlock)
+}
+
+impl<S: AsFd> Source<S> {
+    /// Puts `io` in non-blocking mode and wraps it.
+    pub(crate) fn new(io: S) -> io::Result<Source<S>> {
+        socket2::SockRef::from(&io).set_nonblocking(true)?;
+        Ok(Source::nonblocking(io))
+    }
+
+    /// Wraps `io`, which is already in non-blocking mode.
+    pub(crate) fn nonblocking(io: S) -> Source<S> {
+        Source {
+            registration: OnceLock::new(),
+            registering: Mutex::new(()),
+            user_nonblocking: AtomicBool::new(false),
+            io,
+        }
+    }
+
+    pub(crate) fn get(&self) -> &S {
+        &self.io
+    }
+
+    /// The wrapped object, deregistered from the reactor and back in blocking mode unless the
+    /// user asked for non-blocking mode.
+    pub(crate) fn into_inner(self) -> io::Result<S> {
+        let Source {
+            registration,
+            user_nonblocking,
+            io,
+            ..
+        } = self;
+        drop(registration);
+        socket2::SockRef::from(&io).set_nonblocking(user_nonblocking.into_inner())?;
+        Ok(io)
+    }
+
+    /// std's `set_nonblocking`: in non-blocking mode calls return `WouldBlock` at once.
+    pub(crate) fn set_nonblocking(&self, nonblocking: bool) {
+        self.user_nonblocking.store(nonblocking, Ordering::Relaxed);
+    }
+
+    pub(crate) fn is_nonblocking(&self) -> bool {
+        self.user_nonblocking.load(Ordering::Relaxed)
+    }
+
+    /// Runs the non-blocking `op` until it does not say `WouldBlock`, waiting for `interest`
+    /// between tries. `deadline` is asked only when a wait is needed, so a ready call makes one
+    /// syscall and nothing else.
+    ///
+    /// A wait is a cancellation point of the calling fiber; a cancelled call has not run `op`
+    /// since its last `WouldBlock`, so it consumed or sent nothing.
+    #[inline]
+    pub(crate) fn io<R>(
+        &self,
+        interest: Interest,
+        deadline: impl FnOnce(&S) -> io::Result<Deadline>,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let first = op(&self.io);
+        if !would_block(&first) || self.is_nonblocking() {
+            return first;
+        }
+        let deadline = deadline(&self.io)?;
+        self.wait_and_retry(interest, deadline, &mut op)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait_and_retry<R>(
+        &self,
+        interest: Interest,
+        deadline: Deadline,
+        op: &mut dyn FnMut(&S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let (give_up, kind) = match deadline {
+            Deadline::Never => (None, io::ErrorKind::WouldBlock),
+            Deadline::After(timeout, kind) => (Some(fibra_driver::deadline_after(timeout)), kind),
+        };
+        if !fibra_runtime::wait::in_fiber() {
+            return thread_wait::retry(self.io.as_fd(), interest, give_up, kind, &mut || {
+                op(&self.io)
+            });
+        }
+        let registration = self.registration()?;
+        let mut timer = give_up.map(Timer::at);
+        loop {
+            let guard = {
+                let mut ready = pin!(registration.ready(interest));
+                fibra_runtime::block_on(poll_fn(|cx| {
+                    if let Poll::Ready(guard) = ready.as_mut().poll(cx) {
+                        return Poll::Ready(guard.map(Some));
+                    }
+                    match timer.as_mut().map(|timer| Pin::new(timer).poll(cx)) {
+                        Some(Poll::Ready(())) => Poll::Ready(Ok(None)),
+                        _ => Poll::Pending,
+                    }
+                }))?
+            };
+            let Some(mut guard) = guard else {
+                return Err(timed_out(kind));
+            };
+            // `try_io` clears the readiness it saw when `op` still says `WouldBlock`.
+            if let Ok(result) = guard.try_io(|_| op(&self.io)) {
+                return result;
+            }
+        }
+    }
+
+    /// The reactor registration, made on the first wait from a fiber (whose worker is inside
+    /// the driver's context).
+    fn registration(&self) -> io::Result<&AsyncFd<Fd>> {
+        if let Some(registration) = self.registration.get() {
+            return Ok(registration);
+        }
+        // Two fibers racing to register the same descriptor would make the reactor refuse the
+        // second one; the lock makes one of them do it.
+        let _registering = self
+            .registering
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(registration) = self.registration.get() {
+            return Ok(registration);
+        }
+        // SAFETY: `Fd` names the descriptor `self.io` owns. That descriptor stays open and
+        // refers to the same file description for as long as the registration lives: `io` is
+        // never replaced (only shared references to it leave this type), and the registration
+        // is dropped before `io` — by field order in `Drop`, explicitly in `into_inner`.
+        let fresh = unsafe {
+            AsyncFd::register_with_interest(
+                Fd(self.io.as_fd().as_raw_fd()),
+                Interest::READABLE | Interest::WRITABLE,
+            )
+        }?;
+        Ok(self.registration.get_or_init(|| fresh))
+    }
+}
+
+/// The error of a wait whose timeout expired.
+pub(crate) fn timed_out(kind: io::ErrorKind) -> io::Error {
+    io::Error::new(kind, "the operation timed out")
+}
+
+impl<S: AsFd> AsFd for Source<S> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.as_fd()
+    }
+}
+
+impl<S: AsFd + std::fmt::Debug> std::fmt::Debug for Source<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.io.fmt(f)
+    }
+}

@@ -1,0 +1,459 @@
+//! TCP behaviour: echo with exact counts, clones, half-close, timeouts, cancellation, plain
+//! threads and error kinds.
+
+use fibra_net::net::{TcpListener, TcpStream};
+use fibra_runtime::{CancelToken, Runtime, ScopeOptions};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+fn on_workers<T>(workers: usize, f: impl FnOnce() -> T + Send + 'static) -> T
+where
+    T: Send + 'static,
+{
+    Runtime::builder()
+        .workers(workers)
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// A listener whose every connection is echoed back by a fiber of its own until the peer
+/// closes; returns the address and the total bytes echoed once `connections` have closed.
+fn echo_server(connections: usize) -> (SocketAddr, fibra_runtime::JoinHandle<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = fibra_runtime::spawn(move || {
+        let total = AtomicUsize::new(0);
+        fibra_runtime::scope(|s| {
+            for conn in listener.incoming().take(connections) {
+                let conn = conn.unwrap();
+                let total = &total;
+                s.spawn(move || {
+                    let copied = io::copy(&mut &conn, &mut &conn).unwrap();
+                    total.fetch_add(copied as usize, Ordering::Relaxed);
+                });
+            }
+        });
+        total.into_inner()
+    });
+    (addr, server)
+}
+
+#[test]
+fn echo_of_10_000_messages_over_200_connections() {
+    const CONNECTIONS: usize = 200;
+    const MESSAGES: usize = 50;
+    const SIZE: usize = 64;
+    for workers in [1, 2, 4] {
+        let (sent, echoed) = on_workers(workers, || {
+            let (addr, server) = echo_server(CONNECTIONS);
+            let sent = AtomicUsize::new(0);
+            fibra_runtime::scope(|s| {
+                for c in 0..CONNECTIONS {
+                    let sent = &sent;
+                    s.spawn(move || {
+                        let mut stream = TcpStream::connect(addr).unwrap();
+                        stream.set_nodelay(true).unwrap();
+                        for m in 0..MESSAGES {
+                            let message = [(c * MESSAGES + m) as u8; SIZE];
+                            stream.write_all(&message).unwrap();
+                            let mut back = [0; SIZE];
+                            stream.read_exact(&mut back).unwrap();
+                            assert_eq!(back, message);
+                            sent.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
+                }
+            });
+            (sent.into_inner(), server.join().unwrap())
+        });
+        assert_eq!(sent, CONNECTIONS * MESSAGES, "{workers} workers");
+        assert_eq!(echoed, CONNECTIONS * MESSAGES * SIZE, "{workers} workers");
+    }
+}
+
+#[test]
+fn a_clone_reads_in_one_fiber_while_the_original_writes_in_another() {
+    const BYTES: usize = 1 << 20;
+    for workers in [1, 2, 4] {
+        let received = on_workers(workers, || {
+            let (addr, server) = echo_server(1);
+            let writer = TcpStream::connect(addr).unwrap();
+            let reader = writer.try_clone().unwrap();
+            let received = fibra_runtime::scope(|s| {
+                // More than the socket buffers hold: the writer must park on a full socket
+                // while the reader drains the echo.
+                s.spawn(|| {
+                    let chunk = [7u8; 4096];
+                    for _ in 0..BYTES / chunk.len() {
+                        (&writer).write_all(&chunk).unwrap();
+                    }
+                    writer.shutdown(Shutdown::Write).unwrap();
+                });
+                let mut all = Vec::new();
+                (&reader).read_to_end(&mut all).unwrap();
+                all
+            });
+            assert_eq!(server.join().unwrap(), BYTES);
+            received
+        });
+        assert_eq!(received.len(), BYTES);
+        assert!(received.iter().all(|&b| b == 7));
+    }
+}
+
+#[test]
+fn half_close_lets_the_peer_read_to_end_and_reply() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = fibra_runtime::spawn(move || {
+            let (mut conn, peer) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            conn.read_to_end(&mut request).unwrap();
+            conn.write_all(&request.len().to_le_bytes()).unwrap();
+            peer
+        });
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(&[1; 1000]).unwrap();
+        stream.shutdown(Shutdown::Write).unwrap();
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).unwrap();
+        assert_eq!(reply, 1000usize.to_le_bytes());
+        assert_eq!(server.join().unwrap(), stream.local_addr().unwrap());
+        // The peer closed: further reads return 0.
+        assert_eq!(stream.read(&mut [0; 8]).unwrap(), 0);
+    });
+}
+
+#[test]
+fn peek_leaves_the_data_for_read() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        let peeker = fibra_runtime::spawn(move || {
+            let mut buf = [0; 5];
+            let n = conn.peek(&mut buf).unwrap();
+            let mut all = [0; 5];
+            (&conn).read_exact(&mut all).unwrap();
+            (buf[..n].to_vec(), all)
+        });
+        client.write_all(b"hello").unwrap();
+        let (peeked, read) = peeker.join().unwrap();
+        assert!(!peeked.is_empty() && b"hello".starts_with(&peeked));
+        assert_eq!(&read, b"hello");
+    });
+}
+
+#[test]
+fn an_expired_read_timeout_is_would_block_and_the_stream_still_works() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        assert_eq!(
+            conn.read_timeout().unwrap(),
+            Some(Duration::from_millis(20))
+        );
+        let error = conn.read(&mut [0; 4]).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        client.write_all(b"late").unwrap();
+        let mut buf = [0; 4];
+        conn.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"late");
+        let zero = conn.set_read_timeout(Some(Duration::ZERO)).unwrap_err();
+        assert_eq!(zero.kind(), io::ErrorKind::InvalidInput);
+    });
+}
+
+#[test]
+fn an_expired_write_timeout_is_would_block_after_a_partial_write() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_conn, _) = listener.accept().unwrap();
+        client
+            .set_write_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        // Nobody reads: the socket buffers fill up and a write must time out.
+        let chunk = vec![0u8; 1 << 16];
+        let mut written = 0usize;
+        let error = loop {
+            match client.write(&chunk) {
+                Ok(n) => written += n,
+                Err(error) => break error,
+            }
+        };
+        assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        assert!(written > 0);
+    });
+}
+
+#[test]
+fn non_blocking_mode_returns_would_block_at_once() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let error = listener.accept().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        client.set_nonblocking(true).unwrap();
+        let error = (&client).read(&mut [0; 1]).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        listener.set_nonblocking(false).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        (&conn).write_all(b"x").unwrap();
+        client.set_nonblocking(false).unwrap();
+        let mut one = [0; 1];
+        (&client).read_exact(&mut one).unwrap();
+        assert_eq!(&one, b"x");
+    });
+}
+
+/// Runs `f` in a scope whose token is cancelled by another fiber once `f`'s fiber is known to
+/// be parked (a short sleep suffices: the outcome is the same if the cancel comes first).
+fn cancelled_while_parked(f: impl FnOnce() + Send) {
+    let token = CancelToken::new();
+    let canceller = {
+        let token = token.clone();
+        fibra_runtime::spawn(move || {
+            fibra_runtime::sleep(Duration::from_millis(10));
+            token.cancel();
+        })
+    };
+    let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| f());
+    assert!(outcome.is_err(), "the scope was cancelled");
+    canceller.join().unwrap();
+}
+
+#[test]
+fn a_cancelled_accept_leaves_the_listener_usable() {
+    for workers in [1, 2, 4] {
+        on_workers(workers, || {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            cancelled_while_parked(|| {
+                let _ = listener.accept();
+                unreachable!("nobody connects");
+            });
+            let addr = listener.local_addr().unwrap();
+            let client = fibra_runtime::spawn(move || TcpStream::connect(addr).map(drop));
+            let (_conn, _) = listener.accept().unwrap();
+            client.join().unwrap().unwrap();
+        });
+    }
+}
+
+#[test]
+fn a_cancelled_read_consumed_nothing() {
+    for workers in [1, 2, 4] {
+        on_workers(workers, || {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (conn, _) = listener.accept().unwrap();
+            cancelled_while_parked(|| {
+                let _ = (&conn).read(&mut [0; 16]);
+                unreachable!("nothing was sent yet");
+            });
+            client.write_all(b"after").unwrap();
+            let mut buf = [0; 5];
+            (&conn).read_exact(&mut buf).unwrap();
+            assert_eq!(&buf, b"after");
+        });
+    }
+}
+
+#[test]
+fn a_cancelled_connect_unwinds_and_the_next_connect_works() {
+    fibra_runtime::run(|| {
+        // A full backlog keeps a connect pending: a listener that never accepts, with
+        // backlog 0, takes one or two connections before further SYNs are dropped.
+        let socket =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        socket
+            .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+            .unwrap();
+        socket.listen(0).unwrap();
+        let addr = socket.local_addr().unwrap().as_socket().unwrap();
+        let mut pending = Vec::new();
+        let token = CancelToken::new();
+        let canceller = {
+            let token = token.clone();
+            fibra_runtime::spawn(move || {
+                fibra_runtime::sleep(Duration::from_millis(50));
+                token.cancel();
+            })
+        };
+        let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| {
+            for _ in 0..64 {
+                pending.push(TcpStream::connect(addr).unwrap());
+                fibra_runtime::checkpoint();
+            }
+            panic!("64 connects to a full backlog all completed");
+        });
+        canceller.join().unwrap();
+        assert!(outcome.is_err());
+        drop(pending);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    });
+}
+
+#[test]
+fn shutting_down_wakes_a_reader_parked_on_a_clone_with_end_of_file() {
+    for workers in [1, 2, 4] {
+        on_workers(workers, || {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let _client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (conn, _) = listener.accept().unwrap();
+            let clone = conn.try_clone().unwrap();
+            let reader = fibra_runtime::spawn(move || (&clone).read(&mut [0; 8]).unwrap());
+            fibra_runtime::sleep(Duration::from_millis(5));
+            conn.shutdown(Shutdown::Read).unwrap();
+            drop(conn);
+            assert_eq!(reader.join().unwrap(), 0);
+        });
+    }
+}
+
+#[test]
+fn plain_threads_block_on_the_same_types() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut got = [0; 3];
+        conn.read_exact(&mut got).unwrap();
+        conn.write_all(&got).unwrap();
+        conn.set_read_timeout(Some(Duration::from_millis(10)))
+            .unwrap();
+        conn.read(&mut got).unwrap_err().kind()
+    });
+    let mut client = TcpStream::connect(addr).unwrap();
+    client.write_all(b"abc").unwrap();
+    let mut back = [0; 3];
+    client.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"abc");
+    assert_eq!(server.join().unwrap(), io::ErrorKind::WouldBlock);
+}
+
+#[test]
+fn a_stream_made_on_a_thread_works_in_a_fiber_and_back() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (conn, _) = listener.accept().unwrap();
+    let conn = fibra_runtime::run(move || {
+        let writer = fibra_runtime::spawn(move || {
+            fibra_runtime::sleep(Duration::from_millis(5));
+            (&client).write_all(b"to the fiber").unwrap();
+            client
+        });
+        let mut buf = [0; 12];
+        (&conn).read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"to the fiber");
+        drop(writer.join().unwrap());
+        conn
+    });
+    let mut std_conn = conn.into_std().unwrap();
+    assert_eq!(
+        std_conn.read(&mut [0; 4]).unwrap(),
+        0,
+        "blocking std read sees the close"
+    );
+}
+
+#[test]
+fn connection_errors_are_std_error_kinds() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let in_use = TcpListener::bind(addr).unwrap_err();
+        assert_eq!(in_use.kind(), io::ErrorKind::AddrInUse);
+        drop(listener);
+        let refused = TcpStream::connect(addr).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);
+        let refused = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);
+        let zero = TcpStream::connect_timeout(&addr, Duration::ZERO).unwrap_err();
+        assert_eq!(zero.kind(), io::ErrorKind::InvalidInput);
+        let no_address = TcpStream::connect(&[][..]).unwrap_err();
+        assert_eq!(no_address.kind(), io::ErrorKind::InvalidInput);
+        let bad = TcpStream::connect("not an address").unwrap_err();
+        assert_eq!(bad.kind(), io::ErrorKind::InvalidInput);
+    });
+}
+
+#[test]
+fn reset_and_broken_pipe_are_std_error_kinds() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        // Unread data at close makes the kernel send a reset.
+        client.write_all(b"unread").unwrap();
+        fibra_runtime::sleep(Duration::from_millis(5));
+        drop(conn);
+        let error = loop {
+            match client.write_all(&[0; 1024]) {
+                Ok(()) => fibra_runtime::sleep(Duration::from_millis(1)),
+                Err(error) => break error,
+            }
+        };
+        assert!(
+            matches!(
+                error.kind(),
+                io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+            ),
+            "{error:?}"
+        );
+        let error = client.write(&[0; 16]).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
+    });
+}
+
+#[test]
+fn host_names_resolve_and_each_address_is_tried() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind(("localhost", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = fibra_runtime::spawn(move || listener.accept().map(|_| ()));
+        // `localhost` may name ::1 before 127.0.0.1: a refused first address moves on.
+        TcpStream::connect(format!("localhost:{port}")).unwrap();
+        accepted.join().unwrap().unwrap();
+    });
+}
+
+#[test]
+fn socket_options_round_trip() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_ttl(77).unwrap();
+        assert_eq!(listener.ttl().unwrap(), 77);
+        let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        stream.set_nodelay(true).unwrap();
+        assert!(stream.nodelay().unwrap());
+        stream.set_ttl(33).unwrap();
+        assert_eq!(stream.ttl().unwrap(), 33);
+        stream
+            .set_write_timeout(Some(Duration::from_secs(3)))
+            .unwrap();
+        let clone = stream.try_clone().unwrap();
+        assert_eq!(clone.write_timeout().unwrap(), Some(Duration::from_secs(3)));
+        assert_eq!(stream.peer_addr().unwrap(), listener.local_addr().unwrap());
+        assert!(stream.take_error().unwrap().is_none());
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&stream);
+        assert!(raw >= 0);
+        let listener_clone = listener.try_clone().unwrap();
+        assert_eq!(
+            listener_clone.local_addr().unwrap(),
+            listener.local_addr().unwrap()
+        );
+        let std_listener = listener.into_std().unwrap();
+        let back = TcpListener::from_std(std_listener).unwrap();
+        assert!(back.accept().is_ok());
+    });
+}

@@ -1,0 +1,131 @@
+//! Unix domain sockets: stream echo with exact counts, datagrams by path, error kinds.
+
+use fibra_net::net::{UnixDatagram, UnixListener, UnixStream};
+use fibra_runtime::Runtime;
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+use std::path::PathBuf;
+
+/// A fresh directory for this test's socket files, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("fibra-net-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn stream_echo_over_many_connections_under_1_2_and_4_workers() {
+    const CONNECTIONS: usize = 50;
+    const MESSAGES: usize = 40;
+    for workers in [1, 2, 4] {
+        let dir = TempDir::new(&format!("echo{workers}"));
+        let path = dir.0.join("echo.sock");
+        let total = Runtime::builder()
+            .workers(workers)
+            .build()
+            .unwrap()
+            .block_on(move || {
+                let listener = UnixListener::bind(&path).unwrap();
+                let server = fibra_runtime::spawn(move || {
+                    fibra_runtime::scope(|s| {
+                        let handles: Vec<_> = listener
+                            .incoming()
+                            .take(CONNECTIONS)
+                            .map(|conn| {
+                                let conn = conn.unwrap();
+                                s.spawn(move || io::copy(&mut &conn, &mut &conn).unwrap())
+                            })
+                            .collect();
+                        handles.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
+                    })
+                });
+                fibra_runtime::scope(|s| {
+                    for c in 0..CONNECTIONS {
+                        let path = &path;
+                        s.spawn(move || {
+                            let mut conn = UnixStream::connect(path).unwrap();
+                            for m in 0..MESSAGES {
+                                let message = [(c + m) as u8; 100];
+                                conn.write_all(&message).unwrap();
+                                let mut back = [0; 100];
+                                conn.read_exact(&mut back).unwrap();
+                                assert_eq!(back, message);
+                            }
+                            conn.shutdown(Shutdown::Write).unwrap();
+                            assert_eq!(conn.read(&mut [0; 1]).unwrap(), 0);
+                        });
+                    }
+                });
+                server.join().unwrap()
+            });
+        assert_eq!(total, (CONNECTIONS * MESSAGES * 100) as u64);
+    }
+}
+
+#[test]
+fn datagrams_by_path_and_by_pair() {
+    let dir = TempDir::new("dgram");
+    let (a_path, b_path) = (dir.0.join("a.sock"), dir.0.join("b.sock"));
+    fibra_runtime::run(move || {
+        let a = UnixDatagram::bind(&a_path).unwrap();
+        let b = UnixDatagram::bind(&b_path).unwrap();
+        let receiver = fibra_runtime::spawn(move || {
+            let mut got = Vec::new();
+            for _ in 0..100 {
+                let mut buf = [0; 16];
+                let (n, from) = b.recv_from(&mut buf).unwrap();
+                assert_eq!(from.as_pathname(), Some(a_path.as_path()));
+                got.push(buf[..n].to_vec());
+            }
+            got
+        });
+        for i in 0..100u8 {
+            a.send_to(&[i; 3], &b_path).unwrap();
+        }
+        let got = receiver.join().unwrap();
+        assert_eq!(got, (0..100u8).map(|i| vec![i; 3]).collect::<Vec<_>>());
+        let (x, y) = UnixDatagram::pair().unwrap();
+        x.send(b"paired").unwrap();
+        let mut buf = [0; 8];
+        assert_eq!(y.recv(&mut buf).unwrap(), 6);
+        y.set_read_timeout(Some(std::time::Duration::from_millis(5)))
+            .unwrap();
+        assert_eq!(
+            y.recv(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        let unbound = UnixDatagram::unbound().unwrap();
+        unbound.connect(&b_path).unwrap_err();
+    });
+}
+
+#[test]
+fn errors_are_std_kinds() {
+    let dir = TempDir::new("errors");
+    let path = dir.0.join("s.sock");
+    fibra_runtime::run(move || {
+        let missing = UnixStream::connect(dir.0.join("missing.sock")).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        let listener = UnixListener::bind(&path).unwrap();
+        let in_use = UnixListener::bind(&path).unwrap_err();
+        assert_eq!(in_use.kind(), io::ErrorKind::AddrInUse);
+        drop(listener);
+        let refused = UnixStream::connect(&path).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);
+        let (a, b) = UnixStream::pair().unwrap();
+        drop(b);
+        let broken = (&a).write_all(b"nobody").unwrap_err();
+        assert_eq!(broken.kind(), io::ErrorKind::BrokenPipe);
+    });
+}
