@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 mod connect;
+mod html;
 pub mod http;
 mod net;
 mod parse;

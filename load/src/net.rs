@@ -1,19 +1,78 @@
-//! Connections over `fibra::net`: TCP now, TLS with the `rustls` client.
+//! Connections over `fibra::net`.
 
+use std::collections::HashMap;
 use std::io;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use crate::connect::BoxConnect;
+use fibra::net::TcpStream;
+
+use crate::connect::{BoxConnect, Conn};
+use crate::http::{Endpoint, Scheme, Transport};
 use crate::run::ConnectorFactory;
 
-/// The connector every VU uses unless told otherwise.
+impl Transport for TcpStream {
+    fn set_io_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(timeout)?;
+        self.set_write_timeout(timeout)
+    }
+}
+
+/// Resolved addresses, shared by every VU of a run so a host is looked up once.
+type Names = Arc<Mutex<HashMap<(String, u16), SocketAddr>>>;
+
+/// The connector every VU uses unless told otherwise: TCP over `fibra::net`.
 pub(crate) fn connector() -> ConnectorFactory {
-    Arc::new(|| {
-        BoxConnect::from_fn(|_, _| {
-            Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "no network transport yet",
-            ))
-        })
+    let names = Names::default();
+    Arc::new(move || {
+        let names = names.clone();
+        BoxConnect::from_fn(move |endpoint, timeout| connect(&names, endpoint, timeout))
     })
+}
+
+fn connect(names: &Names, endpoint: &Endpoint, timeout: Duration) -> io::Result<Conn> {
+    if endpoint.scheme == Scheme::Https {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "https is not supported by this build of fibra-load",
+        ));
+    }
+    let addr = resolve(names, endpoint)?;
+    let stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_nodelay(true)?;
+    Ok(Box::new(stream))
+}
+
+/// Opens a raw TCP connection for a VU (`Vu::connect`).
+pub(crate) fn connect_tcp(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
+    let endpoint = Endpoint {
+        scheme: Scheme::Http,
+        host: host.to_string(),
+        port,
+    };
+    let addr = resolve(&Names::default(), &endpoint)?;
+    TcpStream::connect_timeout(&addr, timeout)
+}
+
+fn resolve(names: &Names, endpoint: &Endpoint) -> io::Result<SocketAddr> {
+    if let Ok(ip) = endpoint.host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, endpoint.port));
+    }
+    let key = (endpoint.host.clone(), endpoint.port);
+    if let Some(addr) = names.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(*addr);
+    }
+    let lookup = key.clone();
+    // A name lookup blocks in the C library: run it on the blocking pool, never on a worker.
+    let addr = fibra::blocking(move || {
+        std::net::ToSocketAddrs::to_socket_addrs(&(lookup.0.as_str(), lookup.1))?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the name has no address"))
+    })?;
+    names
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, addr);
+    Ok(addr)
 }

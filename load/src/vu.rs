@@ -73,12 +73,20 @@ impl Vu {
         ok
     }
 
+    /// Opens a raw TCP connection to `host:port` (bounded by the request timeout), for
+    /// protocols other than HTTP. It is not counted in the report.
+    pub fn connect(&mut self, host: &str, port: u16) -> std::io::Result<fibra::net::TcpStream> {
+        crate::net::connect_tcp(host, port, self.shared.timeout)
+    }
+
     /// Think time: suspends this VU's fiber for `duration`.
     pub fn sleep(&mut self, duration: Duration) {
         fibra::sleep(duration);
     }
 
-    pub(crate) fn send_prepared(
+    /// Sends a request encoded once with [`Request::prepare`]; with `keep_body == false` the
+    /// body is counted and dropped unread (the fastest way to send the same request often).
+    pub fn send_prepared(
         &mut self,
         request: &Prepared,
         keep_body: bool,

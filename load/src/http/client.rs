@@ -84,6 +84,10 @@ impl<C: Connect> Client<C> {
                     let conn = self
                         .connector
                         .connect(&request.endpoint, self.timeout)
+                        .and_then(|mut conn| {
+                            conn.set_io_timeout(Some(self.timeout))?;
+                            Ok(conn)
+                        })
                         .map_err(|e| fail(e.into(), bytes_out, connects))?;
                     connects += 1;
                     self.conns
