@@ -14,8 +14,10 @@ impl Transport for Conn {
     }
 }
 
+type ConnectFn = dyn FnMut(&Endpoint, Duration) -> io::Result<Conn>;
+
 /// A connector of any kind, yielding boxed connections.
-pub(crate) struct BoxConnect(Box<dyn FnMut(&Endpoint, Duration) -> io::Result<Conn>>);
+pub(crate) struct BoxConnect(Box<ConnectFn>);
 
 impl BoxConnect {
     pub fn from_fn(f: impl FnMut(&Endpoint, Duration) -> io::Result<Conn> + 'static) -> BoxConnect {

@@ -45,8 +45,13 @@ impl Latency {
 
     /// Records one latency.
     pub fn record(&mut self, latency: Duration) {
-        let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-        self.0.saturating_record(micros.max(1));
+        let micros = u64::try_from(latency.as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        // `record` grows the auto-resizing histogram; `saturating_record` would clip instead.
+        if self.0.record(micros).is_err() {
+            self.0.saturating_record(micros);
+        }
     }
 
     /// Adds every value of `other`.
@@ -413,6 +418,18 @@ mod tests {
         assert!(back == latency);
         assert!(Latency::from_base64("not base64!").is_err());
         assert!(Latency::from_base64("AAAA").is_err());
+    }
+
+    #[test]
+    fn a_late_large_value_is_kept_not_clipped() {
+        let mut latency = Latency::new();
+        latency.record(Duration::from_micros(20));
+        latency.record(Duration::from_secs(3));
+        assert!(
+            latency.max() >= Duration::from_millis(2990),
+            "{:?}",
+            latency.max()
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Waker};
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
@@ -277,7 +277,7 @@ fn execute(
         let token = stop.clone();
         let load = load.stop_on(stop).on_progress(move |progress| {
             if let Some(signal) = &mut interrupt {
-                if let Poll::Ready(_) = signal.poll_recv(&mut Context::from_waker(Waker::noop())) {
+                if signal.poll_recv(&mut Context::from_waker(Waker::noop())).is_ready() {
                     if token.is_cancelled() {
                         // A second Ctrl-C: leave at once.
                         std::process::exit(130);

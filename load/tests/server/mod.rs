@@ -1,0 +1,109 @@
+//! A loopback HTTP test server on plain threads, with knobs for the behaviours under test.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Default)]
+pub struct Behaviour {
+    /// Answer with a chunked body.
+    pub chunked: bool,
+    /// Close the connection (without saying so) after this many responses on it.
+    pub close_after: Option<u64>,
+    /// Stall this (1-based) request for the given time before answering.
+    pub stall: Option<(u64, Duration)>,
+}
+
+pub struct Server {
+    pub addr: SocketAddr,
+    pub requests: Arc<AtomicU64>,
+    pub connections: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    pub fn start(behaviour: Behaviour) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(AtomicU64::new(0));
+        let connections = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        {
+            let (requests, connections, stop) =
+                (requests.clone(), connections.clone(), stop.clone());
+            thread::spawn(move || {
+                for conn in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let Ok(conn) = conn else { continue };
+                    connections.fetch_add(1, Ordering::SeqCst);
+                    let requests = requests.clone();
+                    thread::spawn(move || serve(conn, behaviour, &requests));
+                }
+            });
+        }
+        Server {
+            addr,
+            requests,
+            connections,
+            stop,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn serve(mut conn: TcpStream, behaviour: Behaviour, requests: &AtomicU64) {
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let mut answered = 0;
+    loop {
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+            continue;
+        };
+        buf.drain(..end + 4);
+        let number = requests.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some((at, stall)) = behaviour.stall {
+            if number == at {
+                thread::sleep(stall);
+            }
+        }
+        let reply: &[u8] = if behaviour.chunked {
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n"
+        } else {
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+        };
+        if conn.write_all(reply).is_err() {
+            return;
+        }
+        answered += 1;
+        if behaviour.close_after == Some(answered) {
+            return;
+        }
+    }
+}
