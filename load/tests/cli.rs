@@ -302,3 +302,87 @@ fn ctrl_c_still_writes_the_report() {
     assert!(report.duration() < Duration::from_secs(30));
     assert!(String::from_utf8_lossy(&output.stdout).contains("(interrupted)"));
 }
+
+#[test]
+fn method_headers_and_body_are_sent() {
+    let server = Server::start(Behaviour::default());
+    let output = fibra_load(&[
+        &server.url(),
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "-m",
+        "put",
+        "-H",
+        "X-Test: yes",
+        "-b",
+        "payload",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let heads = server.heads();
+    assert_eq!(heads.len(), 2);
+    for head in heads {
+        assert!(head.starts_with("PUT / HTTP/1.1\r\n"), "{head}");
+        assert!(head.contains("\r\nX-Test: yes\r\n"), "{head}");
+        assert!(head.contains("\r\nContent-Length: 7\r\n"), "{head}");
+        assert!(head.ends_with("\r\n\r\npayload"), "{head}");
+    }
+}
+
+#[test]
+fn a_urls_file_is_taken_round_robin() {
+    let server = Server::start(Behaviour::default());
+    let body = temp("body.txt");
+    std::fs::write(&body, "from a file").unwrap();
+    let urls = temp("urls.txt");
+    std::fs::write(
+        &urls,
+        format!(
+            "# a mix\nGET {0}a\n\nPOST {0}b {1}\n",
+            server.url(),
+            body.display()
+        ),
+    )
+    .unwrap();
+    let output = fibra_load(&["--urls-file", urls.to_str().unwrap(), "-c", "1", "-n", "6"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<String> = server
+        .heads()
+        .iter()
+        .map(|h| h.lines().next().unwrap().to_string())
+        .collect();
+    assert_eq!(lines, ["GET /a HTTP/1.1", "POST /b HTTP/1.1"].repeat(3));
+    assert!(server.heads()[1].ends_with("from a file"));
+    let random = fibra_load(&[
+        "--urls-file",
+        urls.to_str().unwrap(),
+        "--urls-random",
+        "-n",
+        "10",
+    ]);
+    assert_eq!(random.status.code(), Some(0));
+    assert_eq!(server.requests(), 16);
+    std::fs::write(&urls, "GET\n").unwrap();
+    let bad = fibra_load(&["--urls-file", urls.to_str().unwrap(), "-n", "1"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn open_stages_ramp_the_rate() {
+    let server = Server::start(Behaviour::default());
+    // 0 -> 40/s over 1 s (20 starts), then 40/s for 1 s (40 starts).
+    let (_, report) = run_json(
+        "open-stages.json",
+        &[&server.url(), "--rate", "1", "--stages", "1s:40,1s:40"],
+    );
+    assert_eq!(report.stats.requests, 60);
+    assert_eq!(server.requests(), 60);
+    let starts: Vec<u64> = report.stats.series.iter().map(|s| s.starts).collect();
+    assert!((19..=21).contains(&starts[0]), "{starts:?}");
+}

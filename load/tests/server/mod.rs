@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -23,6 +23,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub requests: Arc<AtomicU64>,
     pub connections: Arc<AtomicU64>,
+    /// Every request head received, in order.
+    pub heads: Arc<Mutex<Vec<String>>>,
     stop: Arc<AtomicBool>,
 }
 
@@ -33,9 +35,11 @@ impl Server {
         let requests = Arc::new(AtomicU64::new(0));
         let connections = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
+        let heads = Arc::new(Mutex::new(Vec::new()));
         {
             let (requests, connections, stop) =
                 (requests.clone(), connections.clone(), stop.clone());
+            let heads = heads.clone();
             thread::spawn(move || {
                 for conn in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
@@ -43,8 +47,8 @@ impl Server {
                     }
                     let Ok(conn) = conn else { continue };
                     connections.fetch_add(1, Ordering::SeqCst);
-                    let requests = requests.clone();
-                    thread::spawn(move || serve(conn, behaviour, &requests));
+                    let (requests, heads) = (requests.clone(), heads.clone());
+                    thread::spawn(move || serve(conn, behaviour, &requests, &heads));
                 }
             });
         }
@@ -52,12 +56,17 @@ impl Server {
             addr,
             requests,
             connections,
+            heads,
             stop,
         }
     }
 
     pub fn url(&self) -> String {
         format!("http://{}/", self.addr)
+    }
+
+    pub fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
     }
 
     pub fn requests(&self) -> u64 {
@@ -72,7 +81,12 @@ impl Drop for Server {
     }
 }
 
-fn serve(mut conn: TcpStream, behaviour: Behaviour, requests: &AtomicU64) {
+fn serve(
+    mut conn: TcpStream,
+    behaviour: Behaviour,
+    requests: &AtomicU64,
+    heads: &Mutex<Vec<String>>,
+) {
     conn.set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     let mut buf = Vec::new();
@@ -86,7 +100,21 @@ fn serve(mut conn: TcpStream, behaviour: Behaviour, requests: &AtomicU64) {
             }
             continue;
         };
-        buf.drain(..end + 4);
+        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+        // A request body (Content-Length only) is recorded after its head.
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .map_or(0, |n| n.trim().parse().unwrap());
+        while buf.len() < end + 4 + length {
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let body = String::from_utf8_lossy(&buf[end + 4..end + 4 + length]).into_owned();
+        buf.drain(..end + 4 + length);
+        heads.lock().unwrap().push(format!("{head}\r\n\r\n{body}"));
         let number = requests.fetch_add(1, Ordering::SeqCst) + 1;
         if let Some((at, stall)) = behaviour.stall {
             if number == at {
