@@ -13,6 +13,7 @@ mod scenario;
 mod stats;
 mod summary;
 mod threshold;
+mod tls;
 mod vu;
 
 pub use http::{ErrorKind, Request, Response, Url};
@@ -22,4 +23,5 @@ pub use run::{Load, Progress};
 pub use scenario::{Scenario, StepError};
 pub use stats::{CheckCount, Latency, Second, Stats, StepStats};
 pub use threshold::{Threshold, ThresholdResult};
+pub use tls::{tls_config, Verify};
 pub use vu::Vu;

@@ -1,12 +1,13 @@
-//! Connections over `fibra::net`.
+//! Connections over `fibra::net`: plain TCP, and TLS for `https://`.
 
 use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use fibra::net::TcpStream;
+use rustls::ClientConfig;
 
 use crate::connect::{BoxConnect, Conn};
 use crate::http::{Endpoint, Scheme, Transport};
@@ -22,23 +23,34 @@ impl Transport for TcpStream {
 /// Resolved addresses, shared by every VU of a run so a host is looked up once.
 type Names = Arc<Mutex<HashMap<(String, u16), SocketAddr>>>;
 
-/// The connector every VU uses unless told otherwise: TCP over `fibra::net`.
-pub(crate) fn connector() -> ConnectorFactory {
+/// The TLS configuration of a run: given, or the default one made when first needed.
+type Tls = Arc<OnceLock<Arc<ClientConfig>>>;
+
+/// The connector every VU uses unless told otherwise: TCP over `fibra::net`, TLS with
+/// `config` (by default: the Mozilla roots) for `https://`.
+pub(crate) fn connector(config: Option<Arc<ClientConfig>>) -> ConnectorFactory {
     let names = Names::default();
+    let tls: Tls = Arc::new(config.map(OnceLock::from).unwrap_or_default());
     Arc::new(move || {
-        let names = names.clone();
-        BoxConnect::from_fn(move |endpoint, timeout| connect(&names, endpoint, timeout))
+        let (names, tls) = (names.clone(), tls.clone());
+        BoxConnect::from_fn(move |endpoint, timeout| connect(&names, &tls, endpoint, timeout))
     })
 }
 
-fn connect(names: &Names, endpoint: &Endpoint, timeout: Duration) -> io::Result<Conn> {
-    if endpoint.scheme == Scheme::Https {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "https is not supported by this build of fibra-load",
-        ));
-    }
+fn connect(names: &Names, tls: &Tls, endpoint: &Endpoint, timeout: Duration) -> io::Result<Conn> {
     let addr = resolve(names, endpoint)?;
+    if endpoint.scheme == Scheme::Https {
+        let config = tls.get_or_init(|| {
+            crate::tls::tls_config(None, crate::tls::Verify::Roots)
+                .expect("the built-in roots make a valid configuration")
+        });
+        return Ok(Box::new(crate::tls::connect(
+            config,
+            &endpoint.host,
+            addr,
+            timeout,
+        )?));
+    }
     let stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_nodelay(true)?;
     Ok(Box::new(stream))

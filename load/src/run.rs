@@ -99,7 +99,7 @@ impl Load {
             workers: None,
             stop: CancelToken::new(),
             progress: None,
-            connector: crate::net::connector(),
+            connector: crate::net::connector(None),
         }
     }
 
@@ -175,6 +175,13 @@ impl Load {
     /// Calls `f` with the run's progress about four times a second (from a fiber of the run).
     pub fn on_progress(mut self, f: impl FnMut(&Progress) + Send + 'static) -> Load {
         self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// The TLS configuration for `https://` requests (default: the Mozilla roots); see
+    /// [`tls_config`](crate::tls_config).
+    pub fn tls(mut self, config: Arc<rustls::ClientConfig>) -> Load {
+        self.connector = crate::net::connector(Some(config));
         self
     }
 

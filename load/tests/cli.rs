@@ -386,3 +386,64 @@ fn open_stages_ramp_the_rate() {
     let starts: Vec<u64> = report.stats.series.iter().map(|s| s.starts).collect();
     assert!((19..=21).contains(&starts[0]), "{starts:?}");
 }
+
+#[test]
+fn too_many_vus_for_the_open_file_limit_say_how_many_fit() {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 100 && exec '{}' http://127.0.0.1:1/ -c 1000 -n 1",
+            env!("CARGO_BIN_EXE_fibra-load")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("allows 36 VUs"), "{stderr}");
+}
+
+#[test]
+fn https_against_a_local_rustls_server() {
+    let (server, pem) = Server::start_tls(Behaviour {
+        close_after: Some(4),
+        ..Behaviour::default()
+    });
+    let url = format!("https://{}/", server.addr);
+    let ca = temp("ca.pem");
+    std::fs::write(&ca, pem).unwrap();
+    let (output, report) = run_json(
+        "https.json",
+        &[
+            &url,
+            "-c",
+            "1",
+            "-n",
+            "12",
+            "--cacert",
+            ca.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(
+        report.stats.status[&200],
+        12,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        report.stats.connections, 3,
+        "kept alive, reconnected after each close"
+    );
+    let insecure = fibra_load(&[&url, "-n", "3", "--insecure"]);
+    assert_eq!(insecure.status.code(), Some(0));
+    // Without the CA the self-signed certificate is refused: counted, exit 1.
+    let (untrusted, report) = run_json("https-untrusted.json", &[&url, "-c", "1", "-n", "2"]);
+    assert_eq!(untrusted.status.code(), Some(1));
+    assert_eq!(report.stats.errors[&fibra_load::ErrorKind::Other], 2);
+    assert_eq!(server.requests(), 15);
+}

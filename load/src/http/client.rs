@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::error::HttpError;
 use super::request::Prepared;
-use super::response::{read_response, Parsed, ReadBuf, ReadFailure, Response};
+use super::response::{is_stale, read_response, Parsed, ReadBuf, ReadFailure, Response};
 use super::url::Endpoint;
 
 /// A connection the client can bound in time: a `Read + Write` stream with per-operation
@@ -145,13 +145,7 @@ fn exchange(
     let mut timed = Timed { conn, deadline };
     if let Err(e) = timed.write_all(&request.bytes).and_then(|()| timed.flush()) {
         // A write to a connection the server closed fails like a read of one.
-        let stale = matches!(
-            e.kind(),
-            io::ErrorKind::BrokenPipe
-                | io::ErrorKind::ConnectionReset
-                | io::ErrorKind::ConnectionAborted
-        );
-        let failure = if stale {
+        let failure = if is_stale(&e) {
             ReadFailure::Stale
         } else {
             ReadFailure::Failed(e.into())

@@ -235,13 +235,15 @@ pub(crate) fn read_response(
     })
 }
 
-/// A reused connection the peer closed shows up as a reset as well as an end of stream.
-fn is_stale(e: &io::Error) -> bool {
+/// A reused connection the peer closed shows up as a reset as well as an end of stream (and
+/// over TLS as an end of stream without `close_notify`).
+pub(crate) fn is_stale(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionReset
             | io::ErrorKind::ConnectionAborted
             | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::UnexpectedEof
     )
 }
 

@@ -30,6 +30,27 @@ pub struct Server {
 
 impl Server {
     pub fn start(behaviour: Behaviour) -> Server {
+        Server::start_with(behaviour, None)
+    }
+
+    /// A TLS server with a fresh self-signed certificate for 127.0.0.1; returns its PEM too.
+    pub fn start_tls(behaviour: Behaviour) -> (Server, String) {
+        let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+        let key =
+            rustls::pki_types::PrivateKeyDer::Pkcs8(certified.key_pair.serialize_der().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![certified.cert.der().clone()], key)
+        .unwrap();
+        let server = Server::start_with(behaviour, Some(Arc::new(config)));
+        (server, certified.cert.pem())
+    }
+
+    fn start_with(behaviour: Behaviour, tls: Option<Arc<rustls::ServerConfig>>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(AtomicU64::new(0));
@@ -48,7 +69,19 @@ impl Server {
                     let Ok(conn) = conn else { continue };
                     connections.fetch_add(1, Ordering::SeqCst);
                     let (requests, heads) = (requests.clone(), heads.clone());
-                    thread::spawn(move || serve(conn, behaviour, &requests, &heads));
+                    let tls = tls.clone();
+                    thread::spawn(move || {
+                        conn.set_read_timeout(Some(Duration::from_secs(30)))
+                            .unwrap();
+                        match tls {
+                            Some(config) => {
+                                let session = rustls::ServerConnection::new(config).unwrap();
+                                let stream = rustls::StreamOwned::new(session, conn);
+                                serve(stream, behaviour, &requests, &heads);
+                            }
+                            None => serve(conn, behaviour, &requests, &heads),
+                        }
+                    });
                 }
             });
         }
@@ -82,13 +115,11 @@ impl Drop for Server {
 }
 
 fn serve(
-    mut conn: TcpStream,
+    mut conn: impl Read + Write,
     behaviour: Behaviour,
     requests: &AtomicU64,
     heads: &Mutex<Vec<String>>,
 ) {
-    conn.set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let mut answered = 0;
@@ -126,7 +157,7 @@ fn serve(
         } else {
             b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
         };
-        if conn.write_all(reply).is_err() {
+        if conn.write_all(reply).and_then(|()| conn.flush()).is_err() {
             return;
         }
         answered += 1;

@@ -99,6 +99,12 @@ pub struct RunArgs {
     /// Take the --urls-file requests at random instead of round-robin.
     #[arg(long, requires = "urls_file")]
     pub urls_random: bool,
+    /// https: also trust the CA certificates in this PEM file.
+    #[arg(long)]
+    pub cacert: Option<PathBuf>,
+    /// https: accept any server certificate (self-signed test servers).
+    #[arg(long, conflicts_with = "cacert")]
+    pub insecure: bool,
     #[command(flatten)]
     pub load: LoadArgs,
     #[command(flatten)]

@@ -1,6 +1,7 @@
 //! `fibra-load`: the command line of the fibra load-test harness.
 
 mod args;
+mod limits;
 mod live;
 
 use std::path::Path;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use fibra::CancelToken;
 use fibra_load::http::Prepared;
-use fibra_load::{Load, Report, Request, Scenario, Url};
+use fibra_load::{Load, Report, Request, Scenario, Url, Verify};
 
 use args::{Cli, Command, DemoArgs, LoadArgs, MergeArgs, OutputArgs, RunArgs};
 use live::Live;
@@ -44,6 +45,7 @@ struct Target {
     label: String,
     requests: Vec<Prepared>,
     random: bool,
+    tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 fn run_url(args: RunArgs) -> ExitCode {
@@ -53,6 +55,15 @@ fn run_url(args: RunArgs) -> ExitCode {
         (None, Some(path)) => read_file(path),
         (None, None) => Vec::new(),
     };
+    let tls = match (&args.cacert, args.insecure) {
+        (_, true) => Some(Verify::Insecure),
+        (Some(_), false) => Some(Verify::Roots),
+        (None, false) => None,
+    }
+    .map(|verify| {
+        let pem = args.cacert.as_deref().map(read_file);
+        fibra_load::tls_config(pem.as_deref(), verify).unwrap_or_else(|e| bad_input(e))
+    });
     let target = if let Some(path) = &args.urls_file {
         let text = String::from_utf8(read_file(path))
             .unwrap_or_else(|_| bad_input(format!("{} is not UTF-8", path.display())));
@@ -62,12 +73,14 @@ fn run_url(args: RunArgs) -> ExitCode {
             label: path.display().to_string(),
             requests,
             random: args.urls_random,
+            tls,
         }
     } else if let Some(url) = &args.url {
         Target {
             label: url.to_string(),
             requests: vec![request(&args, url.clone(), body).prepare(keep_alive)],
             random: false,
+            tls,
         }
     } else {
         Cli::command()
@@ -141,6 +154,7 @@ fn run_demo(demo: DemoArgs) -> ExitCode {
             label: url.to_string(),
             requests: vec![Request::get(url).prepare(keep_alive)],
             random: false,
+            tls: None,
         };
         Ok((target, Some(server)))
     })
@@ -231,6 +245,13 @@ fn execute(
             ));
         }
     }
+    let fit = limits::vus_that_fit();
+    if vus > fit {
+        bad_input(format!(
+            "{vus} VUs need {vus} open files but the open-file limit allows {fit} VUs: \
+             use -c {fit} or raise the hard limit (ulimit -Hn)"
+        ));
+    }
     let planned = match (&stages, args.duration, requests) {
         (Some(stages), _, _) => Some(stages.total()),
         (None, Some(d), _) => Some(d),
@@ -254,11 +275,15 @@ fn execute(
     let result = runtime.block_on(move || -> std::io::Result<Report> {
         let (target, server) = setup()?;
         let label = target.label.clone();
+        let tls = target.tls.clone();
         let mut load = Load::new(scenario(target))
             .target(label)
             .vus(vus)
             .timeout(timeout)
             .keep_alive(keep_alive);
+        if let Some(config) = tls {
+            load = load.tls(config);
+        }
         if let Some(d) = duration {
             load = load.duration(d);
         }
