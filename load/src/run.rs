@@ -148,7 +148,15 @@ impl Load {
     }
 
     /// Bounds every request (connect, send and receive together).
+    ///
+    /// # Panics
+    ///
+    /// When `timeout` is zero.
     pub fn timeout(mut self, timeout: Duration) -> Load {
+        assert!(
+            !timeout.is_zero(),
+            "Load::timeout: the timeout must not be zero"
+        );
         self.timeout = timeout;
         self
     }

@@ -447,3 +447,21 @@ fn https_against_a_local_rustls_server() {
     assert_eq!(report.stats.errors[&fibra_load::ErrorKind::Other], 2);
     assert_eq!(server.requests(), 15);
 }
+
+#[test]
+fn a_stalled_server_is_a_timeout_not_a_hang() {
+    let server = Server::start(Behaviour {
+        stall: Some((1, Duration::from_secs(2))),
+        ..Behaviour::default()
+    });
+    let (output, report) = run_json(
+        "timeout.json",
+        &[&server.url(), "-c", "1", "-n", "3", "--timeout", "300ms"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(report.stats.errors[&fibra_load::ErrorKind::Timeout], 1);
+    assert_eq!(report.stats.status[&200], 2);
+    assert!(report.duration() < Duration::from_secs(2));
+    let zero = fibra_load(&[&server.url(), "--timeout", "0s"]);
+    assert_eq!(zero.status.code(), Some(2));
+}

@@ -10,6 +10,13 @@ fn duration(text: &str) -> Result<Duration, String> {
     fibra_load::parse_duration(text).map_err(|e| e.to_string())
 }
 
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match duration(text)? {
+        d if d.is_zero() => Err(format!("invalid duration `{text}`: must be more than zero")),
+        d => Ok(d),
+    }
+}
+
 fn rate(text: &str) -> Result<f64, String> {
     text.parse::<f64>()
         .ok()
@@ -124,7 +131,7 @@ pub struct LoadArgs {
     #[arg(short = 'n', long = "requests", value_parser = clap::value_parser!(u64).range(1..))]
     pub requests: Option<u64>,
     /// Every request's timeout (connect, send, receive).
-    #[arg(long, default_value = "5s", value_parser = duration)]
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
     pub timeout: Duration,
     /// Close the connection after every request.
     #[arg(long)]
