@@ -242,6 +242,16 @@ fn shards_merge_into_the_whole() {
         String::from_utf8_lossy(&output.stderr)
     );
     let merged = report(&merged_json);
+    let gate = Command::new(env!("CARGO_BIN_EXE_fibra-load"))
+        .args([
+            "merge",
+            temp("shard0.json").to_str().unwrap(),
+            temp("shard1.json").to_str().unwrap(),
+        ])
+        .args(["--threshold", "rps>1e12"])
+        .output()
+        .unwrap();
+    assert_eq!(gate.status.code(), Some(99));
     assert_eq!(merged.stats.requests, 25);
     assert_eq!(server.requests(), 25);
     let mut both = a.stats.latency.clone();

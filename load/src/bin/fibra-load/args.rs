@@ -79,6 +79,10 @@ pub struct MergeArgs {
     /// The shard reports to merge.
     #[arg(required = true)]
     pub reports: Vec<PathBuf>,
+    /// Fail (exit 99) unless the merged report holds it (as for a run; repeatable).
+    #[arg(long = "threshold",
+          value_parser = |s: &str| s.parse::<Threshold>().map_err(|e| e.to_string()))]
+    pub thresholds: Vec<Threshold>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -171,9 +171,15 @@ fn run_merge(merge: MergeArgs) -> ExitCode {
                 .unwrap_or_else(|e| bad_input(format!("{}: {e}", path.display())))
         })
         .collect();
-    let report = Report::merge(&reports).unwrap_or_else(|e| bad_input(e));
+    let mut report = Report::merge(&reports).unwrap_or_else(|e| bad_input(e));
+    let passed = report.check(&merge.thresholds);
     print!("{}", report.summary());
-    write_outputs(&report, &merge.output)
+    let written = write_outputs(&report, &merge.output);
+    if passed {
+        written
+    } else {
+        ExitCode::from(99)
+    }
 }
 
 fn write_outputs(report: &Report, output: &OutputArgs) -> ExitCode {
