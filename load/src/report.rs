@@ -42,7 +42,7 @@ pub struct Report {
     pub duration_s: f64,
     /// Whether the run was stopped early (Ctrl-C).
     pub interrupted: bool,
-    /// Open model: starts that found every VU busy and began late.
+    /// Open model: starts handed to a VU more than 10 ms after their scheduled time.
     pub late_starts: u64,
     /// Requests per second over the run.
     pub rps: f64,

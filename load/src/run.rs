@@ -17,6 +17,9 @@ use crate::vu::Vu;
 
 /// How often the monitor samples the run for the live display.
 const TICK: Duration = Duration::from_millis(250);
+/// A start handed to a VU later than this after its scheduled time counts as late (timer
+/// wake-ups alone are up to about a millisecond late).
+const LATE_AFTER: Duration = Duration::from_millis(10);
 /// The longest a waiting VU or the dispatcher sleeps before looking at the stop token again.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -53,18 +56,25 @@ type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
 /// the previous one completes. With [`Load::rate`] it is the open model: iterations start on a
 /// fixed schedule whatever the completions, drawn from a pool of at most `vus` VUs, and the
 /// first request of each iteration is timed from its intended start, so a stalled server shows
-/// in the percentiles (coordinated omission corrected as wrk2 does). Starts that found every VU
-/// busy are counted as late.
+/// in the percentiles (coordinated omission corrected as wrk2 does). Starts that could not be
+/// handed to a VU on time (every VU busy, or the generator behind) are counted as late.
 ///
-/// ```no_run
+/// ```
 /// use std::time::Duration;
-/// use fibra_load::{Load, Scenario};
-/// let scenario = Scenario::new("hello").step("get", |vu| {
-///     vu.get("http://127.0.0.1:8080/")?;
-///     Ok(())
+/// use fibra_load::{Load, Model, Scenario};
+///
+/// fibra::run(|| {
+///     let server = fibra::net::http::hello_server("127.0.0.1:0").unwrap();
+///     let url = format!("http://{}/", server.local_addr());
+///     let scenario = Scenario::new("hello").step("get", move |vu| {
+///         vu.get(&url)?;
+///         Ok(())
+///     });
+///     // The open model: 500 starts per second, 25 in all, from at most 5 VUs.
+///     let report = Load::new(scenario).vus(5).rate(500.0).iterations(25).run();
+///     assert_eq!(report.model, Model::Open);
+///     assert_eq!(report.stats.requests, 25);
 /// });
-/// let report = Load::new(scenario).vus(20).rate(500.0).duration(Duration::from_secs(5)).run();
-/// println!("{}", report.summary());
 /// ```
 pub struct Load {
     scenario: Scenario,
@@ -264,35 +274,7 @@ impl Load {
                     length,
                     iterations: self.iterations,
                 };
-                let (tx, rx) = chan::bounded::<Instant>(0);
-                let mut spawned = 0;
-                for i in 0u64.. {
-                    let Some(offset) = schedule.offset(i) else {
-                        break;
-                    };
-                    let at = origin + offset;
-                    if !wait_until(at, &shared.stop) {
-                        break;
-                    }
-                    match tx.try_send(at) {
-                        Ok(()) => {}
-                        Err(full) if full.is_full() && spawned < self.vus => {
-                            let (vu_shared, rx, done) =
-                                (shared.clone(), rx.clone(), done_tx.clone());
-                            let steps = scenario.instances();
-                            let index = spawned as usize;
-                            s.spawn(move || open_vu(index, &vu_shared, steps, at, rx, done));
-                            spawned += 1;
-                            shared.vus_max.fetch_max(spawned, Ordering::Relaxed);
-                        }
-                        Err(_) => {
-                            shared.late.fetch_add(1, Ordering::Relaxed);
-                            if tx.send(at).is_err() {
-                                break;
-                            }
-                        }
-                    }
-                }
+                dispatch(s, scenario, &shared, &schedule, self.vus, &done_tx);
             } else {
                 for index in 0..self.vus as usize {
                     let (shared, done) = (shared.clone(), done_tx.clone());
@@ -386,6 +368,48 @@ impl Schedule {
         match self.length {
             Some(length) if offset >= length => None,
             _ => Some(offset),
+        }
+    }
+}
+
+/// The open model: hands each scheduled start to an idle VU, spawning VUs while none is idle
+/// and the pool is below `vus`, and waiting for one when the pool is full.
+fn dispatch<'scope>(
+    s: &'scope fibra::Scope<'scope, '_>,
+    scenario: &Scenario,
+    shared: &Arc<Shared>,
+    schedule: &Schedule,
+    vus: u64,
+    done: &chan::Writer<()>,
+) {
+    let origin = shared.recorder.origin();
+    let (tx, rx) = chan::bounded::<Instant>(0);
+    let mut spawned = 0;
+    for i in 0u64.. {
+        let Some(offset) = schedule.offset(i) else {
+            return;
+        };
+        let at = origin + offset;
+        if !wait_until(at, &shared.stop) {
+            return;
+        }
+        match tx.try_send(at) {
+            Ok(()) => {}
+            Err(full) if full.is_full() && spawned < vus => {
+                let (shared, rx, done) = (shared.clone(), rx.clone(), done.clone());
+                let steps = scenario.instances();
+                let index = spawned as usize;
+                s.spawn(move || open_vu(index, &shared, steps, at, rx, done));
+                spawned += 1;
+            }
+            Err(_) => {
+                if tx.send(at).is_err() {
+                    return;
+                }
+            }
+        }
+        if at.elapsed() > LATE_AFTER {
+            shared.late.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

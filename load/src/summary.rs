@@ -88,7 +88,7 @@ impl Report {
         if self.model == Model::Open {
             let _ = writeln!(
                 w,
-                "  Late starts:  {} (every VU was busy)",
+                "  Late starts:  {} (not started on time)",
                 self.late_starts
             );
         }

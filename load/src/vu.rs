@@ -10,16 +10,22 @@ use crate::run::Shared;
 /// One virtual user, running in its own fiber: an HTTP client with a keep-alive connection
 /// per endpoint, its index and iteration, think time and checks.
 ///
-/// ```no_run
+/// ```
+/// use std::time::Duration;
 /// use fibra_load::{Load, Scenario};
-/// let scenario = Scenario::new("home").step("get", |vu| {
-///     let response = vu.get("http://127.0.0.1:8080/")?;
-///     vu.check("status is 200", response.status == 200);
-///     vu.sleep(std::time::Duration::from_millis(10));
-///     Ok(())
+///
+/// fibra::run(|| {
+///     let server = fibra::net::http::hello_server("127.0.0.1:0").unwrap();
+///     let url = format!("http://{}/", server.local_addr());
+///     let scenario = Scenario::new("home").step("get", move |vu| {
+///         let response = vu.get(&url)?;
+///         vu.check("says hello", response.body == b"Hello, world!");
+///         vu.sleep(Duration::from_millis(1)); // think time
+///         Ok(())
+///     });
+///     let report = Load::new(scenario).vus(3).iterations(9).run();
+///     assert_eq!(report.stats.checks["says hello"].pass, 9);
 /// });
-/// let report = Load::new(scenario).vus(10).duration(std::time::Duration::from_secs(1)).run();
-/// println!("{}", report.summary());
 /// ```
 pub struct Vu {
     index: usize,
