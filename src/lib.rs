@@ -59,3 +59,67 @@ pub mod net {
     #[doc(inline)]
     pub use fibra_net::net::*;
 }
+
+/// Child processes shaped like `std::process`: `wait` parks the fiber (no thread per child)
+/// and piped stdio is `Read`/`Write` that parks the fiber.
+///
+/// ```
+/// use fibra::os::{Command, Stdio};
+/// use std::io::Read;
+///
+/// fibra::run(|| {
+///     let mut child = Command::new("echo").arg("hello").stdout(Stdio::piped()).spawn().unwrap();
+///     let mut out = String::new();
+///     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+///     assert_eq!(out, "hello\n");
+///     assert!(child.wait().unwrap().success());
+/// });
+/// ```
+pub mod os {
+    #[doc(inline)]
+    pub use fibra_net::os::*;
+}
+
+/// Files and directories shaped like `std::fs`, on the blocking pool; a [`fs::File`] moves
+/// data in [`fs::CHUNK`]-sized pieces so small reads and writes do not each cost a pool trip.
+///
+/// ```
+/// use std::io::{BufRead, BufReader, Write};
+///
+/// let path = std::env::temp_dir().join(format!("fibra-facade-fs-{}", std::process::id()));
+/// fibra::run(|| {
+///     let mut file = fibra::fs::File::create(&path).unwrap();
+///     for n in 0..1000 {
+///         writeln!(file, "{n}").unwrap();
+///     }
+///     drop(file);
+///     let lines = BufReader::new(fibra::fs::File::open(&path).unwrap()).lines().count();
+///     assert_eq!(lines, 1000);
+///     fibra::fs::remove_file(&path).unwrap();
+/// });
+/// ```
+pub mod fs {
+    #[doc(inline)]
+    pub use fibra_net::fs::*;
+}
+
+/// tokio interop for I/O: [`io::SyncIo`] makes any tokio `AsyncRead`/`AsyncWrite` a std
+/// `Read`/`Write` inside a fiber; [`io::IntoTokio`] and [`io::FromTokio`] convert sockets.
+///
+/// ```
+/// use fibra::io::SyncIo;
+/// use std::io::{Read, Write};
+///
+/// fibra::run(|| {
+///     let (a, b) = tokio::io::duplex(16);
+///     let writer = fibra::spawn(move || SyncIo::new(a).write_all(b"through tokio's duplex"));
+///     let mut text = String::new();
+///     SyncIo::new(b).read_to_string(&mut text).unwrap();
+///     writer.join().unwrap().unwrap();
+///     assert_eq!(text, "through tokio's duplex");
+/// });
+/// ```
+pub mod io {
+    #[doc(inline)]
+    pub use fibra_integration::{FromTokio, IntoTokio, SyncIo};
+}

@@ -4,7 +4,7 @@
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
     blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore\n\
-    cancel_storm parallel_map chan_pingpong chan_throughput select2 all";
+    cancel_storm parallel_map chan_pingpong chan_throughput select2 tcp_echo all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,11 +41,13 @@ pub enum Bench {
     ChanThroughput,
     /// One consumer selecting over two fed channels.
     Select2,
+    /// 64-byte round trips over loopback TCP, 1 and 100 connections.
+    TcpEcho,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 16] = [
+    const ALL: [Bench; 17] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -62,6 +64,7 @@ impl Bench {
         Bench::ChanPingpong,
         Bench::ChanThroughput,
         Bench::Select2,
+        Bench::TcpEcho,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -83,6 +86,7 @@ impl Bench {
             "chan_pingpong" => Some(Bench::ChanPingpong),
             "chan_throughput" => Some(Bench::ChanThroughput),
             "select2" => Some(Bench::Select2),
+            "tcp_echo" => Some(Bench::TcpEcho),
             _ => None,
         }
     }

@@ -6,7 +6,7 @@
 //! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
 //! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
 //! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`],
-//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`]; each has a `run(quick)` that measures and prints.
+//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`], [`tcp_echo`]; each has a `run(quick)` that measures and prints.
 
 pub mod args;
 pub mod block_on_ready;
@@ -28,5 +28,6 @@ pub mod select2;
 pub mod semaphore;
 pub mod skynet;
 pub mod spawn_join;
+pub mod tcp_echo;
 pub mod timers;
 pub mod yield_pingpong;

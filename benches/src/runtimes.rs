@@ -41,6 +41,15 @@ pub fn tokio_multi_timed(workers: usize) -> tokio::runtime::Runtime {
         .expect("build the tokio runtime")
 }
 
+/// A tokio multi-thread runtime with `workers` worker threads and its reactor enabled.
+pub fn tokio_multi_io(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_io()
+        .build()
+        .expect("build the tokio runtime")
+}
+
 /// A tokio current-thread runtime (the calling thread is its only worker).
 pub fn tokio_current() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

@@ -1,4 +1,13 @@
-//! tokio interop adapters for fibra and the cross-crate integration tests.
+//! tokio interop adapters for fibra, and the cross-crate integration tests.
 //!
-//! The adapters arrive with the driver and I/O issues; the integration tests in `tests/` exercise
-//! the crates together through the `fibra` facade.
+//! [`SyncIo`] turns any tokio `AsyncRead`/`AsyncWrite` into std `Read`/`Write` inside a fiber;
+//! [`IntoTokio`] and [`FromTokio`] move sockets between fibra's blocking-style types and
+//! tokio's async ones. Users reach these through the facade as `fibra::io`.
+
+#![forbid(unsafe_code)]
+
+mod convert;
+mod sync_io;
+
+pub use convert::{FromTokio, IntoTokio};
+pub use sync_io::SyncIo;

@@ -8,6 +8,8 @@
 //!
 //! Users reach this crate through the `fibra` facade (`fibra::net`, `fibra::os`, `fibra::fs`).
 
+pub mod fs;
 pub mod net;
+pub mod os;
 mod source;
 mod thread_wait;

@@ -267,18 +267,38 @@ fn a_cancelled_read_consumed_nothing() {
     }
 }
 
+/// A listener that never accepts, with backlog 0: it takes one or two connections, then
+/// further SYNs are dropped and connects stay pending.
+fn full_backlog() -> (socket2::Socket, SocketAddr) {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    socket.listen(0).unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    (socket, addr)
+}
+
+#[test]
+fn connect_timeout_expires_with_timed_out() {
+    fibra_runtime::run(|| {
+        let (_listener, addr) = full_backlog();
+        let mut pending = Vec::new();
+        let error = loop {
+            match TcpStream::connect_timeout(&addr, Duration::from_millis(30)) {
+                Ok(stream) if pending.len() < 64 => pending.push(stream),
+                Ok(_) => panic!("64 connects to a full backlog all completed"),
+                Err(error) => break error,
+            }
+        };
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+    });
+}
+
 #[test]
 fn a_cancelled_connect_unwinds_and_the_next_connect_works() {
     fibra_runtime::run(|| {
-        // A full backlog keeps a connect pending: a listener that never accepts, with
-        // backlog 0, takes one or two connections before further SYNs are dropped.
-        let socket =
-            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        socket
-            .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
-            .unwrap();
-        socket.listen(0).unwrap();
-        let addr = socket.local_addr().unwrap().as_socket().unwrap();
+        let (_listener, addr) = full_backlog();
         let mut pending = Vec::new();
         let token = CancelToken::new();
         let canceller = {
@@ -424,6 +444,18 @@ fn host_names_resolve_and_each_address_is_tried() {
         // `localhost` may name ::1 before 127.0.0.1: a refused first address moves on.
         TcpStream::connect(format!("localhost:{port}")).unwrap();
         accepted.join().unwrap().unwrap();
+    });
+}
+
+#[test]
+fn an_unknown_host_name_is_an_error_not_a_panic() {
+    fibra_runtime::run(|| {
+        let error = TcpStream::connect("fibra-no-such-host.invalid:80").unwrap_err();
+        assert!(!error.to_string().is_empty());
+        let error = TcpListener::bind(("fibra-no-such-host.invalid", 0)).unwrap_err();
+        assert!(!error.to_string().is_empty());
+        let bad_port = TcpStream::connect("localhost:http").unwrap_err();
+        assert_eq!(bad_port.kind(), io::ErrorKind::InvalidInput);
     });
 }
 

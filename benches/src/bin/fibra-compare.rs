@@ -7,8 +7,8 @@
 //!
 //! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
 //! `blocking_roundtrip`, `interop_roundtrip`, `mutex_contended`, `mutex_uncontended`,
-//! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`, or
-//! `all`. Rounds alternate
+//! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`,
+//! `tcp_echo`, or `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
 //! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
@@ -20,7 +20,7 @@ use fibra_bench::args::{self, Bench, Command};
 use fibra_bench::{
     block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput, child,
     interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map, parked_memory, runtimes,
-    select2, semaphore, skynet, spawn_join, timers, yield_pingpong,
+    select2, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
 };
 
 fn main() -> ExitCode {
@@ -52,6 +52,7 @@ fn main() -> ExitCode {
                     Bench::ChanPingpong => chan_pingpong::run(quick),
                     Bench::ChanThroughput => chan_throughput::run(quick),
                     Bench::Select2 => select2::run(quick),
+                    Bench::TcpEcho => tcp_echo::run(quick),
                 }
             }
             ExitCode::SUCCESS

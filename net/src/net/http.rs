@@ -67,6 +67,14 @@ pub struct HelloServer {
 /// # Panics
 ///
 /// Outside a fibra runtime; use [`HelloServer::serve`] with a [`Handle`] from elsewhere.
+///
+/// ```
+/// fibra_runtime::run(|| {
+///     let server = fibra_net::net::http::hello_server("127.0.0.1:0").unwrap();
+///     println!("serving on http://{}", server.local_addr());
+///     server.stop();
+/// });
+/// ```
 pub fn hello_server<A: ToSocketAddrs>(addr: A) -> io::Result<HelloServer> {
     let listener = TcpListener::bind(addr)?;
     Ok(HelloServer::serve(&Handle::current(), listener))

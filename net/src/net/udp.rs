@@ -53,6 +53,18 @@ impl UdpSocket {
     ///
     /// A failed name lookup, the OS's `connect` errors, or `InvalidInput` when `addr` names no
     /// address.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let a = fibra_net::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    ///     let b = fibra_net::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    ///     a.connect(b.local_addr().unwrap()).unwrap();
+    ///     b.connect(a.local_addr().unwrap()).unwrap();
+    ///     a.send(b"hi").unwrap();
+    ///     let mut buf = [0; 2];
+    ///     assert_eq!(b.recv(&mut buf).unwrap(), 2);
+    /// });
+    /// ```
     pub fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
         each_addr(addr, |addr| self.source.get().connect(addr))
     }
@@ -83,6 +95,17 @@ impl UdpSocket {
     /// # Errors
     ///
     /// As [`recv_from`](Self::recv_from).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let socket = fibra_net::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    ///     let addr = socket.local_addr().unwrap();
+    ///     socket.send_to(b"twice", addr).unwrap();
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(socket.peek_from(&mut buf).unwrap(), (5, addr));
+    ///     assert_eq!(socket.recv_from(&mut buf).unwrap(), (5, addr));
+    /// });
+    /// ```
     pub fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.read_io(|socket| socket.peek_from(buf))
     }

@@ -46,6 +46,13 @@ impl TcpListener {
     ///
     /// `AddrInUse`, `AddrNotAvailable`, `PermissionDenied`, a failed name lookup, or
     /// `InvalidInput` when `addr` names no address.
+    ///
+    /// ```
+    /// let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// assert_ne!(listener.local_addr().unwrap().port(), 0);
+    /// let taken = fibra_net::net::TcpListener::bind(listener.local_addr().unwrap()).unwrap_err();
+    /// assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
+    /// ```
     pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
         each_addr(addr, std::net::TcpListener::bind).and_then(TcpListener::from_std)
     }
@@ -55,6 +62,16 @@ impl TcpListener {
     /// # Errors
     ///
     /// The OS's accept errors (for example `WouldBlock` in non-blocking mode).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     let client = fibra_runtime::spawn(move || fibra_net::net::TcpStream::connect(addr).unwrap());
+    ///     let (_conn, peer) = listener.accept().unwrap();
+    ///     assert_eq!(peer, client.join().unwrap().local_addr().unwrap());
+    /// });
+    /// ```
     pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (socket, peer) = self.source.io(
             Interest::READABLE,
@@ -71,6 +88,19 @@ impl TcpListener {
 
     /// An endless iterator of accepted connections ([`accept`](Self::accept) in a loop,
     /// without the peer addresses).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     fibra_runtime::spawn(move || {
+    ///         for _ in 0..3 {
+    ///             fibra_net::net::TcpStream::connect(addr).unwrap();
+    ///         }
+    ///     });
+    ///     assert_eq!(listener.incoming().take(3).filter(Result::is_ok).count(), 3);
+    /// });
+    /// ```
     pub fn incoming(&self) -> Incoming<'_> {
         Incoming { listener: self }
     }

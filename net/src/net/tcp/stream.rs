@@ -52,6 +52,19 @@ impl TcpStream {
     ///
     /// `ConnectionRefused`, `HostUnreachable`, `NetworkUnreachable`, a failed name lookup, or
     /// `InvalidInput` when `addr` names no address; the last address's error when all fail.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let port = listener.local_addr().unwrap().port();
+    ///     // Host names resolve off the worker; each address is tried in turn.
+    ///     let stream = fibra_net::net::TcpStream::connect(("localhost", port)).unwrap();
+    ///     assert_eq!(stream.peer_addr().unwrap().port(), port);
+    ///     drop(listener);
+    ///     let refused = fibra_net::net::TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+    ///     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    /// });
+    /// ```
     pub fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
         each_addr(addr, |addr| TcpStream::connect_with(addr, Deadline::Never))
     }
@@ -62,6 +75,17 @@ impl TcpStream {
     ///
     /// As [`connect`](Self::connect); `TimedOut` when the time ran out; `InvalidInput` for a
     /// zero timeout (as std).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// fibra_runtime::run(|| {
+    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     let stream = fibra_net::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    ///     assert_eq!(stream.peer_addr().unwrap(), addr);
+    /// });
+    /// ```
     pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
         if timeout.is_zero() {
             return Err(io::Error::new(
@@ -115,6 +139,20 @@ impl TcpStream {
     /// # Errors
     ///
     /// As [`read`](Read::read).
+    ///
+    /// ```
+    /// use std::io::{Read, Write};
+    ///
+    /// fibra_runtime::run(|| {
+    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let mut client = fibra_net::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    ///     let (mut conn, _) = listener.accept().unwrap();
+    ///     client.write_all(b"x").unwrap();
+    ///     let mut buf = [0; 1];
+    ///     assert_eq!(conn.peek(&mut buf).unwrap(), 1);
+    ///     assert_eq!(conn.read(&mut buf).unwrap(), 1);
+    /// });
+    /// ```
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.read_io(|socket| socket.peek(buf))
     }
@@ -125,6 +163,18 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS's `shutdown` errors (`NotConnected`).
+    ///
+    /// ```
+    /// use std::io::Read;
+    ///
+    /// fibra_runtime::run(|| {
+    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let client = fibra_net::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    ///     let (mut conn, _) = listener.accept().unwrap();
+    ///     client.shutdown(std::net::Shutdown::Write).unwrap();
+    ///     assert_eq!(conn.read(&mut [0; 8]).unwrap(), 0);
+    /// });
+    /// ```
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.source.get().shutdown(how)
     }
@@ -152,6 +202,15 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS's `setsockopt` errors.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let stream = fibra_net::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    ///     stream.set_nodelay(true).unwrap();
+    ///     assert!(stream.nodelay().unwrap());
+    /// });
+    /// ```
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.source.get().set_nodelay(nodelay)
     }

@@ -1,0 +1,266 @@
+//! `tcp_echo`: 64-byte request/response round trips over loopback TCP, against an echo server
+//! in the same process; ns per round trip.
+//!
+//! Variant `1c`: one connection (latency), 20 000 round trips (2 000 with `--quick`).
+//! Variant `100c`: 100 connections at once, 200 round trips each (20 with `--quick`); the
+//! value is wall time over all round trips, so its inverse is the total throughput. Systems:
+//! fibra (a fiber per connection and side on a 2-worker runtime), tokio (a task per
+//! connection and side on a 2-worker multi-thread runtime), `may` (coroutines on its 2
+//! workers, `may::net`), and in `100c` std threads (a thread per connection and side).
+//! Connections are made before the timed region; every reply is checked.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::rounds::compare_per_op;
+use crate::runtimes;
+
+/// Workers of every multi-worker system.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+/// Bytes per request and per response.
+const MESSAGE: usize = 64;
+
+/// Runs both variants and prints their JSON lines.
+pub fn run(quick: bool) {
+    let (one, many) = if quick { (2_000, 20) } else { (20_000, 200) };
+    compare_per_op(
+        "tcp_echo",
+        "1c",
+        one,
+        ROUNDS,
+        &[
+            ("fibra", &|trips| fibra(1, trips)),
+            ("tokio", &|trips| tokio(1, trips)),
+            ("may", &|trips| may(1, trips)),
+        ],
+    );
+    const CONNECTIONS: usize = 100;
+    let per_connection = |round: fn(usize, u64) -> Duration| {
+        move |trips: u64| round(CONNECTIONS, trips / CONNECTIONS as u64)
+    };
+    compare_per_op(
+        "tcp_echo",
+        "100c",
+        many * CONNECTIONS as u64,
+        ROUNDS,
+        &[
+            ("fibra", &per_connection(fibra)),
+            ("tokio", &per_connection(tokio)),
+            ("may", &per_connection(may)),
+            ("std_thread", &per_connection(std_threads)),
+        ],
+    );
+}
+
+/// The server side of one connection, for every blocking-style system: echo 64-byte
+/// messages until the client closes.
+fn echo(mut conn: impl Read + Write) {
+    let mut buf = [0; MESSAGE];
+    while conn.read_exact(&mut buf).is_ok() {
+        conn.write_all(&buf).expect("echo write");
+    }
+}
+
+/// The client side of one connection, for every blocking-style system: `trips` round trips,
+/// each reply checked.
+fn client(mut conn: impl Read + Write, trips: u64) {
+    let mut back = [0; MESSAGE];
+    for i in 0..trips {
+        let message = [i as u8; MESSAGE];
+        conn.write_all(&message).expect("client write");
+        conn.read_exact(&mut back).expect("client read");
+        assert_eq!(back, message, "the echo is off");
+    }
+}
+
+/// fibra: an accepting fiber spawns a server fiber per connection; a client fiber per
+/// connection.
+fn fibra(connections: usize, trips: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let listener = fibra::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        fibra::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..connections {
+                    let (conn, _) = listener.accept().expect("accept");
+                    conn.set_nodelay(true).expect("nodelay");
+                    s.spawn(move || echo(conn));
+                }
+            });
+            let streams: Vec<_> = (0..connections)
+                .map(|_| {
+                    let stream = fibra::net::TcpStream::connect(addr).expect("connect");
+                    stream.set_nodelay(true).expect("nodelay");
+                    stream
+                })
+                .collect();
+            let start = Instant::now();
+            fibra::scope(|clients| {
+                for stream in streams {
+                    clients.spawn(move || client(stream, trips));
+                }
+            });
+            start.elapsed()
+        })
+    })
+}
+
+/// tokio: a task per connection and side on a 2-worker multi-thread runtime.
+fn tokio(connections: usize, trips: u64) -> Duration {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let runtime = runtimes::tokio_multi_io(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let server = tokio::spawn(async move {
+            let mut echoes = Vec::with_capacity(connections);
+            for _ in 0..connections {
+                let (mut conn, _) = listener.accept().await.expect("accept");
+                conn.set_nodelay(true).expect("nodelay");
+                echoes.push(tokio::spawn(async move {
+                    let mut buf = [0; MESSAGE];
+                    while conn.read_exact(&mut buf).await.is_ok() {
+                        conn.write_all(&buf).await.expect("echo write");
+                    }
+                }));
+            }
+            for echo in echoes {
+                echo.await.expect("echo task panicked");
+            }
+        });
+        let mut streams = Vec::with_capacity(connections);
+        for _ in 0..connections {
+            let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            streams.push(stream);
+        }
+        let start = Instant::now();
+        let clients: Vec<_> = streams
+            .into_iter()
+            .map(|mut conn| {
+                tokio::spawn(async move {
+                    let mut back = [0; MESSAGE];
+                    for i in 0..trips {
+                        let message = [i as u8; MESSAGE];
+                        conn.write_all(&message).await.expect("client write");
+                        conn.read_exact(&mut back).await.expect("client read");
+                        assert_eq!(back, message, "the echo is off");
+                    }
+                })
+            })
+            .collect();
+        for client in clients {
+            client.await.expect("client task panicked");
+        }
+        let elapsed = start.elapsed();
+        server.await.expect("server task panicked");
+        elapsed
+    })
+}
+
+/// may: an accepting coroutine spawns a server coroutine per connection; a client coroutine
+/// per connection.
+fn may(connections: usize, trips: u64) -> Duration {
+    let listener = may::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("local address");
+    let server = move || {
+        let echoes: Vec<_> = (0..connections)
+            .map(|_| {
+                let (conn, _) = listener.accept().expect("accept");
+                conn.set_nodelay(true).expect("nodelay");
+                // SAFETY: `may::coroutine::spawn` is unsafe because a coroutine may move
+                // between threads and has a small fixed stack. `echo` holds no thread-local
+                // across a switch (only may's own socket) and uses a few hundred bytes.
+                unsafe { may::coroutine::spawn(move || echo(conn)) }
+            })
+            .collect();
+        for echo in echoes {
+            echo.join().expect("may echo panicked");
+        }
+    };
+    // SAFETY: as above: the accept loop touches only may's listener and join handles.
+    let server = unsafe { may::coroutine::spawn(server) };
+    let streams = may_connections(addr, connections);
+    let start = Instant::now();
+    let clients: Vec<_> = streams
+        .into_iter()
+        // SAFETY: as above: `client` touches only may's socket and its own stack array.
+        .map(|conn| unsafe { may::coroutine::spawn(move || client(conn, trips)) })
+        .collect();
+    for client in clients {
+        client.join().expect("may client panicked");
+    }
+    let elapsed = start.elapsed();
+    server.join().expect("may server panicked");
+    elapsed
+}
+
+fn may_connections(addr: SocketAddr, connections: usize) -> Vec<may::net::TcpStream> {
+    (0..connections)
+        .map(|_| {
+            let stream = may::net::TcpStream::connect(addr).expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            stream
+        })
+        .collect()
+}
+
+/// std threads: a thread per connection and side.
+fn std_threads(connections: usize, trips: u64) -> Duration {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("local address");
+    let server = std::thread::spawn(move || {
+        let echoes: Vec<_> = (0..connections)
+            .map(|_| {
+                let (conn, _) = listener.accept().expect("accept");
+                conn.set_nodelay(true).expect("nodelay");
+                std::thread::spawn(move || echo(conn))
+            })
+            .collect();
+        for echo in echoes {
+            echo.join().expect("echo thread panicked");
+        }
+    });
+    let streams: Vec<_> = (0..connections)
+        .map(|_| {
+            let stream = std::net::TcpStream::connect(addr).expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            stream
+        })
+        .collect();
+    let start = Instant::now();
+    let clients: Vec<_> = streams
+        .into_iter()
+        .map(|conn| std::thread::spawn(move || client(conn, trips)))
+        .collect();
+    for client in clients {
+        client.join().expect("client thread panicked");
+    }
+    let elapsed = start.elapsed();
+    server.join().expect("server thread panicked");
+    elapsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_completes_every_round_trip() {
+        // Each round checks every reply it gets back.
+        runtimes::init_may();
+        fibra(1, 50);
+        fibra(10, 10);
+        tokio(1, 50);
+        tokio(10, 10);
+        may(1, 50);
+        may(10, 10);
+        std_threads(10, 10);
+    }
+}

@@ -1,0 +1,196 @@
+//! `Command`: std's process builder, spawning through tokio's process support.
+
+use crate::os::{Child, ExitStatus, Output, Stdio};
+use std::ffi::OsStr;
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+/// A process builder with [`std::process::Command`]'s methods. [`spawn`](Self::spawn) starts
+/// the child through tokio's process support on the driver (std's `posix_spawn`-based spawn,
+/// with reaping by the driver), so no worker state is ever forked into it; [`status`] and
+/// [`output`] park the calling fiber until the child exits.
+///
+/// [`status`]: Self::status
+/// [`output`]: Self::output
+///
+/// ```
+/// use fibra_net::os::Command;
+///
+/// fibra_runtime::run(|| {
+///     let output = Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]).output().unwrap();
+///     assert_eq!(output.status.code(), Some(3));
+///     assert_eq!(output.stdout, b"out\n");
+///     assert_eq!(output.stderr, b"err\n");
+/// });
+/// ```
+pub struct Command {
+    inner: tokio::process::Command,
+}
+
+impl Command {
+    /// A builder for running `program` (looked up in `PATH` unless it is a path).
+    pub fn new<S: AsRef<OsStr>>(program: S) -> Command {
+        Command {
+            inner: tokio::process::Command::new(program),
+        }
+    }
+
+    /// Adds one argument.
+    pub fn arg<S: AsRef<OsStr>>(&mut self, arg: S) -> &mut Command {
+        self.inner.arg(arg);
+        self
+    }
+
+    /// Adds several arguments.
+    pub fn args<I, S>(&mut self, args: I) -> &mut Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.inner.args(args);
+        self
+    }
+
+    /// Sets an environment variable for the child.
+    pub fn env<K: AsRef<OsStr>, V: AsRef<OsStr>>(&mut self, key: K, val: V) -> &mut Command {
+        self.inner.env(key, val);
+        self
+    }
+
+    /// Sets several environment variables for the child.
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Command
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        self.inner.envs(vars);
+        self
+    }
+
+    /// Removes an environment variable from the child's environment.
+    pub fn env_remove<K: AsRef<OsStr>>(&mut self, key: K) -> &mut Command {
+        self.inner.env_remove(key);
+        self
+    }
+
+    /// Clears the child's environment.
+    pub fn env_clear(&mut self) -> &mut Command {
+        self.inner.env_clear();
+        self
+    }
+
+    /// Sets the child's working directory.
+    pub fn current_dir<P: AsRef<Path>>(&mut self, dir: P) -> &mut Command {
+        self.inner.current_dir(dir);
+        self
+    }
+
+    /// Sets the child's standard input (inherited by default for `spawn` and `status`).
+    pub fn stdin<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
+        self.inner.stdin(cfg);
+        self
+    }
+
+    /// Sets the child's standard output (inherited by default for `spawn` and `status`).
+    pub fn stdout<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
+        self.inner.stdout(cfg);
+        self
+    }
+
+    /// Sets the child's standard error (inherited by default for `spawn` and `status`).
+    pub fn stderr<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
+        self.inner.stderr(cfg);
+        self
+    }
+
+    /// The program this runs.
+    pub fn get_program(&self) -> &OsStr {
+        self.inner.as_std().get_program()
+    }
+
+    /// Starts the child.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` when the program does not exist, `PermissionDenied` when it is not
+    /// executable, and the OS's other spawn errors.
+    ///
+    /// # Panics
+    ///
+    /// Outside a fibra runtime (or a tokio runtime's context): something must reap the child.
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let mut child = fibra_net::os::Command::new("true").spawn().unwrap();
+    ///     assert!(child.wait().unwrap().success());
+    ///     let missing = fibra_net::os::Command::new("/no/such/program").spawn().unwrap_err();
+    ///     assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    /// });
+    /// ```
+    pub fn spawn(&mut self) -> io::Result<Child> {
+        assert_runtime("spawn");
+        Child::from_tokio(self.inner.spawn()?)
+    }
+
+    /// Runs the child to its end with stdio inherited (stdin as set), parking the calling
+    /// fiber, and returns its exit status.
+    ///
+    /// # Errors
+    ///
+    /// As [`spawn`](Self::spawn), and the OS's `wait` errors.
+    ///
+    /// # Panics
+    ///
+    /// As [`spawn`](Self::spawn).
+    ///
+    /// ```
+    /// fibra_runtime::run(|| {
+    ///     let status = fibra_net::os::Command::new("sh").args(["-c", "exit 4"]).status().unwrap();
+    ///     assert_eq!(status.code(), Some(4));
+    /// });
+    /// ```
+    pub fn status(&mut self) -> io::Result<ExitStatus> {
+        assert_runtime("status");
+        fibra_runtime::block_on(self.inner.status())
+    }
+
+    /// Runs the child to its end with stdout and stderr captured (stdin closed unless set),
+    /// parking the calling fiber, and returns its status and output.
+    ///
+    /// # Errors
+    ///
+    /// As [`status`](Self::status).
+    ///
+    /// # Panics
+    ///
+    /// As [`spawn`](Self::spawn).
+    pub fn output(&mut self) -> io::Result<Output> {
+        assert_runtime("output");
+        fibra_runtime::block_on(self.inner.output())
+    }
+}
+
+/// Spawning needs the driver (or a tokio runtime) to reap the child.
+fn assert_runtime(what: &str) {
+    assert!(
+        tokio::runtime::Handle::try_current().is_ok(),
+        "fibra::os::Command::{what}() called outside a fibra runtime (or a tokio runtime's \
+         context): nothing would reap the child"
+    );
+}
+
+impl From<std::process::Command> for Command {
+    fn from(command: std::process::Command) -> Command {
+        Command {
+            inner: command.into(),
+        }
+    }
+}
+
+impl fmt::Debug for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.as_std().fmt(f)
+    }
+}

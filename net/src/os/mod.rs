@@ -1,0 +1,31 @@
+//! Child processes with the shape of `std::process`: [`Command`] builds and spawns them,
+//! [`Child::wait`] parks the calling fiber (no thread per child), and piped stdio is `Read` /
+//! `Write` on the driver's reactor.
+//!
+//! Children are spawned through tokio's process support on the driver, which reaps them; a
+//! dropped [`Child`] that is still running is reaped in the background, never left a zombie.
+//!
+//! ```
+//! use fibra_net::os::{Command, Stdio};
+//! use std::io::{Read, Write};
+//!
+//! fibra_runtime::run(|| {
+//!     let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+//!     let mut stdin = child.stdin.take().unwrap();
+//!     let writer = fibra_runtime::spawn(move || stdin.write_all(b"through cat").unwrap());
+//!     let mut out = String::new();
+//!     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+//!     writer.join().unwrap();
+//!     assert_eq!(out, "through cat");
+//!     assert!(child.wait().unwrap().success());
+//! });
+//! ```
+
+mod child;
+mod command;
+mod pipe;
+
+pub use child::Child;
+pub use command::Command;
+pub use pipe::{ChildStderr, ChildStdin, ChildStdout};
+pub use std::process::{ExitStatus, Output, Stdio};
