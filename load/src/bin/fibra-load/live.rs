@@ -74,7 +74,8 @@ impl Live {
                 if p.elapsed >= *next {
                     *next += Duration::from_secs(1);
                     eprintln!(
-                        "[{:>6.1}s] {} requests  {:.0} req/s (mean {mean:.0})  p50 {}  p99 {}  errors {}  VUs {}",
+                        "[{:>6.1}s] {} requests  {:.0} req/s (mean {mean:.0})  \
+                         p50 {}  p99 {}  errors {}  VUs {}",
                         p.elapsed.as_secs_f64(),
                         p.requests,
                         p.rps,

@@ -4,6 +4,7 @@ mod args;
 mod limits;
 mod live;
 
+use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,9 +13,11 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
+use fibra::net::http::HelloServer;
 use fibra::CancelToken;
 use fibra_load::http::Prepared;
-use fibra_load::{Load, Report, Request, Scenario, Url, Verify};
+use fibra_load::{Load, Report, Request, Scenario, Stages, Url, Verify};
+use tokio::signal::unix::{signal, SignalKind};
 
 use args::{Cli, Command, DemoArgs, LoadArgs, MergeArgs, OutputArgs, RunArgs};
 use live::Live;
@@ -90,7 +93,11 @@ fn run_url(args: RunArgs) -> ExitCode {
             )
             .exit()
     };
-    execute(&args.load, &args.output, move || Ok((target, None)))
+    execute(
+        &args.load,
+        &args.output,
+        Box::new(move || Ok((target, None))),
+    )
 }
 
 fn request(args: &RunArgs, url: Url, body: Vec<u8>) -> Request {
@@ -144,20 +151,24 @@ fn run_demo(demo: DemoArgs) -> ExitCode {
         load.duration = Some(Duration::from_secs(5));
     }
     let keep_alive = !load.no_keepalive;
-    execute(&load, &demo.output, move || {
-        let server = fibra::net::http::hello_server("127.0.0.1:0")?;
-        let url: Url = format!("http://{}/", server.local_addr())
-            .parse()
-            .expect("a socket address makes a URL");
-        println!("fibra-load demo: serving {url} from an embedded fibra HTTP server");
-        let target = Target {
-            label: url.to_string(),
-            requests: vec![Request::get(url).prepare(keep_alive)],
-            random: false,
-            tls: None,
-        };
-        Ok((target, Some(server)))
-    })
+    execute(
+        &load,
+        &demo.output,
+        Box::new(move || {
+            let server = fibra::net::http::hello_server("127.0.0.1:0")?;
+            let url: Url = format!("http://{}/", server.local_addr())
+                .parse()
+                .expect("a socket address makes a URL");
+            println!("fibra-load demo: serving {url} from an embedded fibra HTTP server");
+            let target = Target {
+                label: url.to_string(),
+                requests: vec![Request::get(url).prepare(keep_alive)],
+                random: false,
+                tls: None,
+            };
+            Ok((target, Some(server)))
+        }),
+    )
 }
 
 fn run_merge(merge: MergeArgs) -> ExitCode {
@@ -222,48 +233,121 @@ fn scenario(target: Target) -> Scenario {
     })
 }
 
-type Setup =
-    dyn FnOnce() -> std::io::Result<(Target, Option<fibra::net::http::HelloServer>)> + Send;
+/// Makes the target inside the runtime (the demo starts its server there too).
+type Setup = Box<dyn FnOnce() -> io::Result<(Target, Option<HelloServer>)> + Send>;
+
+/// What this process runs: the arguments, divided for its shard.
+struct Plan {
+    vus: u64,
+    requests: Option<u64>,
+    rate: Option<f64>,
+    stages: Option<Stages>,
+    duration: Option<Duration>,
+    timeout: Duration,
+    keep_alive: bool,
+}
+
+impl Plan {
+    fn new(args: &LoadArgs) -> Plan {
+        let mut plan = Plan {
+            vus: args.vus,
+            requests: args.requests,
+            rate: args.rate,
+            stages: args.stages.clone(),
+            duration: args.duration,
+            timeout: args.timeout,
+            keep_alive: !args.no_keepalive,
+        };
+        if let Some(shard) = args.shard {
+            plan.vus = shard.split(plan.vus);
+            plan.requests = plan.requests.map(|n| shard.split(n));
+            plan.rate = plan.rate.map(|r| shard.split_f64(r));
+            plan.stages = plan.stages.map(|s| s.for_shard(shard));
+            if plan.vus == 0 || plan.requests == Some(0) || plan.rate == Some(0.0) {
+                bad_input(format!(
+                    "shard {shard} gets nothing to do: use at least {} VUs and requests",
+                    shard.count
+                ));
+            }
+        }
+        let fit = limits::vus_that_fit();
+        if plan.vus > fit {
+            bad_input(format!(
+                "{} VUs need as many open files but the open-file limit allows {fit} VUs: \
+                 use -c {fit} or raise the hard limit (ulimit -Hn)",
+                plan.vus
+            ));
+        }
+        plan
+    }
+
+    /// How long the run is planned to take (none when only -n bounds it).
+    fn length(&self) -> Option<Duration> {
+        match (&self.stages, self.duration, self.requests) {
+            (Some(stages), _, _) => Some(stages.total()),
+            (None, Some(d), _) => Some(d),
+            (None, None, Some(_)) => None,
+            (None, None, None) => Some(Duration::from_secs(10)),
+        }
+    }
+
+    fn load(self, target: Target) -> Load {
+        let label = target.label.clone();
+        let tls = target.tls.clone();
+        let mut load = Load::new(scenario(target))
+            .target(label)
+            .vus(self.vus)
+            .timeout(self.timeout)
+            .keep_alive(self.keep_alive);
+        if let Some(config) = tls {
+            load = load.tls(config);
+        }
+        if let Some(d) = self.duration {
+            load = load.duration(d);
+        }
+        if let Some(n) = self.requests {
+            load = load.iterations(n);
+        }
+        if let Some(r) = self.rate {
+            load = load.rate(r);
+        }
+        if let Some(s) = self.stages {
+            load = load.stages(s);
+        }
+        load
+    }
+}
+
+/// Adds the live display and Ctrl-C: the first stops the run (the report is still made), a
+/// second one exits at once.
+fn interactive(load: Load, mut live: Live) -> Load {
+    let stop = CancelToken::new();
+    let token = stop.clone();
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    load.stop_on(stop).on_progress(move |progress| {
+        let interrupted = interrupt.as_mut().is_some_and(|signal| {
+            signal
+                .poll_recv(&mut Context::from_waker(Waker::noop()))
+                .is_ready()
+        });
+        if interrupted {
+            if token.is_cancelled() {
+                std::process::exit(130);
+            }
+            eprintln!(
+                "fibra-load: interrupted; finishing the requests in flight (Ctrl-C again to quit)"
+            );
+            token.cancel();
+        }
+        live.update(progress);
+    })
+}
 
 /// Runs the load the arguments describe, prints the summary, writes the reports and returns
 /// the exit status: 99 for a failed threshold, 1 when nothing succeeded, else 0.
-fn execute(
-    args: &LoadArgs,
-    output: &OutputArgs,
-    setup: impl FnOnce() -> std::io::Result<(Target, Option<fibra::net::http::HelloServer>)>
-        + Send
-        + 'static,
-) -> ExitCode {
-    let setup: Box<Setup> = Box::new(setup);
-    let mut vus = args.vus;
-    let mut requests = args.requests;
-    let mut rate = args.rate;
-    let mut stages = args.stages.clone();
-    if let Some(shard) = args.shard {
-        vus = shard.split(vus);
-        requests = requests.map(|n| shard.split(n));
-        rate = rate.map(|r| shard.split_f64(r));
-        stages = stages.map(|s| s.for_shard(shard));
-        if vus == 0 || requests == Some(0) || rate == Some(0.0) {
-            bad_input(format!(
-                "shard {shard} gets nothing to do: use at least {} VUs and requests",
-                shard.count
-            ));
-        }
-    }
-    let fit = limits::vus_that_fit();
-    if vus > fit {
-        bad_input(format!(
-            "{vus} VUs need {vus} open files but the open-file limit allows {fit} VUs: \
-             use -c {fit} or raise the hard limit (ulimit -Hn)"
-        ));
-    }
-    let planned = match (&stages, args.duration, requests) {
-        (Some(stages), _, _) => Some(stages.total()),
-        (None, Some(d), _) => Some(d),
-        (None, None, Some(_)) => None,
-        (None, None, None) => Some(Duration::from_secs(10)),
-    };
+fn execute(args: &LoadArgs, output: &OutputArgs, setup: Setup) -> ExitCode {
+    let plan = Plan::new(args);
+    let (quiet, length, requests) = (args.quiet, plan.length(), plan.requests);
     let mut builder = fibra::Runtime::builder();
     if let Some(workers) = args.workers {
         builder = builder.workers(workers as usize);
@@ -275,51 +359,11 @@ fn execute(
             return ExitCode::FAILURE;
         }
     };
-    let quiet = args.quiet;
-    let (timeout, keep_alive) = (args.timeout, !args.no_keepalive);
-    let duration = args.duration;
-    let result = runtime.block_on(move || -> std::io::Result<Report> {
+    let result = runtime.block_on(move || -> io::Result<Report> {
         let (target, server) = setup()?;
-        let label = target.label.clone();
-        let tls = target.tls.clone();
-        let mut load = Load::new(scenario(target))
-            .target(label)
-            .vus(vus)
-            .timeout(timeout)
-            .keep_alive(keep_alive);
-        if let Some(config) = tls {
-            load = load.tls(config);
-        }
-        if let Some(d) = duration {
-            load = load.duration(d);
-        }
-        if let Some(n) = requests {
-            load = load.iterations(n);
-        }
-        if let Some(r) = rate {
-            load = load.rate(r);
-        }
-        if let Some(s) = stages {
-            load = load.stages(s);
-        }
-        let stop = CancelToken::new();
-        let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
-        let mut live = Live::new(quiet, planned, requests);
-        let token = stop.clone();
-        let load = load.stop_on(stop).on_progress(move |progress| {
-            if let Some(signal) = &mut interrupt {
-                if signal.poll_recv(&mut Context::from_waker(Waker::noop())).is_ready() {
-                    if token.is_cancelled() {
-                        // A second Ctrl-C: leave at once.
-                        std::process::exit(130);
-                    }
-                    eprintln!("fibra-load: interrupted, finishing the requests in flight (Ctrl-C again to quit)");
-                    token.cancel();
-                }
-            }
-            live.update(progress);
-        });
-        let report = load.run();
+        // The signal stream and the display belong to the runtime's fibers.
+        let live = Live::new(quiet, length, requests);
+        let report = interactive(plan.load(target), live).run();
         drop(server);
         Ok(report)
     });
@@ -330,9 +374,7 @@ fn execute(
             return ExitCode::FAILURE;
         }
     };
-    if let Some(shard) = args.shard {
-        report.shards = vec![shard];
-    }
+    report.shards = args.shard.into_iter().collect();
     let passed = report.check(&args.thresholds);
     print!("{}", report.summary());
     let written = write_outputs(&report, output);
