@@ -127,6 +127,29 @@ impl Stages {
         from
     }
 
+    /// The first time at or after `elapsed` at which the target is at least `level`, or `None`
+    /// when it never is again (a waiting VU sleeps until then instead of polling).
+    pub fn reaches(&self, level: f64, elapsed: Duration) -> Option<Duration> {
+        if self.target_at(elapsed) >= level {
+            return Some(elapsed);
+        }
+        let now = elapsed.as_secs_f64();
+        let (mut start, mut from) = (0.0, 0.0);
+        for stage in &self.0 {
+            let length = stage.duration.as_secs_f64();
+            let end = start + length;
+            // Only a rising segment that ends at or above `level`, and ends after now, can
+            // reach it; the crossing is where the line meets `level`.
+            if end > now && stage.target >= level && stage.target > from {
+                let t = start + (level - from).max(0.0) / (stage.target - from) * length;
+                return Some(Duration::from_secs_f64(t.max(now)));
+            }
+            start = end;
+            from = stage.target;
+        }
+        None
+    }
+
     /// The offset of start number `index` (counted from 0) when the rate follows the stages,
     /// or `None` when the stages end before it: the time at which the integral of the rate
     /// reaches `index`.
@@ -269,6 +292,22 @@ mod tests {
         for bad in ["", "10s", "10s:", "x:1", "1s:-3", "1s:1,"] {
             assert!(bad.parse::<Stages>().is_err(), "{bad} parsed");
         }
+    }
+
+    #[test]
+    fn reaching_a_level_is_found_on_the_ramps() {
+        let stages: Stages = "10s:100,10s:100,10s:0,10s:50".parse().unwrap();
+        let secs = |s: f64| Duration::from_secs_f64(s);
+        assert_eq!(stages.reaches(50.0, Duration::ZERO), Some(secs(5.0)));
+        assert_eq!(
+            stages.reaches(50.0, secs(7.0)),
+            Some(secs(7.0)),
+            "already there"
+        );
+        // On the way down below 50 at 25 s; the last ramp reaches 50 only at its end.
+        assert_eq!(stages.reaches(50.0, secs(26.0)), Some(secs(40.0)));
+        assert_eq!(stages.reaches(60.0, secs(26.0)), None);
+        assert_eq!(stages.reaches(10.0, secs(31.0)), Some(secs(32.0)));
     }
 
     #[test]

@@ -473,8 +473,10 @@ fn closed_vu(
             break;
         }
         if let Some(stages) = &stages {
-            let target = stages.target_at(now.duration_since(shared.recorder.origin()));
-            let wanted = (target.round() as usize) > index;
+            let elapsed = now.duration_since(shared.recorder.origin());
+            // VU `index` runs while the rounded target is above it.
+            let level = index as f64 + 0.5;
+            let wanted = stages.target_at(elapsed) >= level;
             if wanted != active {
                 active = wanted;
                 if wanted {
@@ -484,7 +486,11 @@ fn closed_vu(
                 }
             }
             if !wanted {
-                fibra::sleep(POLL / 5);
+                match stages.reaches(level, elapsed) {
+                    // The loop's next turn sees a stop.
+                    Some(at) => _ = wait_until(shared.recorder.origin() + at, &shared.stop),
+                    None => break,
+                }
                 continue;
             }
         } else if !active {

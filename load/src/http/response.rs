@@ -93,7 +93,8 @@ impl ReadBuf {
                 self.end -= self.start;
                 self.start = 0;
             } else {
-                let grown = (self.buf.len() * 2).max(8 * 1024);
+                // Small at first: a VU's buffer is most of its memory besides its stack.
+                let grown = (self.buf.len() * 2).max(2 * 1024);
                 self.buf.resize(grown, 0);
             }
         }
