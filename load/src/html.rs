@@ -7,7 +7,20 @@ use crate::summary::{show_bytes, show_duration};
 
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 220.0;
-const MARGIN: f64 = 48.0;
+const MARGIN: f64 = 52.0;
+
+/// An axis label: `0.25`, `12.5`, `102.5k`, `1.2M`.
+fn compact(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -46,10 +59,11 @@ fn chart(title: &str, y_unit: &str, points: &[(f64, f64)], x_ticks: &[(f64, Stri
         let v = y_max * f64::from(i) / 4.0;
         let _ = write!(
             svg,
-            r##"<line x1="{MARGIN}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" font-size="10" text-anchor="end">{v:.2}</text>"##,
+            r##"<line x1="{MARGIN}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
             WIDTH - MARGIN,
             MARGIN - 4.0,
             y(v) + 3.0,
+            compact(v),
             y = y(v),
         );
     }
@@ -82,11 +96,14 @@ fn chart(title: &str, y_unit: &str, points: &[(f64, f64)], x_ticks: &[(f64, Stri
 }
 
 fn table(head: &[&str], rows: &[Vec<String>]) -> String {
-    let mut html = String::from("<table><tr>");
-    for h in head {
-        let _ = write!(html, "<th>{}</th>", escape(h));
+    let mut html = String::from("<table>");
+    if head.iter().any(|h| !h.is_empty()) {
+        html.push_str("<tr>");
+        for h in head {
+            let _ = write!(html, "<th>{}</th>", escape(h));
+        }
+        html.push_str("</tr>");
     }
-    html.push_str("</tr>");
     for row in rows {
         html.push_str("<tr>");
         for cell in row {
@@ -166,11 +183,16 @@ impl Report {
             &curve,
             &ticks,
         ));
+        // The last second is usually cut short by the end of the run: scale it to its length,
+        // and leave it out when it is only the requests that were in flight at the end.
         let seconds: Vec<(f64, f64)> = stats
             .series
             .iter()
             .enumerate()
-            .map(|(i, s)| (i as f64, s.requests as f64))
+            .filter_map(|(i, s)| {
+                let length = (self.duration_s - i as f64).min(1.0);
+                (length >= 0.1).then(|| (i as f64, s.requests as f64 / length))
+            })
             .collect();
         let p99s: Vec<(f64, f64)> = stats
             .series
