@@ -100,7 +100,7 @@ impl<C: Connect> Client<C> {
             bytes_out += outcome.1;
             match outcome.0 {
                 Ok(parsed) => {
-                    if !parsed.keep_alive {
+                    if !(parsed.keep_alive && request.keep_alive) {
                         self.conns.swap_remove(at);
                     }
                     return Ok(Exchange {
@@ -338,6 +338,28 @@ pub(crate) mod tests {
         assert_eq!(
             (second.connects, second.bytes_out),
             (1, get().bytes.len() as u64)
+        );
+    }
+
+    #[test]
+    fn a_request_saying_close_does_not_reuse_its_connection() {
+        let mut client = Client::new(
+            Script {
+                replies: vec![OK.to_vec(), OK.to_vec()],
+                ..Script::default()
+            },
+            Duration::from_secs(5),
+        );
+        let close = Request::get("http://127.0.0.1:9/".parse().unwrap()).prepare(false);
+        let connects: Vec<u64> = (0..2)
+            .map(|_| client.send(&close, true).unwrap().connects)
+            .collect();
+        assert_eq!(connects, [1, 1]);
+        let written = client.connector.written.lock().unwrap().clone();
+        assert_eq!(
+            written,
+            [close.bytes.clone(), close.bytes].concat(),
+            "no retries"
         );
     }
 

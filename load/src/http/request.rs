@@ -113,6 +113,7 @@ impl Request {
             endpoint: self.url.endpoint.clone(),
             bytes: self.encode(keep_alive),
             head: self.method == "HEAD",
+            keep_alive,
         }
     }
 }
@@ -123,6 +124,8 @@ pub struct Prepared {
     pub(crate) endpoint: Endpoint,
     pub(crate) bytes: Vec<u8>,
     pub(crate) head: bool,
+    /// False when the request says `Connection: close`: its connection is not reused.
+    pub(crate) keep_alive: bool,
 }
 
 fn is_token(s: &str) -> bool {

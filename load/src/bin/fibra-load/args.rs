@@ -147,7 +147,7 @@ pub struct LoadArgs {
     #[arg(long, value_parser = |s: &str| s.parse::<Stages>().map_err(|e| e.to_string()))]
     pub stages: Option<Stages>,
     /// Fail the run (exit 99) unless it holds: p50|p90|p99|p99.9|max|mean<DURATION,
-    /// errors<N%, rps>N (repeatable).
+    /// errors<N% (requests without a response or with status >= 400), rps>N (repeatable).
     #[arg(long = "threshold",
           value_parser = |s: &str| s.parse::<Threshold>().map_err(|e| e.to_string()))]
     pub thresholds: Vec<Threshold>,
