@@ -12,7 +12,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
@@ -30,10 +30,12 @@ impl AsRawFd for Fd {
 
 /// An I/O object in non-blocking mode plus its (lazy) reactor registration.
 pub(crate) struct Source<S: AsFd> {
+    /// Made on the first wait from a fiber, and made anew when the reactor it was made with
+    /// has shut down (the object outlived one runtime and is used in another). Clones of the
+    /// `Arc` live only inside a wait, which borrows the `Source`.
     // Declared before `io`: fields drop in order, so the registration is removed from the
     // reactor while the descriptor is still open.
-    registration: OnceLock<AsyncFd<Fd>>,
-    registering: Mutex<()>,
+    registration: Mutex<Option<Arc<AsyncFd<Fd>>>>,
     /// The user's `set_nonblocking(true)`: return `WouldBlock` instead of waiting. (The
     /// descriptor itself is always non-blocking.)
     user_nonblocking: AtomicBool,
@@ -74,8 +76,7 @@ impl<S: AsFd> Source<S> {
     /// Wraps `io`, which is already in non-blocking mode.
     pub(crate) fn nonblocking(io: S) -> Source<S> {
         Source {
-            registration: OnceLock::new(),
-            registering: Mutex::new(()),
+            registration: Mutex::new(None),
             user_nonblocking: AtomicBool::new(false),
             io,
         }
@@ -146,10 +147,10 @@ impl<S: AsFd> Source<S> {
                 op(&self.io)
             });
         }
-        let registration = self.registration()?;
+        let mut registration = self.registration(None)?;
         let mut timer = give_up.map(Timer::at);
         loop {
-            let guard = {
+            let ready = {
                 let mut ready = pin!(registration.ready(interest));
                 fibra_runtime::block_on(poll_fn(|cx| {
                     if let Poll::Ready(guard) = ready.as_mut().poll(cx) {
@@ -159,10 +160,20 @@ impl<S: AsFd> Source<S> {
                         Some(Poll::Ready(())) => Poll::Ready(Ok(None)),
                         _ => Poll::Pending,
                     }
-                }))?
+                }))
             };
-            let Some(mut guard) = guard else {
-                return Err(timed_out(kind));
+            let mut guard = match ready {
+                Ok(Some(guard)) => guard,
+                Ok(None) => return Err(timed_out(kind)),
+                // The registration's reactor has shut down: register with the caller's, once.
+                Err(error) => {
+                    let fresh = self.registration(Some(&registration))?;
+                    if Arc::ptr_eq(&fresh, &registration) {
+                        return Err(error);
+                    }
+                    registration = fresh;
+                    continue;
+                }
             };
             // `try_io` clears the readiness it saw when `op` still says `WouldBlock`.
             if let Ok(result) = guard.try_io(|_| op(&self.io)) {
@@ -171,32 +182,39 @@ impl<S: AsFd> Source<S> {
         }
     }
 
-    /// The reactor registration, made on the first wait from a fiber (whose worker is inside
-    /// the driver's context).
-    fn registration(&self) -> io::Result<&AsyncFd<Fd>> {
-        if let Some(registration) = self.registration.get() {
-            return Ok(registration);
+    /// The reactor registration, made in the calling fiber's context (its worker's driver)
+    /// if there is none yet or the current one is `dead`.
+    fn registration(&self, dead: Option<&Arc<AsyncFd<Fd>>>) -> io::Result<Arc<AsyncFd<Fd>>> {
+        let mut slot = self.lock_registration();
+        if let Some(current) = &*slot {
+            if dead.is_none_or(|dead| !Arc::ptr_eq(current, dead)) {
+                return Ok(current.clone());
+            }
         }
-        // Two fibers racing to register the same descriptor would make the reactor refuse the
-        // second one; the lock makes one of them do it.
-        let _registering = self
-            .registering
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(registration) = self.registration.get() {
-            return Ok(registration);
-        }
+        // A dead registration is dropped before the descriptor is registered anew.
+        *slot = None;
         // SAFETY: `Fd` names the descriptor `self.io` owns. That descriptor stays open and
         // refers to the same file description for as long as the registration lives: `io` is
-        // never replaced (only shared references to it leave this type), and the registration
-        // is dropped before `io` — by field order in `Drop`, explicitly in `into_inner`.
+        // never replaced (only shared references to it leave this type), and every `Arc` of
+        // the registration is gone before `io` is: clones live only inside waits, which
+        // borrow `self`, and the slot itself drops before `io` — by field order in `Drop`,
+        // explicitly in `into_inner`.
         let fresh = unsafe {
             AsyncFd::register_with_interest(
                 Fd(self.io.as_fd().as_raw_fd()),
                 Interest::READABLE | Interest::WRITABLE,
             )
         }?;
-        Ok(self.registration.get_or_init(|| fresh))
+        let fresh = Arc::new(fresh);
+        *slot = Some(fresh.clone());
+        Ok(fresh)
+    }
+
+    fn lock_registration(&self) -> MutexGuard<'_, Option<Arc<AsyncFd<Fd>>>> {
+        // Never held across user code; recover from a poisoned lock anyway.
+        self.registration
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -215,20 +215,15 @@ fn non_blocking_mode_returns_would_block_at_once() {
     });
 }
 
-/// Runs `f` in a scope whose token is cancelled by another fiber once `f`'s fiber is known to
-/// be parked (a short sleep suffices: the outcome is the same if the cancel comes first).
+/// Runs `f`, which parks for good, in a scope with a 10 ms deadline, and checks that the
+/// deadline cancelled it. (If the deadline passes before `f` parks, `f`'s first wait unwinds:
+/// the same outcome.)
 fn cancelled_while_parked(f: impl FnOnce() + Send) {
-    let token = CancelToken::new();
-    let canceller = {
-        let token = token.clone();
-        fibra_runtime::spawn(move || {
-            fibra_runtime::sleep(Duration::from_millis(10));
-            token.cancel();
-        })
-    };
-    let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| f());
-    assert!(outcome.is_err(), "the scope was cancelled");
-    canceller.join().unwrap();
+    let outcome = fibra_runtime::scope_with(
+        ScopeOptions::new().timeout(Duration::from_millis(10)),
+        |_| f(),
+    );
+    assert!(outcome.is_err(), "the scope's deadline cancelled it");
 }
 
 #[test]
@@ -488,4 +483,49 @@ fn socket_options_round_trip() {
         let back = TcpListener::from_std(std_listener).unwrap();
         assert!(back.accept().is_ok());
     });
+}
+
+#[test]
+fn a_parked_read_holds_the_runtime_open_until_it_returns() {
+    fibra_runtime::run(|| {
+        let handle = fibra_runtime::Handle::current();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        assert!(handle.holds().is_empty());
+        let reader = fibra_runtime::spawn(move || (&conn).read(&mut [0; 4]).unwrap());
+        // Wait until the reader is parked: its wait shows as a hold.
+        while handle.holds().is_empty() {
+            fibra_runtime::yield_now();
+        }
+        let holds = handle.holds();
+        assert_eq!(holds.len(), 1);
+        assert_eq!(holds[0].kind, fibra_runtime::HoldKind::Future);
+        client.write_all(b"done").unwrap();
+        assert_eq!(reader.join().unwrap(), 4);
+        assert!(handle.holds().is_empty());
+    });
+}
+
+#[test]
+fn a_listener_outlives_one_runtime_and_serves_in_the_next() {
+    let listener = std::sync::Arc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+    let addr = listener.local_addr().unwrap();
+    for workers in [1, 2, 1] {
+        let listener = listener.clone();
+        let got = on_workers(workers, move || {
+            // The accept parks first (the client waits), so it registers with this runtime's
+            // driver; the next runtime must register again with its own.
+            let client = fibra_runtime::spawn(move || {
+                fibra_runtime::sleep(Duration::from_millis(5));
+                TcpStream::connect(addr).unwrap().write_all(b"x").unwrap();
+            });
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut byte = [0; 1];
+            conn.read_exact(&mut byte).unwrap();
+            client.join().unwrap();
+            byte
+        });
+        assert_eq!(&got, b"x");
+    }
 }

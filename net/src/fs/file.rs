@@ -26,6 +26,11 @@ pub const CHUNK: usize = 256 * 1024;
 /// full, before a read or seek, at [`sync_all`](Self::sync_all), and at drop (where an error
 /// cannot be reported: call `flush` or `sync_all` to see it).
 ///
+/// Waiting for the pool is a cancellation point. A pool job cannot be interrupted, so a
+/// cancelled call's read or write may still take place: unlike a socket's, a cancelled file
+/// read may have moved the file position past data it never returned, and a cancelled write
+/// may or may not have written its chunk.
+///
 /// ```
 /// use std::io::{Read, Seek, SeekFrom, Write};
 ///
@@ -106,13 +111,15 @@ impl File {
     ///
     /// # Errors
     ///
-    /// Errors of the pending write or the seek.
+    /// Errors of the pending write or the seek (or of duplicating the descriptor, when a
+    /// cancelled call's pool job still holds the file).
     pub fn into_std(mut self) -> io::Result<std::fs::File> {
         self.settle()?;
         let std = self.std.clone();
         drop(self);
-        // The pool job that last used it has finished, so ours is the only reference left.
-        Ok(Arc::try_unwrap(std).expect("no pool job outlives its call"))
+        // A pool job abandoned by a cancelled call may still hold the file: then hand out a
+        // duplicate descriptor of the same open file (same position).
+        Arc::try_unwrap(std).or_else(|shared| shared.try_clone())
     }
 
     /// Writes out buffered data and waits until the OS has it on disk, data and metadata.

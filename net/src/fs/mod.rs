@@ -1,7 +1,7 @@
 //! Files and directories with the shape of `std::fs`, run on the blocking pool so that a
 //! slow disk parks only the calling fiber, never its worker.
 //!
-//! Whole-file functions ([`read`], [`write`], …) cost one pool round trip each. A [`File`]
+//! Whole-file functions ([`read()`], [`write()`], …) cost one pool round trip each. A [`File`]
 //! buffers: reads fetch [`CHUNK`] bytes per pool trip and serve small `read` calls from
 //! memory, and small writes are gathered until `CHUNK` bytes are pending, so reading or writing
 //! a large file in 8 KiB calls costs one pool trip per 256 KiB, not one per call. On a plain

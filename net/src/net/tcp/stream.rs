@@ -138,7 +138,7 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// As [`read`](Read::read).
+    /// As [`read`](std::io::Read::read).
     ///
     /// ```
     /// use std::io::{Read, Write};
