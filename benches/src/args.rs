@@ -4,7 +4,7 @@
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
     blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore\n\
-    cancel_storm parallel_map chan_pingpong chan_throughput select2 tcp_echo all";
+    cancel_storm parallel_map chan_pingpong chan_throughput select2 tcp_echo load_http all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,11 +43,13 @@ pub enum Bench {
     Select2,
     /// 64-byte round trips over loopback TCP, 1 and 100 connections.
     TcpEcho,
+    /// HTTP load generators (fibra-load, oha, wrk, hey) against the hello server.
+    LoadHttp,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 17] = [
+    const ALL: [Bench; 18] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -65,6 +67,7 @@ impl Bench {
         Bench::ChanThroughput,
         Bench::Select2,
         Bench::TcpEcho,
+        Bench::LoadHttp,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -87,6 +90,7 @@ impl Bench {
             "chan_throughput" => Some(Bench::ChanThroughput),
             "select2" => Some(Bench::Select2),
             "tcp_echo" => Some(Bench::TcpEcho),
+            "load_http" => Some(Bench::LoadHttp),
             _ => None,
         }
     }

@@ -8,7 +8,7 @@
 //! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
 //! `blocking_roundtrip`, `interop_roundtrip`, `mutex_contended`, `mutex_uncontended`,
 //! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`,
-//! `tcp_echo`, or `all`. Rounds alternate
+//! `tcp_echo`, `load_http`, or `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
 //! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
@@ -19,13 +19,16 @@ use std::process::ExitCode;
 use fibra_bench::args::{self, Bench, Command};
 use fibra_bench::{
     block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput, child,
-    interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map, parked_memory, runtimes,
-    select2, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
+    interop_roundtrip, load_http, mutex_contended, mutex_uncontended, parallel_map, parked_memory,
+    runtimes, select2, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
 };
 
 fn main() -> ExitCode {
     runtimes::init_may();
     if let Some(job) = child::requested() {
+        if job.starts_with(load_http::JOB) {
+            return load_http::run_child(&job);
+        }
         return parked_memory::run_child(&job);
     }
     match args::parse(std::env::args().skip(1)) {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
                     Bench::ChanThroughput => chan_throughput::run(quick),
                     Bench::Select2 => select2::run(quick),
                     Bench::TcpEcho => tcp_echo::run(quick),
+                    Bench::LoadHttp => load_http::run(quick),
                 }
             }
             ExitCode::SUCCESS
