@@ -475,3 +475,19 @@ fn a_stalled_server_is_a_timeout_not_a_hang() {
     let zero = fibra_load(&[&server.url(), "--timeout", "0s"]);
     assert_eq!(zero.status.code(), Some(2));
 }
+
+#[test]
+fn quiet_shows_no_live_display() {
+    let server = Server::start(Behaviour::default());
+    let quiet = fibra_load(&[&server.url(), "-c", "2", "-d", "1200ms", "--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    let live = fibra_load(&[&server.url(), "-c", "2", "-d", "1200ms"]);
+    let lines = String::from_utf8_lossy(&live.stderr).into_owned();
+    assert!(lines.starts_with('[') && lines.contains("s] "), "{lines}");
+    assert!(lines.contains(" req/s (mean "), "{lines}");
+}
