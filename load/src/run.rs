@@ -220,9 +220,14 @@ impl Load {
     ///
     /// # Panics
     ///
-    /// When a step panics (after the other VUs were cancelled), or when no runtime can be
-    /// started.
+    /// When the scenario has no steps, when a step panics (after the other VUs were
+    /// cancelled), or when no runtime can be started.
     pub fn run(self) -> Report {
+        assert!(
+            !self.scenario.step_names().is_empty(),
+            "Load::run: the scenario `{}` has no steps",
+            self.scenario.name()
+        );
         if fibra::Handle::try_current().is_some() {
             return self.run_here();
         }
@@ -455,6 +460,8 @@ fn iterate(vu: &mut Vu, steps: &mut [StepFn], shared: &Shared, intended: Option<
     recorder.with(|s| s.iterations += 1);
     vu.end();
     recorder.flush_if_due(Instant::now());
+    // Steps that never block would otherwise keep the other fibers of this worker waiting.
+    fibra::checkpoint();
 }
 
 fn closed_vu(
@@ -708,6 +715,28 @@ pub(crate) mod tests {
         assert_eq!(report.stats.steps[1].count, 5);
         assert_eq!(served.load(Ordering::SeqCst), 5);
         assert!(report.summary().contains("Steps:"));
+    }
+
+    #[test]
+    #[should_panic(expected = "has no steps")]
+    fn a_scenario_without_steps_panics() {
+        Load::new(Scenario::new("empty")).run();
+    }
+
+    #[test]
+    fn steps_that_never_block_still_let_the_monitor_run() {
+        let samples = Arc::new(AtomicUsize::new(0));
+        let seen = samples.clone();
+        let scenario = Scenario::new("spin").step("spin", |_| Ok(()));
+        let load = Load::new(scenario)
+            .vus(2)
+            .duration(Duration::from_millis(600))
+            .on_progress(move |_| {
+                seen.fetch_add(1, Ordering::SeqCst);
+            });
+        let report = runtime(1).block_on(move || load.run());
+        assert!(samples.load(Ordering::SeqCst) >= 1, "the monitor ran");
+        assert!(report.stats.iterations > 0);
     }
 
     #[test]
