@@ -4,7 +4,8 @@
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
     blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore\n\
-    cancel_storm parallel_map chan_pingpong chan_throughput select2 tcp_echo load_http all";
+    cancel_storm parallel_map chan_pingpong chan_throughput select2 tcp_echo accept_storm fs_read\n\
+    load_http all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,13 +44,17 @@ pub enum Bench {
     Select2,
     /// 64-byte round trips over loopback TCP, 1 and 100 connections.
     TcpEcho,
+    /// Connect + accept + close over loopback TCP.
+    AcceptStorm,
+    /// A 64 MiB file read in 8 KiB calls.
+    FsRead,
     /// HTTP load generators (fibra-load, oha, wrk, hey) against the hello server.
     LoadHttp,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 18] = [
+    const ALL: [Bench; 20] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -67,6 +72,8 @@ impl Bench {
         Bench::ChanThroughput,
         Bench::Select2,
         Bench::TcpEcho,
+        Bench::AcceptStorm,
+        Bench::FsRead,
         Bench::LoadHttp,
     ];
 
@@ -90,6 +97,8 @@ impl Bench {
             "chan_throughput" => Some(Bench::ChanThroughput),
             "select2" => Some(Bench::Select2),
             "tcp_echo" => Some(Bench::TcpEcho),
+            "accept_storm" => Some(Bench::AcceptStorm),
+            "fs_read" => Some(Bench::FsRead),
             "load_http" => Some(Bench::LoadHttp),
             _ => None,
         }

@@ -6,8 +6,11 @@
 //! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
 //! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
 //! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`],
-//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`], [`tcp_echo`], [`load_http`]; each has a `run(quick)` that measures and prints.
+//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`],
+//! [`tcp_echo`], [`accept_storm`], [`fs_read`], [`load_http`]; each has a `run(quick)` that
+//! measures and prints.
 
+pub mod accept_storm;
 pub mod args;
 pub mod block_on_ready;
 pub mod blocking_roundtrip;
@@ -15,6 +18,7 @@ pub mod cancel_storm;
 pub mod chan_pingpong;
 pub mod chan_throughput;
 pub mod child;
+pub mod fs_read;
 pub mod interop_roundtrip;
 pub mod load_http;
 pub mod mutex_contended;

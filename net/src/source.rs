@@ -113,8 +113,10 @@ impl<S: AsFd> Source<S> {
     /// between tries. `deadline` is asked only when a wait is needed, so a ready call makes one
     /// syscall and nothing else.
     ///
-    /// A wait is a cancellation point of the calling fiber; a cancelled call has not run `op`
-    /// since its last `WouldBlock`, so it consumed or sent nothing.
+    /// Every call is a safepoint, as every channel and lock operation is: it costs the fiber
+    /// one reduction, so a fiber whose socket is always ready still yields when its slice is
+    /// used up, and it is a cancellation point. So is every wait. A cancelled call has not run
+    /// `op` since its last `WouldBlock`, so it consumed or sent nothing.
     #[inline]
     pub(crate) fn io<R>(
         &self,
@@ -122,6 +124,7 @@ impl<S: AsFd> Source<S> {
         deadline: impl FnOnce(&S) -> io::Result<Deadline>,
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
+        fibra_runtime::checkpoint();
         let first = op(&self.io);
         if !would_block(&first) || self.is_nonblocking() {
             return first;

@@ -8,7 +8,7 @@
 //! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
 //! `blocking_roundtrip`, `interop_roundtrip`, `mutex_contended`, `mutex_uncontended`,
 //! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`,
-//! `tcp_echo`, `load_http`, or `all`. Rounds alternate
+//! `tcp_echo`, `accept_storm`, `fs_read`, `load_http`, or `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
 //! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
@@ -18,9 +18,10 @@ use std::process::ExitCode;
 
 use fibra_bench::args::{self, Bench, Command};
 use fibra_bench::{
-    block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput, child,
-    interop_roundtrip, load_http, mutex_contended, mutex_uncontended, parallel_map, parked_memory,
-    runtimes, select2, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
+    accept_storm, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput,
+    child, fs_read, interop_roundtrip, load_http, mutex_contended, mutex_uncontended, parallel_map,
+    parked_memory, runtimes, select2, semaphore, skynet, spawn_join, tcp_echo, timers,
+    yield_pingpong,
 };
 
 fn main() -> ExitCode {
@@ -56,6 +57,8 @@ fn main() -> ExitCode {
                     Bench::ChanThroughput => chan_throughput::run(quick),
                     Bench::Select2 => select2::run(quick),
                     Bench::TcpEcho => tcp_echo::run(quick),
+                    Bench::AcceptStorm => accept_storm::run(quick),
+                    Bench::FsRead => fs_read::run(quick),
                     Bench::LoadHttp => load_http::run(quick),
                 }
             }

@@ -27,10 +27,10 @@ const MAX_HEAD: usize = 16 * 1024;
 const MAX_HEADERS: usize = 64;
 
 /// A running hello server: every request (any method and path) gets `200 OK` with the body
-/// [`HELLO`]. Connections are kept alive (HTTP/1.1 default, or HTTP/1.0 with
-/// `Connection: keep-alive`) and pipelined requests are answered in order. Request bodies with
-/// `Content-Length` are read and ignored; chunked request bodies get `501`, malformed requests
-/// `400`, both closing the connection.
+/// [`HELLO`] (`HEAD` gets the same headers and no body). Connections are kept alive (HTTP/1.1
+/// default, or HTTP/1.0 with `Connection: keep-alive`) and pipelined requests are answered in
+/// order. Request bodies with `Content-Length` are read and ignored; chunked request bodies get
+/// `501`, malformed requests `400`, both closing the connection.
 ///
 /// Dropping the server (or [`stop`](Self::stop)) cancels the accept loop and every connection
 /// fiber and waits for them.
@@ -243,10 +243,19 @@ fn answer(input: &[u8], output: &mut Vec<u8>) -> Answered {
         answered.consumed += head + body;
         answered.body_left = framing.body - body;
         answered.ok += 1;
-        if framing.keep_alive {
-            output.extend_from_slice(OK_KEEP_ALIVE);
+        let response = if framing.keep_alive {
+            OK_KEEP_ALIVE
         } else {
-            output.extend_from_slice(OK_CLOSE);
+            OK_CLOSE
+        };
+        // A response to HEAD has the headers of the GET response and no body.
+        let sent = if request.method == Some("HEAD") {
+            &response[..response.len() - HELLO.len()]
+        } else {
+            response
+        };
+        output.extend_from_slice(sent);
+        if !framing.keep_alive {
             answered.close = true;
             break;
         }
@@ -315,6 +324,15 @@ mod tests {
         assert!(!answered.close);
         assert_eq!(output.matches("200 OK").count(), 2);
         assert_eq!(output.len(), 2 * OK_KEEP_ALIVE.len());
+    }
+
+    #[test]
+    fn head_gets_the_headers_without_the_body() {
+        let (answered, output) = run(b"HEAD / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+        assert_eq!(answered.ok, 2);
+        let (head, get) = output.split_at(OK_KEEP_ALIVE.len() - HELLO.len());
+        assert!(head.ends_with("Content-Length: 13\r\n\r\n"));
+        assert_eq!(get.as_bytes(), OK_KEEP_ALIVE);
     }
 
     #[test]

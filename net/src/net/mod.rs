@@ -2,7 +2,7 @@
 //! `std::os::unix::net`, and name lookup that never blocks a worker.
 //!
 //! Reads, writes, accepts and connects park the calling fiber until the socket is ready (a
-//! plain thread blocks instead). Every wait is a cancellation point.
+//! plain thread blocks instead). Every call is a cancellation point.
 //!
 //! ```
 //! use fibra_net::net::{TcpListener, TcpStream};

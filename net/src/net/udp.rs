@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 /// A UDP socket: [`std::net::UdpSocket`]'s shape, where receiving parks the calling fiber (or
 /// blocks a plain thread) until a datagram arrives, and sending until there is buffer space.
 ///
-/// Every wait is a cancellation point; a cancelled `recv` took no datagram.
+/// Every call is a cancellation point; a cancelled `recv` took no datagram.
 ///
 /// ```
 /// use fibra_net::net::UdpSocket;

@@ -12,8 +12,8 @@ use tokio::io::Interest;
 /// [`accept`](Self::accept) parks the calling fiber (or blocks a plain thread) until a
 /// connection arrives.
 ///
-/// Accepted streams are [`TcpStream`]s. Waiting in `accept` is a cancellation point; a
-/// cancelled `accept` took no connection, and the listener stays usable.
+/// Accepted streams are [`TcpStream`]s. `accept` is a cancellation point; a cancelled
+/// `accept` took no connection, and the listener stays usable.
 ///
 /// ```
 /// use fibra_net::net::{TcpListener, TcpStream};

@@ -16,9 +16,10 @@ use tokio::io::Interest;
 /// read while another writes through a shared reference or a [`try_clone`](Self::try_clone).
 ///
 /// Each call first tries the syscall; only when the socket is not ready does the fiber wait
-/// for the driver's reactor. Every wait is a cancellation point: a cancelled `read` consumed
-/// nothing, while a cancelled `write_all` may already have sent a prefix of its buffer (the
-/// writes that completed before the wait).
+/// for the driver's reactor. Every call is a cancellation point and costs the fiber one
+/// reduction (so a fiber whose socket is always ready still takes turns); a cancelled `read`
+/// consumed nothing, while a cancelled `write_all` may already have sent a prefix of its
+/// buffer (the writes that completed before the cancellation).
 ///
 /// ```
 /// use fibra_net::net::{TcpListener, TcpStream};

@@ -1,0 +1,102 @@
+//! `accept_storm`: connect + accept + close over loopback TCP, one connection after another;
+//! ns per connection.
+//!
+//! Variant `2w` (2 000 connections, 500 with `--quick`): on a 2-worker runtime, one fibra fiber
+//! accepts and closes while another connects and waits for the server's close (end-of-file),
+//! then closes and starts the next, vs the same with two tokio tasks on a 2-worker
+//! multi-thread runtime. Waiting for the close keeps the connector from filling the accept
+//! queue (whose overflow drops SYNs and costs a one-second retransmission); every round listens
+//! on a fresh port. The accepted count is checked.
+
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use crate::rounds::compare_per_op;
+use crate::runtimes;
+
+/// Workers of every system.
+const WORKERS: usize = 2;
+/// Rounds per system.
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let connections = if quick { 500 } else { 2_000 };
+    compare_per_op(
+        "accept_storm",
+        "2w",
+        connections,
+        ROUNDS,
+        &[("fibra", &fibra), ("tokio", &tokio)],
+    );
+}
+
+/// fibra: an accepting fiber and a connecting fiber.
+fn fibra(connections: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let listener = fibra::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let start = Instant::now();
+        let accepted = fibra::scope(|s| {
+            let server = s.spawn(|| {
+                (0..connections)
+                    .map(|_| drop(listener.accept().expect("accept")))
+                    .count()
+            });
+            for _ in 0..connections {
+                let stream = fibra::net::TcpStream::connect(addr).expect("connect");
+                assert_eq!((&stream).read(&mut [0; 1]).expect("read"), 0, "not closed");
+            }
+            server.join().expect("the acceptor panicked")
+        });
+        let elapsed = start.elapsed();
+        assert_eq!(accepted as u64, connections, "connections were lost");
+        elapsed
+    })
+}
+
+/// tokio: an accepting task and a connecting task.
+fn tokio(connections: u64) -> Duration {
+    use tokio::io::AsyncReadExt;
+
+    let runtime = runtimes::tokio_multi_io(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let start = Instant::now();
+        let server = tokio::spawn(async move {
+            let mut accepted = 0u64;
+            for _ in 0..connections {
+                drop(listener.accept().await.expect("accept"));
+                accepted += 1;
+            }
+            accepted
+        });
+        for _ in 0..connections {
+            let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            assert_eq!(
+                stream.read(&mut [0; 1]).await.expect("read"),
+                0,
+                "not closed"
+            );
+        }
+        let accepted = server.await.expect("the acceptor panicked");
+        let elapsed = start.elapsed();
+        assert_eq!(accepted, connections, "connections were lost");
+        elapsed
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_system_accepts_every_connection() {
+        // Each function checks the count itself.
+        fibra(50);
+        tokio(50);
+    }
+}
