@@ -491,3 +491,18 @@ fn quiet_shows_no_live_display() {
     assert!(lines.starts_with('[') && lines.contains("s] "), "{lines}");
     assert!(lines.contains(" req/s (mean "), "{lines}");
 }
+
+#[test]
+fn demo_loads_its_embedded_server() {
+    let (output, report) = run_json("demo.json", &["demo", "-c", "3", "-n", "40"]);
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with("fibra-load demo: serving http://127.0.0.1:"),
+        "{stdout}"
+    );
+    assert_eq!(report.stats.status[&200], 40);
+    assert!(report.target.starts_with("http://127.0.0.1:"));
+    let url = fibra_load(&["demo", "http://127.0.0.1:1/"]);
+    assert_eq!(url.status.code(), Some(2), "demo takes no URL");
+}

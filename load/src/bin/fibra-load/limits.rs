@@ -3,8 +3,9 @@
 /// Descriptors the process needs beyond one per VU (stdio, the runtime, reports, listeners).
 const SPARE: u64 = 64;
 
-/// Raises the soft open-file limit to the hard limit and returns how many VUs fit in it.
-pub fn vus_that_fit() -> u64 {
+/// Raises the soft open-file limit to the hard limit and returns how many VUs fit in it when
+/// each needs `files_per_vu` descriptors.
+pub fn vus_that_fit(files_per_vu: u64) -> u64 {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -27,5 +28,5 @@ pub fn vus_that_fit() -> u64 {
     if limit.rlim_cur == libc::RLIM_INFINITY {
         return u64::MAX;
     }
-    limit.rlim_cur.saturating_sub(SPARE)
+    limit.rlim_cur.saturating_sub(SPARE) / files_per_vu
 }

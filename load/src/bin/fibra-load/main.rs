@@ -96,6 +96,7 @@ fn run_url(args: RunArgs) -> ExitCode {
     execute(
         &args.load,
         &args.output,
+        1,
         Box::new(move || Ok((target, None))),
     )
 }
@@ -154,6 +155,7 @@ fn run_demo(demo: DemoArgs) -> ExitCode {
     execute(
         &load,
         &demo.output,
+        2,
         Box::new(move || {
             let server = fibra::net::http::hello_server("127.0.0.1:0")?;
             let url: Url = format!("http://{}/", server.local_addr())
@@ -248,7 +250,8 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(args: &LoadArgs) -> Plan {
+    /// `files_per_vu`: 2 when the server runs in this process too (the demo).
+    fn new(args: &LoadArgs, files_per_vu: u64) -> Plan {
         let mut plan = Plan {
             vus: args.vus,
             requests: args.requests,
@@ -270,12 +273,13 @@ impl Plan {
                 ));
             }
         }
-        let fit = limits::vus_that_fit();
+        let fit = limits::vus_that_fit(files_per_vu);
         if plan.vus > fit {
             bad_input(format!(
-                "{} VUs need as many open files but the open-file limit allows {fit} VUs: \
+                "{} VUs need {} open files but the open-file limit allows {fit} VUs: \
                  use -c {fit} or raise the hard limit (ulimit -Hn)",
-                plan.vus
+                plan.vus,
+                plan.vus * files_per_vu
             ));
         }
         plan
@@ -345,8 +349,8 @@ fn interactive(load: Load, mut live: Live) -> Load {
 
 /// Runs the load the arguments describe, prints the summary, writes the reports and returns
 /// the exit status: 99 for a failed threshold, 1 when nothing succeeded, else 0.
-fn execute(args: &LoadArgs, output: &OutputArgs, setup: Setup) -> ExitCode {
-    let plan = Plan::new(args);
+fn execute(args: &LoadArgs, output: &OutputArgs, files_per_vu: u64, setup: Setup) -> ExitCode {
+    let plan = Plan::new(args, files_per_vu);
     let (quiet, length, requests) = (args.quiet, plan.length(), plan.requests);
     let mut builder = fibra::Runtime::builder();
     if let Some(workers) = args.workers {
