@@ -12,6 +12,10 @@ impl Transport for Conn {
     fn set_io_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         (**self).set_io_timeout(timeout)
     }
+
+    fn before_response(&mut self) {
+        (**self).before_response();
+    }
 }
 
 type ConnectFn = dyn FnMut(&Endpoint, Duration) -> io::Result<Conn>;

@@ -127,6 +127,10 @@ impl Transport for TlsStream {
     fn set_io_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.sock.set_io_timeout(timeout)
     }
+
+    fn before_response(&mut self) {
+        self.sock.before_response();
+    }
 }
 
 /// Connects and completes the handshake (so its failures are told apart from the request's).

@@ -13,6 +13,9 @@ use super::url::Endpoint;
 pub trait Transport: Read + Write {
     /// Bounds every following read and write by `timeout` (`None`: no bound).
     fn set_io_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+
+    /// Called between writing a request and reading its response; does nothing by default.
+    fn before_response(&mut self) {}
 }
 
 /// Opens connections to endpoints.
@@ -153,6 +156,7 @@ fn exchange(
         return (Err(failure), 0);
     }
     let written = request.bytes.len() as u64;
+    timed.conn.before_response();
     (
         read_response(&mut timed, buf, request.head, keep_body),
         written,
@@ -231,7 +235,14 @@ pub(crate) mod tests {
             self.timeouts.lock().unwrap().push(timeout);
             Ok(())
         }
+
+        /// Marks the wait in the log of what was written.
+        fn before_response(&mut self) {
+            self.written.lock().unwrap().extend_from_slice(WAIT);
+        }
     }
+
+    const WAIT: &[u8] = b"<wait>";
 
     /// Hands out one scripted connection per connect, then refuses.
     #[derive(Default)]
@@ -275,9 +286,11 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(connects, [1, 0, 0]);
         let written = client.connector.written.lock().unwrap().clone();
+        let request = [&get().bytes[..], WAIT].concat();
         assert_eq!(
             written,
-            [get().bytes.clone(), get().bytes.clone(), get().bytes].concat()
+            request.repeat(3),
+            "each response waited for after its request"
         );
         let timeouts = client.connector.timeouts.lock().unwrap().clone();
         assert_eq!(
@@ -358,7 +371,7 @@ pub(crate) mod tests {
         let written = client.connector.written.lock().unwrap().clone();
         assert_eq!(
             written,
-            [close.bytes.clone(), close.bytes].concat(),
+            [&close.bytes[..], WAIT].concat().repeat(2),
             "no retries"
         );
     }
