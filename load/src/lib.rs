@@ -32,10 +32,13 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod closed;
 mod connect;
 mod html;
 pub mod http;
+mod monitor;
 mod net;
+mod open;
 mod parse;
 mod record;
 mod report;
@@ -48,9 +51,10 @@ mod tls;
 mod vu;
 
 pub use http::{ErrorKind, Request, Response, Url};
+pub use monitor::Progress;
 pub use parse::{parse_duration, ParseError, Shard, Stage, Stages};
 pub use report::{Model, Report};
-pub use run::{Load, Progress};
+pub use run::Load;
 pub use scenario::{Scenario, StepError};
 pub use stats::{CheckCount, Latency, Second, Stats, StepStats};
 pub use threshold::{Threshold, ThresholdResult};

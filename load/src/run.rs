@@ -1,5 +1,5 @@
-//! Running a load: the closed model (each VU loops), the open model (starts on a schedule,
-//! latency from the intended start) and the monitor that feeds the live display.
+//! Running a load: the builder, what the VUs of a run share, and one iteration of a scenario.
+//! The models themselves are in `closed` and `open`, the live sampling in `monitor`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -8,46 +8,21 @@ use std::time::{Duration, Instant};
 use fibra::chan;
 use fibra::CancelToken;
 
+use crate::closed::closed_vu;
 use crate::connect::BoxConnect;
+use crate::monitor::{Monitor, Progress, ProgressFn};
+use crate::open::{dispatch, Schedule};
 use crate::parse::Stages;
-use crate::record::{FlushOnDrop, Recorder};
+use crate::record::Recorder;
 use crate::report::{Model, Report};
 use crate::scenario::{Scenario, StepFn};
 use crate::vu::Vu;
 
-/// How often the monitor samples the run for the live display.
-const TICK: Duration = Duration::from_millis(250);
-/// A start handed to a VU later than this after its scheduled time counts as late (timer
-/// wake-ups alone are up to about a millisecond late).
-const LATE_AFTER: Duration = Duration::from_millis(10);
 /// The longest a waiting VU or the dispatcher sleeps before looking at the stop token again.
 const POLL: Duration = Duration::from_millis(50);
 
 /// Makes a fresh connector for each VU.
 pub(crate) type ConnectorFactory = Arc<dyn Fn() -> BoxConnect + Send + Sync>;
-
-/// The run so far, as the live display sees it (about every quarter second).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// Time since the start.
-    pub elapsed: Duration,
-    /// The planned length of the run, when it has one.
-    pub planned: Option<Duration>,
-    /// Requests done so far.
-    pub requests: u64,
-    /// How many of them failed.
-    pub failed: u64,
-    /// Requests per second over the last sample.
-    pub rps: f64,
-    /// Median latency so far.
-    pub p50: Duration,
-    /// 99th percentile latency so far.
-    pub p99: Duration,
-    /// VUs active now.
-    pub vus: u64,
-}
-
-type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
 
 /// A load to run: a scenario, how many VUs, for how long or how many iterations, closed or
 /// open model.
@@ -316,13 +291,16 @@ pub(crate) struct Shared {
     pub keep_alive: bool,
     pub timeout: Duration,
     connector: ConnectorFactory,
-    stop: CancelToken,
+    /// Cancelled when the run is to end early.
+    pub stop: CancelToken,
     deadline: Option<Instant>,
     iterations: Option<u64>,
     claimed: AtomicU64,
-    active: AtomicU64,
+    /// VUs running iterations now.
+    pub active: AtomicU64,
     vus_max: AtomicU64,
-    late: AtomicU64,
+    /// Open model: starts handed out late.
+    pub late: AtomicU64,
 }
 
 impl Shared {
@@ -330,97 +308,30 @@ impl Shared {
         (self.connector)()
     }
 
-    fn over(&self, now: Instant) -> bool {
+    pub fn over(&self, now: Instant) -> bool {
         self.stop.is_cancelled() || self.deadline.is_some_and(|d| now >= d)
     }
 
     /// Takes the right to run one more iteration (all of them, without an iteration count).
-    fn claim(&self) -> bool {
+    pub fn claim(&self) -> bool {
         match self.iterations {
             None => true,
             Some(n) => self.claimed.fetch_add(1, Ordering::Relaxed) < n,
         }
     }
 
-    fn activate(&self) {
+    pub fn activate(&self) {
         let now = self.active.fetch_add(1, Ordering::Relaxed) + 1;
         self.vus_max.fetch_max(now, Ordering::Relaxed);
     }
 
-    fn deactivate(&self) {
+    pub fn deactivate(&self) {
         self.active.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-/// When the open model's starts are due.
-struct Schedule {
-    rate: f64,
-    stages: Option<Stages>,
-    length: Option<Duration>,
-    iterations: Option<u64>,
-}
-
-impl Schedule {
-    /// The offset from the start of start number `i`, or `None` when the run has no more.
-    fn offset(&self, i: u64) -> Option<Duration> {
-        if self.iterations.is_some_and(|n| i >= n) {
-            return None;
-        }
-        let offset = match &self.stages {
-            Some(stages) => stages.start_offset(i)?,
-            None => Duration::from_secs_f64(i as f64 / self.rate),
-        };
-        match self.length {
-            Some(length) if offset >= length => None,
-            _ => Some(offset),
-        }
-    }
-}
-
-/// The open model: hands each scheduled start to an idle VU, spawning VUs while none is idle
-/// and the pool is below `vus`, and waiting for one when the pool is full.
-fn dispatch<'scope>(
-    s: &'scope fibra::Scope<'scope, '_>,
-    scenario: &Scenario,
-    shared: &Arc<Shared>,
-    schedule: &Schedule,
-    vus: u64,
-    done: &chan::Writer<()>,
-) {
-    let origin = shared.recorder.origin();
-    let (tx, rx) = chan::bounded::<Instant>(0);
-    let mut spawned = 0;
-    for i in 0u64.. {
-        let Some(offset) = schedule.offset(i) else {
-            return;
-        };
-        let at = origin + offset;
-        if !wait_until(at, &shared.stop) {
-            return;
-        }
-        match tx.try_send(at) {
-            Ok(()) => {}
-            Err(full) if full.is_full() && spawned < vus => {
-                let (shared, rx, done) = (shared.clone(), rx.clone(), done.clone());
-                let steps = scenario.instances();
-                let index = spawned as usize;
-                s.spawn(move || open_vu(index, &shared, steps, at, rx, done));
-                spawned += 1;
-            }
-            Err(_) => {
-                if tx.send(at).is_err() {
-                    return;
-                }
-            }
-        }
-        if at.elapsed() > LATE_AFTER {
-            shared.late.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 /// Sleeps until `at`; false when `stop` was cancelled first.
-fn wait_until(at: Instant, stop: &CancelToken) -> bool {
+pub(crate) fn wait_until(at: Instant, stop: &CancelToken) -> bool {
     loop {
         if stop.is_cancelled() {
             return false;
@@ -433,7 +344,12 @@ fn wait_until(at: Instant, stop: &CancelToken) -> bool {
     }
 }
 
-fn iterate(vu: &mut Vu, steps: &mut [StepFn], shared: &Shared, intended: Option<Instant>) {
+pub(crate) fn iterate(
+    vu: &mut Vu,
+    steps: &mut [StepFn],
+    shared: &Shared,
+    intended: Option<Instant>,
+) {
     let begun = Instant::now();
     let recorder = &shared.recorder;
     recorder.with(|s| {
@@ -462,115 +378,6 @@ fn iterate(vu: &mut Vu, steps: &mut [StepFn], shared: &Shared, intended: Option<
     recorder.flush_if_due(Instant::now());
     // Steps that never block would otherwise keep the other fibers of this worker waiting.
     fibra::checkpoint();
-}
-
-fn closed_vu(
-    index: usize,
-    shared: &Arc<Shared>,
-    mut steps: Vec<StepFn>,
-    stages: Option<Stages>,
-    _done: chan::Writer<()>,
-) {
-    let _flush = FlushOnDrop(&shared.recorder);
-    let mut vu = Vu::new(index, shared.clone());
-    let mut active = false;
-    loop {
-        let now = Instant::now();
-        if shared.over(now) {
-            break;
-        }
-        if let Some(stages) = &stages {
-            let elapsed = now.duration_since(shared.recorder.origin());
-            // VU `index` runs while the rounded target is above it.
-            let level = index as f64 + 0.5;
-            let wanted = stages.target_at(elapsed) >= level;
-            if wanted != active {
-                active = wanted;
-                if wanted {
-                    shared.activate();
-                } else {
-                    shared.deactivate();
-                }
-            }
-            if !wanted {
-                match stages.reaches(level, elapsed) {
-                    // The loop's next turn sees a stop.
-                    Some(at) => _ = wait_until(shared.recorder.origin() + at, &shared.stop),
-                    None => break,
-                }
-                continue;
-            }
-        } else if !active {
-            active = true;
-            shared.activate();
-        }
-        if !shared.claim() {
-            break;
-        }
-        iterate(&mut vu, &mut steps, shared, None);
-    }
-    if active {
-        shared.deactivate();
-    }
-}
-
-fn open_vu(
-    index: usize,
-    shared: &Arc<Shared>,
-    mut steps: Vec<StepFn>,
-    first: Instant,
-    starts: chan::Reader<Instant>,
-    _done: chan::Writer<()>,
-) {
-    let _flush = FlushOnDrop(&shared.recorder);
-    let mut vu = Vu::new(index, shared.clone());
-    shared.activate();
-    iterate(&mut vu, &mut steps, shared, Some(first));
-    while let Some(at) = starts.recv() {
-        iterate(&mut vu, &mut steps, shared, Some(at));
-    }
-    shared.deactivate();
-}
-
-/// Samples the run for the live display and the per-second VU counts.
-struct Monitor {
-    shared: Arc<Shared>,
-    planned: Option<Duration>,
-    progress: Option<ProgressFn>,
-}
-
-impl Monitor {
-    fn run(mut self, done: chan::Reader<()>) {
-        let origin = self.shared.recorder.origin();
-        let (mut last_requests, mut last_at) = (0, Duration::ZERO);
-        loop {
-            let finished = !matches!(done.recv_timeout(TICK), Err(e) if e.is_timeout());
-            let elapsed = origin.elapsed();
-            let vus = self.shared.active.load(Ordering::Relaxed);
-            let progress = self.shared.recorder.total(|s| {
-                let second = s.second(elapsed.as_secs() as usize);
-                second.vus = second.vus.max(vus);
-                Progress {
-                    elapsed,
-                    planned: self.planned,
-                    requests: s.requests,
-                    failed: s.failed(),
-                    rps: (s.requests - last_requests) as f64
-                        / (elapsed - last_at).as_secs_f64().max(1e-3),
-                    p50: s.latency.quantile(0.5),
-                    p99: s.latency.quantile(0.99),
-                    vus,
-                }
-            });
-            (last_requests, last_at) = (progress.requests, elapsed);
-            if finished {
-                return;
-            }
-            if let Some(f) = &mut self.progress {
-                f(&progress);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
