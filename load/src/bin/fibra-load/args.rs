@@ -131,7 +131,7 @@ pub struct LoadArgs {
     /// How long to run, e.g. 10s, 1m (default 10s; 5s for demo).
     #[arg(short = 'd', long, value_parser = duration, conflicts_with = "stages")]
     pub duration: Option<Duration>,
-    /// Send exactly this many requests.
+    /// Send exactly this many requests (at most this many when -d ends the run first).
     #[arg(short = 'n', long = "requests", value_parser = clap::value_parser!(u64).range(1..))]
     pub requests: Option<u64>,
     /// Every request's timeout (connect, send, receive).
