@@ -439,6 +439,16 @@ fn host_names_resolve_and_each_address_is_tried() {
         // `localhost` may name ::1 before 127.0.0.1: a refused first address moves on.
         TcpStream::connect(format!("localhost:{port}")).unwrap();
         accepted.join().unwrap().unwrap();
+        // A refused first address moves on to the next, whatever `localhost` resolves to.
+        let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+        let closed_addr = closed.local_addr().unwrap();
+        drop(closed);
+        let open = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addrs = [closed_addr, open.local_addr().unwrap()];
+        let stream = TcpStream::connect(&addrs[..]).unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), addrs[1]);
+        let refused = TcpStream::connect(&[closed_addr, closed_addr][..]).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);
     });
 }
 

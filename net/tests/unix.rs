@@ -129,3 +129,38 @@ fn errors_are_std_kinds() {
         assert_eq!(broken.kind(), io::ErrorKind::BrokenPipe);
     });
 }
+
+#[test]
+fn a_cancelled_accept_leaves_the_unix_listener_usable_and_clones_share_the_socket() {
+    let dir = TempDir::new("cancel");
+    let path = dir.0.join("c.sock");
+    fibra_runtime::run(move || {
+        let listener = UnixListener::bind(&path).unwrap();
+        let deadline =
+            fibra_runtime::ScopeOptions::new().timeout(std::time::Duration::from_millis(10));
+        let outcome = fibra_runtime::scope_with(deadline, |_| {
+            let _ = listener.accept();
+            unreachable!("nobody connects");
+        });
+        assert!(outcome.is_err());
+        let client = fibra_runtime::spawn(move || UnixStream::connect(path).unwrap());
+        let (conn, _) = listener.accept().unwrap();
+        let client = client.join().unwrap();
+        // A clone reads in one fiber while the original writes in another.
+        let reader = client.try_clone().unwrap();
+        let echo = fibra_runtime::spawn(move || io::copy(&mut &conn, &mut &conn).unwrap());
+        let got = fibra_runtime::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..100 {
+                    (&client).write_all(&[5; 1000]).unwrap();
+                }
+                client.shutdown(Shutdown::Write).unwrap();
+            });
+            let mut all = Vec::new();
+            (&reader).read_to_end(&mut all).unwrap();
+            all
+        });
+        assert_eq!(got.len(), 100_000);
+        assert_eq!(echo.join().unwrap(), 100_000);
+    });
+}
