@@ -4,8 +4,8 @@
 pub const USAGE: &str = "usage: fibra-compare <bench>... [--quick]\n\
     benches: spawn_join yield_pingpong parked_memory skynet timers block_on_ready\n\
     blocking_roundtrip interop_roundtrip mutex_contended mutex_uncontended semaphore\n\
-    cancel_storm parallel_map chan_pingpong chan_throughput select2 proc_ring tcp_echo accept_storm \
-    fs_read all";
+    cancel_storm parallel_map chan_pingpong chan_throughput select2 proc_ring tcp_echo accept_storm\n\
+    fs_read load_http all";
 
 /// One benchmark the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,11 +50,13 @@ pub enum Bench {
     AcceptStorm,
     /// A 64 MiB file read in 8 KiB calls.
     FsRead,
+    /// HTTP load generators (fibra-load, oha, wrk, hey) against the hello server.
+    LoadHttp,
 }
 
 impl Bench {
     /// Every bench, in the order `all` runs them.
-    const ALL: [Bench; 20] = [
+    const ALL: [Bench; 21] = [
         Bench::SpawnJoin,
         Bench::YieldPingpong,
         Bench::ParkedMemory,
@@ -75,6 +77,7 @@ impl Bench {
         Bench::TcpEcho,
         Bench::AcceptStorm,
         Bench::FsRead,
+        Bench::LoadHttp,
     ];
 
     /// The bench's name on the command line and in the JSON output.
@@ -100,6 +103,7 @@ impl Bench {
             "tcp_echo" => Some(Bench::TcpEcho),
             "accept_storm" => Some(Bench::AcceptStorm),
             "fs_read" => Some(Bench::FsRead),
+            "load_http" => Some(Bench::LoadHttp),
             _ => None,
         }
     }

@@ -7,7 +7,8 @@
 //! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
 //! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`],
 //! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`],
-//! [`proc_ring`], [`tcp_echo`], [`accept_storm`], [`fs_read`]; each has a `run(quick)` that
+//! [`proc_ring`], [`tcp_echo`], [`accept_storm`], [`fs_read`], [`load_http`]; each has a
+//! `run(quick)` that
 //! measures and prints.
 
 pub mod accept_storm;
@@ -20,6 +21,7 @@ pub mod chan_throughput;
 pub mod child;
 pub mod fs_read;
 pub mod interop_roundtrip;
+pub mod load_http;
 pub mod mutex_contended;
 pub mod mutex_uncontended;
 pub mod parallel_map;

@@ -7,7 +7,7 @@
 //! Benches: `spawn_join`, `yield_pingpong`, `parked_memory`, `skynet`, `timers`, `block_on_ready`,
 //! `blocking_roundtrip`, `interop_roundtrip`, `mutex_contended`, `mutex_uncontended`,
 //! `semaphore`, `cancel_storm`, `parallel_map`, `chan_pingpong`, `chan_throughput`, `select2`,
-//! `proc_ring`, `tcp_echo`, `accept_storm`, `fs_read`, or `all`. Rounds alternate
+//! `proc_ring`, `tcp_echo`, `accept_storm`, `fs_read`, `load_http`, or `all`. Rounds alternate
 //! between the systems (fibra, peer, peer, fibra, …) and each system's value is the median of its
 //! rounds. stdout carries one JSON object per line and nothing else: one line per system and
 //! variant, then one ratio line per variant (fibra's value divided by each peer's). Progress goes
@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use fibra_bench::args::{self, Bench, Command};
 use fibra_bench::{
     accept_storm, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput,
-    child, fs_read, interop_roundtrip, mutex_contended, mutex_uncontended, parallel_map,
+    child, fs_read, interop_roundtrip, load_http, mutex_contended, mutex_uncontended, parallel_map,
     parked_memory, proc_ring, runtimes, select2, semaphore, skynet, spawn_join, tcp_echo, timers,
     yield_pingpong,
 };
@@ -26,6 +26,9 @@ use fibra_bench::{
 fn main() -> ExitCode {
     runtimes::init_may();
     if let Some(job) = child::requested() {
+        if job.starts_with(load_http::JOB) {
+            return load_http::run_child(&job);
+        }
         return parked_memory::run_child(&job);
     }
     match args::parse(std::env::args().skip(1)) {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
                     Bench::TcpEcho => tcp_echo::run(quick),
                     Bench::AcceptStorm => accept_storm::run(quick),
                     Bench::FsRead => fs_read::run(quick),
+                    Bench::LoadHttp => load_http::run(quick),
                 }
             }
             ExitCode::SUCCESS

@@ -1,0 +1,103 @@
+//! The open model: iterations start on a schedule whatever the completions, from a pool of VUs
+//! that grows as needed; the first request of each is timed from its intended start.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fibra::chan;
+
+use crate::parse::Stages;
+use crate::record::FlushOnDrop;
+use crate::run::{iterate, wait_until, Shared};
+use crate::scenario::{Scenario, StepFn};
+use crate::vu::Vu;
+
+/// A start handed to a VU later than this after its scheduled time counts as late (timer
+/// wake-ups alone are up to about a millisecond late).
+const LATE_AFTER: Duration = Duration::from_millis(10);
+
+/// When the open model's starts are due.
+pub(crate) struct Schedule {
+    pub rate: f64,
+    pub stages: Option<Stages>,
+    pub length: Option<Duration>,
+    pub iterations: Option<u64>,
+}
+
+impl Schedule {
+    /// The offset from the start of start number `i`, or `None` when the run has no more.
+    fn offset(&self, i: u64) -> Option<Duration> {
+        if self.iterations.is_some_and(|n| i >= n) {
+            return None;
+        }
+        let offset = match &self.stages {
+            Some(stages) => stages.start_offset(i)?,
+            None => Duration::from_secs_f64(i as f64 / self.rate),
+        };
+        match self.length {
+            Some(length) if offset >= length => None,
+            _ => Some(offset),
+        }
+    }
+}
+
+/// The open model: hands each scheduled start to an idle VU, spawning VUs while none is idle
+/// and the pool is below `vus`, and waiting for one when the pool is full.
+pub(crate) fn dispatch<'scope>(
+    s: &'scope fibra::Scope<'scope, '_>,
+    scenario: &Scenario,
+    shared: &Arc<Shared>,
+    schedule: &Schedule,
+    vus: u64,
+    done: &chan::Writer<()>,
+) {
+    let origin = shared.recorder.origin();
+    let (tx, rx) = chan::bounded::<Instant>(0);
+    let mut spawned = 0;
+    for i in 0u64.. {
+        let Some(offset) = schedule.offset(i) else {
+            return;
+        };
+        let at = origin + offset;
+        if !wait_until(at, &shared.stop) {
+            return;
+        }
+        match tx.try_send(at) {
+            Ok(()) => {}
+            Err(full) if full.is_full() && spawned < vus => {
+                let (shared, rx, done) = (shared.clone(), rx.clone(), done.clone());
+                let steps = scenario.instances();
+                let index = spawned as usize;
+                s.spawn(move || open_vu(index, &shared, steps, at, rx, done));
+                spawned += 1;
+            }
+            Err(_) => {
+                if tx.send(at).is_err() {
+                    return;
+                }
+            }
+        }
+        if at.elapsed() > LATE_AFTER {
+            shared.late.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn open_vu(
+    index: usize,
+    shared: &Arc<Shared>,
+    mut steps: Vec<StepFn>,
+    first: Instant,
+    starts: chan::Reader<Instant>,
+    _done: chan::Writer<()>,
+) {
+    let _flush = FlushOnDrop(&shared.recorder);
+    let mut vu = Vu::new(index, shared.clone());
+    shared.activate();
+    iterate(&mut vu, &mut steps, shared, Some(first));
+    while let Some(at) = starts.recv() {
+        iterate(&mut vu, &mut steps, shared, Some(at));
+    }
+    shared.deactivate();
+}

@@ -1,0 +1,186 @@
+//! k6-style pass/fail criteria: `p99<50ms`, `errors<1%`, `rps>1000`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::parse::{parse_duration, ParseError};
+use crate::report::Report;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Metric {
+    /// A latency quantile (`max` is 1.0), in milliseconds.
+    Quantile(f64),
+    Mean,
+    /// Failed requests, in percent of all requests.
+    Errors,
+    Rps,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+}
+
+/// One criterion a run must meet: `p50|p90|p99|p99.9|max|mean < DURATION`, `errors < N%`,
+/// `rps > N` (also `<=`, `>=`, and either direction for any metric).
+///
+/// ```
+/// let threshold: fibra_load::Threshold = "p99 < 50ms".parse().unwrap();
+/// assert_eq!(threshold.to_string(), "p99<50ms");
+/// assert!("p42<1s".parse::<fibra_load::Threshold>().is_err());
+/// assert!("errors<1".parse::<fibra_load::Threshold>().is_err()); // needs a `%`
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    text: String,
+    metric: Metric,
+    op: Op,
+    limit: f64,
+}
+
+/// The outcome of one [`Threshold`] on one report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdResult {
+    /// The threshold as written (without spaces).
+    pub threshold: String,
+    /// The measured value, in the threshold's unit (ms, % or requests per second).
+    pub actual: f64,
+    /// The unit of `actual`.
+    pub unit: String,
+    /// Whether the run met it.
+    pub passed: bool,
+}
+
+impl FromStr for Threshold {
+    type Err = ParseError;
+
+    fn from_str(text: &str) -> Result<Threshold, ParseError> {
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let bad = |why: &str| ParseError(format!("invalid threshold `{text}`: {why}"));
+        let at = compact
+            .find(['<', '>'])
+            .ok_or_else(|| bad("expected METRIC<VALUE or METRIC>VALUE"))?;
+        let (name, rest) = compact.split_at(at);
+        let (op, value) = match rest.as_bytes() {
+            [b'<', b'=', ..] => (Op::LessEqual, &rest[2..]),
+            [b'>', b'=', ..] => (Op::GreaterEqual, &rest[2..]),
+            [b'<', ..] => (Op::Less, &rest[1..]),
+            _ => (Op::Greater, &rest[1..]),
+        };
+        let metric = match name {
+            "p50" => Metric::Quantile(0.5),
+            "p90" => Metric::Quantile(0.9),
+            "p95" => Metric::Quantile(0.95),
+            "p99" => Metric::Quantile(0.99),
+            "p99.9" => Metric::Quantile(0.999),
+            "max" => Metric::Quantile(1.0),
+            "mean" => Metric::Mean,
+            "errors" => Metric::Errors,
+            "rps" => Metric::Rps,
+            _ => {
+                return Err(bad(
+                    "the metric is one of p50, p90, p95, p99, p99.9, max, mean, errors, rps",
+                ))
+            }
+        };
+        let limit = match metric {
+            Metric::Quantile(_) | Metric::Mean => {
+                parse_duration(value)
+                    .map_err(|_| bad("expected a duration such as 50ms"))?
+                    .as_secs_f64()
+                    * 1e3
+            }
+            Metric::Errors => value
+                .strip_suffix('%')
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| bad("expected a percentage such as 1%"))?,
+            Metric::Rps => value
+                .parse()
+                .map_err(|_| bad("expected a number of requests per second"))?,
+        };
+        if !f64::is_finite(limit) || limit < 0.0 {
+            return Err(bad("the limit must be a non-negative number"));
+        }
+        Ok(Threshold {
+            text: compact,
+            metric,
+            op,
+            limit,
+        })
+    }
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Threshold {
+    /// Checks the threshold against `report`.
+    pub fn check(&self, report: &Report) -> ThresholdResult {
+        let latency = &report.stats.latency;
+        let (actual, unit) = match self.metric {
+            Metric::Quantile(q) => (latency.quantile(q).as_secs_f64() * 1e3, "ms"),
+            Metric::Mean => (latency.mean().as_secs_f64() * 1e3, "ms"),
+            Metric::Errors => (report.error_rate() * 100.0, "%"),
+            Metric::Rps => (report.rps(), "req/s"),
+        };
+        let passed = match self.op {
+            Op::Less => actual < self.limit,
+            Op::LessEqual => actual <= self.limit,
+            Op::Greater => actual > self.limit,
+            Op::GreaterEqual => actual >= self.limit,
+        };
+        ThresholdResult {
+            threshold: self.text.clone(),
+            actual,
+            unit: unit.to_string(),
+            passed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_parse_every_metric_and_reject_the_rest() {
+        for (text, metric, op, limit) in [
+            ("p50<1s", Metric::Quantile(0.5), Op::Less, 1000.0),
+            (
+                "p99.9 <= 250ms",
+                Metric::Quantile(0.999),
+                Op::LessEqual,
+                250.0,
+            ),
+            ("max<2s", Metric::Quantile(1.0), Op::Less, 2000.0),
+            ("mean<500us", Metric::Mean, Op::Less, 0.5),
+            ("errors<1.5%", Metric::Errors, Op::Less, 1.5),
+            ("rps>1000", Metric::Rps, Op::Greater, 1000.0),
+            ("rps>=10.5", Metric::Rps, Op::GreaterEqual, 10.5),
+        ] {
+            let t: Threshold = text.parse().unwrap();
+            assert_eq!((t.metric, t.op, t.limit), (metric, op, limit), "{text}");
+        }
+        for bad in [
+            "",
+            "p99",
+            "p99<",
+            "p99<fast",
+            "p98<1s",
+            "errors<x%",
+            "rps>many",
+            "<1s",
+            "p99=1s",
+        ] {
+            assert!(bad.parse::<Threshold>().is_err(), "{bad} parsed");
+        }
+    }
+}

@@ -1,0 +1,508 @@
+//! The `fibra-load` command line against loopback servers: exact counts, models, exit codes,
+//! reports.
+
+mod server;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use fibra_load::Report;
+use server::{Behaviour, Server};
+
+fn fibra_load(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fibra-load"))
+        .args(args)
+        .args(["--workers", "2"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fibra-load-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn report(path: &PathBuf) -> Report {
+    Report::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn run_json(name: &str, args: &[&str]) -> (Output, Report) {
+    let json = temp(name);
+    let mut all = args.to_vec();
+    all.extend(["--json", json.to_str().unwrap()]);
+    let output = fibra_load(&all);
+    assert!(
+        json.exists(),
+        "no report: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, report(&json))
+}
+
+#[test]
+fn closed_model_sends_exactly_n_requests() {
+    for (vus, n) in [("4", 37u64), ("10", 3)] {
+        let server = Server::start(Behaviour::default());
+        let (output, report) = run_json(
+            &format!("closed-{n}.json"),
+            &[&server.url(), "-c", vus, "-n", &n.to_string()],
+        );
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(server.requests(), n, "server-side count");
+        assert_eq!(report.stats.requests, n);
+        assert_eq!(report.stats.status[&200], n);
+        let summary = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            summary.contains(&format!("Requests:     {n}\n")),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!("[200] {n} responses")),
+            "{summary}"
+        );
+    }
+}
+
+#[test]
+fn open_model_sends_exactly_n_requests() {
+    let server = Server::start(Behaviour::default());
+    let (output, report) = run_json(
+        "open-n.json",
+        &[&server.url(), "--rate", "400", "-n", "41", "-c", "4"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(server.requests(), 41);
+    assert_eq!(report.stats.requests, 41);
+    assert_eq!(report.model, fibra_load::Model::Open);
+    assert!(report.vus_max <= 4);
+}
+
+#[test]
+fn open_model_starts_follow_the_schedule() {
+    let server = Server::start(Behaviour::default());
+    let (_, report) = run_json(
+        "open-rate.json",
+        &[&server.url(), "--rate", "20", "-d", "3s"],
+    );
+    let starts: Vec<u64> = report.stats.series.iter().map(|s| s.starts).collect();
+    assert_eq!(starts.iter().sum::<u64>(), 60, "{starts:?}");
+    for (second, n) in starts.iter().take(3).enumerate() {
+        assert!((19..=21).contains(n), "second {second}: {starts:?}");
+    }
+    assert_eq!(server.requests(), 60);
+}
+
+#[test]
+fn open_model_shows_a_stall_that_the_closed_model_hides() {
+    let stall = Behaviour {
+        stall: Some((50, Duration::from_secs(1))),
+        ..Behaviour::default()
+    };
+    let server = Server::start(stall);
+    let (_, closed) = run_json("co-closed.json", &[&server.url(), "-c", "1", "-n", "300"]);
+    let server = Server::start(stall);
+    let (_, open) = run_json(
+        "co-open.json",
+        &[&server.url(), "-c", "1", "--rate", "150", "-n", "300"],
+    );
+    let p99 = |r: &Report| r.stats.latency.quantile(0.99);
+    // Closed: one request of 300 took the stall, the rest are fast, so p99 is fast.
+    assert!(
+        closed.stats.latency.max() >= Duration::from_millis(990),
+        "{closed:?}"
+    );
+    assert!(
+        p99(&closed) < Duration::from_millis(500),
+        "closed p99 {:?}",
+        p99(&closed)
+    );
+    // Open: the ~150 starts due during the stall waited for it, measured from their schedule.
+    assert!(
+        p99(&open) >= Duration::from_millis(900),
+        "open p99 {:?}",
+        p99(&open)
+    );
+    assert!(open.late_starts > 0);
+}
+
+#[test]
+fn thresholds_pass_with_0_and_fail_with_99() {
+    let server = Server::start(Behaviour::default());
+    let url = server.url();
+    let pass = fibra_load(&[
+        &url,
+        "-n",
+        "20",
+        "--threshold",
+        "p99<10s",
+        "--threshold",
+        "errors<1%",
+    ]);
+    assert_eq!(pass.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&pass.stdout).contains("✓ p99<10s"));
+    let fail = fibra_load(&[
+        &url,
+        "-n",
+        "20",
+        "--threshold",
+        "p99<10s",
+        "--threshold",
+        "rps>1e12",
+    ]);
+    assert_eq!(fail.status.code(), Some(99));
+    assert!(String::from_utf8_lossy(&fail.stdout).contains("✗ rps>1e12"));
+}
+
+#[test]
+fn bad_input_exits_with_2() {
+    for args in [
+        &["ftp://127.0.0.1/"][..],
+        &["http://127.0.0.1:1/", "-d", "ten"],
+        &["http://127.0.0.1:1/", "--threshold", "p99<"],
+        &["http://127.0.0.1:1/", "--stages", "1s"],
+        &["http://127.0.0.1:1/", "--shard", "2/2"],
+        &["http://127.0.0.1:1/", "-c", "0"],
+        &["http://127.0.0.1:1/", "--rate", "-5"],
+        &["http://127.0.0.1:1/", "-H", "no colon"],
+        &[],
+    ] {
+        let output = fibra_load(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(!output.stderr.is_empty());
+    }
+}
+
+#[test]
+fn an_unreachable_target_is_counted_and_exits_with_1() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let (output, report) = run_json("refused.json", &[&url, "-c", "2", "-n", "10"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(report.stats.errors[&fibra_load::ErrorKind::Refused], 10);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("refused       10"));
+}
+
+#[test]
+fn chunked_responses_and_server_closes_are_handled() {
+    let server = Server::start(Behaviour {
+        chunked: true,
+        close_after: Some(3),
+        ..Behaviour::default()
+    });
+    let (output, report) = run_json("chunked.json", &[&server.url(), "-c", "1", "-n", "30"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(report.stats.status[&200], 30, "no request failed");
+    assert!(report.stats.errors.is_empty());
+    assert_eq!(server.requests(), 30);
+    // Every connection served 3 requests before the server closed it.
+    assert_eq!(report.stats.connections, 10);
+}
+
+#[test]
+fn shards_merge_into_the_whole() {
+    let server = Server::start(Behaviour::default());
+    let url = server.url();
+    let (_, a) = run_json(
+        "shard0.json",
+        &[&url, "-c", "3", "-n", "25", "--shard", "0/2"],
+    );
+    let (_, b) = run_json(
+        "shard1.json",
+        &[&url, "-c", "3", "-n", "25", "--shard", "1/2"],
+    );
+    assert_eq!((a.stats.requests, b.stats.requests), (13, 12));
+    assert_eq!((a.vus, b.vus), (2, 1));
+    let merged_json = temp("merged.json");
+    let html = temp("merged.html");
+    let output = Command::new(env!("CARGO_BIN_EXE_fibra-load"))
+        .args([
+            "merge",
+            temp("shard0.json").to_str().unwrap(),
+            temp("shard1.json").to_str().unwrap(),
+        ])
+        .args([
+            "--json",
+            merged_json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let merged = report(&merged_json);
+    let gate = Command::new(env!("CARGO_BIN_EXE_fibra-load"))
+        .args([
+            "merge",
+            temp("shard0.json").to_str().unwrap(),
+            temp("shard1.json").to_str().unwrap(),
+        ])
+        .args(["--threshold", "rps>1e12"])
+        .output()
+        .unwrap();
+    assert_eq!(gate.status.code(), Some(99));
+    assert_eq!(merged.stats.requests, 25);
+    assert_eq!(server.requests(), 25);
+    let mut both = a.stats.latency.clone();
+    both.merge(&b.stats.latency);
+    assert_eq!(merged.stats.latency.count(), 25);
+    for q in [0.5, 0.99] {
+        assert_eq!(merged.stats.latency.quantile(q), both.quantile(q));
+    }
+    assert_eq!(merged.stats.latency.max(), both.max());
+    assert_eq!(merged.shards.len(), 2);
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(html.contains("<svg"));
+    assert!(html.contains(">25<"), "the request count is in the page");
+}
+
+#[test]
+fn closed_stages_reach_their_vu_counts() {
+    let server = Server::start(Behaviour::default());
+    let (_, report) = run_json(
+        "stages.json",
+        &[
+            &server.url(),
+            "-c",
+            "10",
+            "--stages",
+            "300ms:4,700ms:4,200ms:0",
+        ],
+    );
+    assert_eq!(report.vus_max, 4);
+    assert!(report.stats.requests > 0);
+}
+
+#[test]
+fn ctrl_c_still_writes_the_report() {
+    let server = Server::start(Behaviour::default());
+    let json = temp("interrupted.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fibra-load"))
+        .args([&server.url(), "-c", "2", "-d", "60s", "--workers", "2"])
+        .args(["--json", json.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first live line (stderr is not a terminal) says the run is under way.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    assert!(line.contains("requests"), "{line}");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let report = report(&json);
+    assert!(report.interrupted);
+    assert!(report.duration() < Duration::from_secs(30));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("(interrupted)"));
+}
+
+#[test]
+fn method_headers_and_body_are_sent() {
+    let server = Server::start(Behaviour::default());
+    let output = fibra_load(&[
+        &server.url(),
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "-m",
+        "put",
+        "-H",
+        "X-Test: yes",
+        "-b",
+        "payload",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let heads = server.heads();
+    assert_eq!(heads.len(), 2);
+    for head in heads {
+        assert!(head.starts_with("PUT / HTTP/1.1\r\n"), "{head}");
+        assert!(head.contains("\r\nX-Test: yes\r\n"), "{head}");
+        assert!(head.contains("\r\nContent-Length: 7\r\n"), "{head}");
+        assert!(head.ends_with("\r\n\r\npayload"), "{head}");
+    }
+}
+
+#[test]
+fn a_urls_file_is_taken_round_robin() {
+    let server = Server::start(Behaviour::default());
+    let body = temp("body.txt");
+    std::fs::write(&body, "from a file").unwrap();
+    let urls = temp("urls.txt");
+    std::fs::write(
+        &urls,
+        format!(
+            "# a mix\nGET {0}a\n\nPOST {0}b {1}\n",
+            server.url(),
+            body.display()
+        ),
+    )
+    .unwrap();
+    let output = fibra_load(&["--urls-file", urls.to_str().unwrap(), "-c", "1", "-n", "6"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<String> = server
+        .heads()
+        .iter()
+        .map(|h| h.lines().next().unwrap().to_string())
+        .collect();
+    assert_eq!(lines, ["GET /a HTTP/1.1", "POST /b HTTP/1.1"].repeat(3));
+    assert!(server.heads()[1].ends_with("from a file"));
+    let random = fibra_load(&[
+        "--urls-file",
+        urls.to_str().unwrap(),
+        "--urls-random",
+        "-n",
+        "10",
+    ]);
+    assert_eq!(random.status.code(), Some(0));
+    assert_eq!(server.requests(), 16);
+    std::fs::write(&urls, "GET\n").unwrap();
+    let bad = fibra_load(&["--urls-file", urls.to_str().unwrap(), "-n", "1"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn open_stages_ramp_the_rate() {
+    let server = Server::start(Behaviour::default());
+    // 0 -> 40/s over 1 s (20 starts), then 40/s for 1 s (40 starts).
+    let (_, report) = run_json(
+        "open-stages.json",
+        &[&server.url(), "--rate", "1", "--stages", "1s:40,1s:40"],
+    );
+    assert_eq!(report.stats.requests, 60);
+    assert_eq!(server.requests(), 60);
+    let starts: Vec<u64> = report.stats.series.iter().map(|s| s.starts).collect();
+    assert!((19..=21).contains(&starts[0]), "{starts:?}");
+}
+
+#[test]
+fn too_many_vus_for_the_open_file_limit_say_how_many_fit() {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 100 && exec '{}' http://127.0.0.1:1/ -c 1000 -n 1",
+            env!("CARGO_BIN_EXE_fibra-load")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("allows 36 VUs"), "{stderr}");
+}
+
+#[test]
+fn https_against_a_local_rustls_server() {
+    let (server, pem) = Server::start_tls(Behaviour {
+        close_after: Some(4),
+        ..Behaviour::default()
+    });
+    let url = format!("https://{}/", server.addr);
+    let ca = temp("ca.pem");
+    std::fs::write(&ca, pem).unwrap();
+    let (output, report) = run_json(
+        "https.json",
+        &[
+            &url,
+            "-c",
+            "1",
+            "-n",
+            "12",
+            "--cacert",
+            ca.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(
+        report.stats.status[&200],
+        12,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        report.stats.connections, 3,
+        "kept alive, reconnected after each close"
+    );
+    let insecure = fibra_load(&[&url, "-n", "3", "--insecure"]);
+    assert_eq!(insecure.status.code(), Some(0));
+    // Without the CA the self-signed certificate is refused: counted, exit 1.
+    let (untrusted, report) = run_json("https-untrusted.json", &[&url, "-c", "1", "-n", "2"]);
+    assert_eq!(untrusted.status.code(), Some(1));
+    assert_eq!(report.stats.errors[&fibra_load::ErrorKind::Other], 2);
+    assert_eq!(server.requests(), 15);
+}
+
+#[test]
+fn a_stalled_server_is_a_timeout_not_a_hang() {
+    let server = Server::start(Behaviour {
+        stall: Some((1, Duration::from_secs(2))),
+        ..Behaviour::default()
+    });
+    let (output, report) = run_json(
+        "timeout.json",
+        &[&server.url(), "-c", "1", "-n", "3", "--timeout", "300ms"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(report.stats.errors[&fibra_load::ErrorKind::Timeout], 1);
+    assert_eq!(report.stats.status[&200], 2);
+    assert!(report.duration() < Duration::from_secs(2));
+    let zero = fibra_load(&[&server.url(), "--timeout", "0s"]);
+    assert_eq!(zero.status.code(), Some(2));
+}
+
+#[test]
+fn quiet_shows_no_live_display() {
+    let server = Server::start(Behaviour::default());
+    let quiet = fibra_load(&[&server.url(), "-c", "2", "-d", "1200ms", "--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    let live = fibra_load(&[&server.url(), "-c", "2", "-d", "1200ms"]);
+    let lines = String::from_utf8_lossy(&live.stderr).into_owned();
+    assert!(lines.starts_with('[') && lines.contains("s] "), "{lines}");
+    assert!(lines.contains(" req/s (mean "), "{lines}");
+}
+
+#[test]
+fn demo_loads_its_embedded_server() {
+    let (output, report) = run_json("demo.json", &["demo", "-c", "3", "-n", "40"]);
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with("fibra-load demo: serving http://127.0.0.1:"),
+        "{stdout}"
+    );
+    assert_eq!(report.stats.status[&200], 40);
+    assert!(report.target.starts_with("http://127.0.0.1:"));
+    let url = fibra_load(&["demo", "http://127.0.0.1:1/"]);
+    assert_eq!(url.status.code(), Some(2), "demo takes no URL");
+}

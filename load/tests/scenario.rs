@@ -1,0 +1,127 @@
+//! The library: scenarios of named steps run by VUs that are fibers, against the embedded
+//! fibra hello server, under 1, 2 and 4 workers.
+
+use std::time::Duration;
+
+use fibra_load::{Load, Model, Request, Scenario, StepError};
+
+fn runtime(workers: usize) -> fibra::Runtime {
+    fibra::Runtime::builder().workers(workers).build().unwrap()
+}
+
+fn browse(url: String) -> Scenario {
+    let post = Request::new("POST", url.parse().unwrap()).body("ping");
+    Scenario::new("browse")
+        .step("home", move |vu| {
+            let response = vu.get(&url)?;
+            vu.check("home is 200", response.status == 200);
+            vu.check(
+                "says hello",
+                response.body == fibra::net::http::HELLO.as_bytes(),
+            );
+            Ok(())
+        })
+        .step("think", |vu| {
+            vu.sleep(Duration::from_millis(1));
+            Ok(())
+        })
+        .step("post", move |vu| {
+            let response = vu.send(&post)?;
+            if response.status != 200 {
+                return Err(StepError::new(format!("status {}", response.status)));
+            }
+            Ok(())
+        })
+}
+
+#[test]
+fn closed_scenarios_count_steps_checks_and_requests_exactly() {
+    for workers in [1, 2, 4] {
+        runtime(workers).block_on(|| {
+            let server = fibra::net::http::hello_server("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/", server.local_addr());
+            let report = Load::new(browse(url)).vus(5).iterations(23).run();
+            assert_eq!(server.requests(), 46, "{workers} workers");
+            assert_eq!(report.stats.iterations, 23);
+            assert_eq!(report.stats.requests, 46);
+            let steps: Vec<(&str, u64, u64)> = report
+                .stats
+                .steps
+                .iter()
+                .map(|s| (s.name.as_str(), s.count, s.errors))
+                .collect();
+            assert_eq!(steps, [("home", 23, 0), ("think", 23, 0), ("post", 23, 0)]);
+            assert_eq!(report.stats.checks["home is 200"].pass, 23);
+            assert_eq!(report.stats.checks["says hello"].fail, 0);
+            assert!(
+                report.stats.connections <= 5,
+                "keep-alive: one connection per VU"
+            );
+            assert!(report.any_succeeded());
+        });
+    }
+}
+
+#[test]
+fn open_scenarios_start_exactly_n_iterations() {
+    for workers in [1, 2, 4] {
+        runtime(workers).block_on(|| {
+            let server = fibra::net::http::hello_server("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/", server.local_addr());
+            let scenario = Scenario::new("get").step("get", move |vu| {
+                vu.get(&url)?;
+                Ok(())
+            });
+            let report = Load::new(scenario).vus(3).rate(1000.0).iterations(50).run();
+            assert_eq!(server.requests(), 50, "{workers} workers");
+            assert_eq!(report.stats.requests, 50);
+            assert_eq!(report.model, Model::Open);
+        });
+    }
+}
+
+#[test]
+fn a_run_outside_a_runtime_starts_its_own_and_no_keepalive_opens_one_connection_each() {
+    let background = fibra::Runtime::new().unwrap().into_background().unwrap();
+    let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = fibra::net::http::HelloServer::serve(&background.handle(), listener);
+    let url = format!("http://{}/", server.local_addr());
+    let scenario = Scenario::new("get").step("get", move |vu| {
+        vu.get(&url)?;
+        Ok(())
+    });
+    let report = Load::new(scenario)
+        .vus(2)
+        .iterations(12)
+        .keep_alive(false)
+        .workers(2)
+        .run();
+    assert_eq!(report.stats.requests, 12);
+    assert_eq!(report.stats.connections, 12);
+    assert_eq!(server.requests(), 12);
+    server.stop();
+    background.shut_down();
+}
+
+#[test]
+fn raw_tcp_connections_are_available_to_steps() {
+    runtime(2).block_on(|| {
+        let server = fibra::net::http::hello_server("127.0.0.1:0").unwrap();
+        let port = server.local_addr().port();
+        let scenario = Scenario::new("raw").step("raw", move |vu| {
+            use std::io::{Read, Write};
+            let mut conn = vu.connect("127.0.0.1", port)?;
+            conn.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+            let mut reply = String::new();
+            conn.read_to_string(&mut reply)?;
+            vu.check("raw reply", reply.starts_with("HTTP/1.1 200"));
+            Ok(())
+        });
+        let report = Load::new(scenario).vus(2).iterations(4).run();
+        assert_eq!(report.stats.checks["raw reply"].pass, 4);
+        assert_eq!(
+            report.stats.requests, 0,
+            "raw traffic is not counted as requests"
+        );
+    });
+}
