@@ -9,6 +9,8 @@
 //! Every pending external wait — a timer, a blocking job, a pending future — takes a [`Hold`]
 //! from the driver's [`Holds`], so that diagnostics can tell what the program waits for.
 
+#![forbid(unsafe_code)]
+
 mod blocking;
 mod driver;
 mod holds;

@@ -39,6 +39,8 @@
 //! });
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod builder;
 mod engine;
 mod error;
