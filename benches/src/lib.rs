@@ -1,15 +1,10 @@
 //! fibra's side-by-side peer benchmarks: the workloads and the harness behind the
 //! `fibra-compare` binary.
 //!
-//! The harness: [`args`] (command line), [`rounds`] (alternating rounds), [`report`] (JSON
-//! lines), [`runtimes`] (how every system is set up), [`child`] and [`rss`] (for measurements
-//! that need a process of their own). The benches: [`spawn_join`], [`yield_pingpong`],
-//! [`parked_memory`], [`skynet`], [`timers`], [`block_on_ready`], [`blocking_roundtrip`],
-//! [`interop_roundtrip`], [`mutex_contended`], [`mutex_uncontended`], [`semaphore`],
-//! [`cancel_storm`], [`parallel_map`], [`chan_pingpong`], [`chan_throughput`], [`select2`],
-//! [`proc_ring`], [`tcp_echo`], [`accept_storm`], [`fs_read`], [`load_http`]; each has a
-//! `run(quick)` that
-//! measures and prints.
+//! The harness: [`registry`] (the one list of benches), [`args`] (command line), [`rounds`]
+//! (alternating rounds), [`report`] (JSON lines), [`runtimes`] (how every system is set up),
+//! [`child`] and [`rss`] (for measurements that need a process of their own). Each bench is a
+//! module with a `run(quick)` that measures and prints.
 
 pub mod accept_storm;
 pub mod args;
@@ -27,6 +22,7 @@ pub mod mutex_uncontended;
 pub mod parallel_map;
 pub mod parked_memory;
 pub mod proc_ring;
+pub mod registry;
 pub mod report;
 pub mod rounds;
 pub mod rss;

@@ -1,0 +1,143 @@
+//! The one list of benches: each bench's name (on the command line and in the JSON output),
+//! what it measures, and the function that runs it. Everything else that names benches — the
+//! usage text, `all`, the dispatch — reads this list.
+
+use crate::{
+    accept_storm, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput,
+    fs_read, interop_roundtrip, load_http, mutex_contended, mutex_uncontended, parallel_map,
+    parked_memory, proc_ring, select2, semaphore, skynet, spawn_join, tcp_echo, timers,
+    yield_pingpong,
+};
+
+/// One benchmark the binary can run.
+#[derive(Debug)]
+pub struct Bench {
+    /// Its name on the command line and in the JSON output.
+    pub name: &'static str,
+    /// What it measures, in a line.
+    pub about: &'static str,
+    /// Measures and prints; `true` shrinks the workload.
+    pub run: fn(bool),
+}
+
+impl PartialEq for Bench {
+    fn eq(&self, other: &Bench) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Bench {}
+
+/// Every bench, in the order `all` runs them.
+pub static BENCHES: &[Bench] = &[
+    Bench {
+        name: "spawn_join",
+        about: "Trivial spawn + join, in batches.",
+        run: spawn_join::run,
+    },
+    Bench {
+        name: "yield_pingpong",
+        about: "Park/unpark ping-pong between two fibers on one worker.",
+        run: yield_pingpong::run,
+    },
+    Bench {
+        name: "parked_memory",
+        about: "RSS per parked fiber, each system in its own child process.",
+        run: parked_memory::run,
+    },
+    Bench {
+        name: "skynet",
+        about: "The 10-ary skynet tree.",
+        run: skynet::run,
+    },
+    Bench {
+        name: "timers",
+        about: "Many tasks sleeping at once: wall and CPU time.",
+        run: timers::run,
+    },
+    Bench {
+        name: "block_on_ready",
+        about: "`block_on` of a future that is ready at once.",
+        run: block_on_ready::run,
+    },
+    Bench {
+        name: "blocking_roundtrip",
+        about: "A round trip through the blocking pool.",
+        run: blocking_roundtrip::run,
+    },
+    Bench {
+        name: "interop_roundtrip",
+        about: "A tokio task spawning a fiber and awaiting it.",
+        run: interop_roundtrip::run,
+    },
+    Bench {
+        name: "mutex_contended",
+        about: "1 000 tasks locking one mutex, fair and unfair.",
+        run: mutex_contended::run,
+    },
+    Bench {
+        name: "mutex_uncontended",
+        about: "Lock/unlock of a mutex nobody else touches.",
+        run: mutex_uncontended::run,
+    },
+    Bench {
+        name: "semaphore",
+        about: "1 000 tasks sharing a 10-permit semaphore.",
+        run: semaphore::run,
+    },
+    Bench {
+        name: "cancel_storm",
+        about: "100 000 parked children cancelled at once.",
+        run: cancel_storm::run,
+    },
+    Bench {
+        name: "parallel_map",
+        about: "A trivial map over 1 000 000 items, in parallel.",
+        run: parallel_map::run,
+    },
+    Bench {
+        name: "chan_pingpong",
+        about: "Round trips between two tasks over capacity-1 channels.",
+        run: chan_pingpong::run,
+    },
+    Bench {
+        name: "chan_throughput",
+        about: "`u64`s through a `bounded(1024)` channel, 1→1 and 4→4.",
+        run: chan_throughput::run,
+    },
+    Bench {
+        name: "select2",
+        about: "One consumer selecting over two fed channels.",
+        run: select2::run,
+    },
+    Bench {
+        name: "proc_ring",
+        about: "A token around a ring of 1 000 processes.",
+        run: proc_ring::run,
+    },
+    Bench {
+        name: "tcp_echo",
+        about: "64-byte round trips over loopback TCP, 1 and 100 connections.",
+        run: tcp_echo::run,
+    },
+    Bench {
+        name: "accept_storm",
+        about: "Connect + accept + close over loopback TCP.",
+        run: accept_storm::run,
+    },
+    Bench {
+        name: "fs_read",
+        about: "A 64 MiB file read in 8 KiB calls.",
+        run: fs_read::run,
+    },
+    Bench {
+        name: "load_http",
+        about: "HTTP load generators (fibra-load, oha, wrk, hey) against the hello server.",
+        run: load_http::run,
+    },
+];
+
+/// The bench called `name`.
+pub fn find(name: &str) -> Option<&'static Bench> {
+    BENCHES.iter().find(|bench| bench.name == name)
+}
