@@ -1,26 +1,8 @@
 //! Files: a 64 MiB round trip with a checksum, directories, and error kinds.
 
 use fibra_net::fs::{self, File};
+use fibra_testing::TempDir;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
-
-/// A fresh directory for one test, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("fibra-fs-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// FNV-1a over 8-byte words: cheap, and sensitive to order and position.
 fn checksum(words: &[u8], mut hash: u64) -> u64 {
@@ -37,7 +19,7 @@ fn a_64_mib_file_round_trips_in_8_kib_calls_with_the_same_checksum() {
     const SIZE: usize = 64 << 20;
     const PIECE: usize = 8 << 10;
     let dir = TempDir::new("big");
-    let path = dir.0.join("big.bin");
+    let path = dir.path().join("big.bin");
     let (written, read, len) = fibra_runtime::run(move || {
         let mut file = File::create(&path).unwrap();
         let mut written = 0xcbf2_9ce4_8422_2325u64;
@@ -76,7 +58,7 @@ fn a_64_mib_file_round_trips_in_8_kib_calls_with_the_same_checksum() {
 #[test]
 fn directories_and_renames() {
     let dir = TempDir::new("dirs");
-    let root = dir.0.clone();
+    let root = dir.path().to_owned();
     fibra_runtime::run(move || {
         let nested = root.join("a/b/c");
         fs::create_dir_all(&nested).unwrap();
@@ -111,7 +93,7 @@ fn directories_and_renames() {
 #[test]
 fn errors_are_std_kinds() {
     let dir = TempDir::new("errors");
-    let root = dir.0.clone();
+    let root = dir.path().to_owned();
     fibra_runtime::run(move || {
         let missing = root.join("missing");
         assert_eq!(

@@ -2,27 +2,9 @@
 
 use fibra_net::net::{UnixDatagram, UnixListener, UnixStream};
 use fibra_runtime::Runtime;
+use fibra_testing::TempDir;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
-use std::path::PathBuf;
-
-/// A fresh directory for this test's socket files, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("fibra-net-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 #[test]
 fn stream_echo_over_many_connections_under_1_2_and_4_workers() {
@@ -30,7 +12,7 @@ fn stream_echo_over_many_connections_under_1_2_and_4_workers() {
     const MESSAGES: usize = 40;
     for workers in [1, 2, 4] {
         let dir = TempDir::new(&format!("echo{workers}"));
-        let path = dir.0.join("echo.sock");
+        let path = dir.path().join("echo.sock");
         let total = Runtime::builder()
             .workers(workers)
             .build()
@@ -76,7 +58,7 @@ fn stream_echo_over_many_connections_under_1_2_and_4_workers() {
 #[test]
 fn datagrams_by_path_and_by_pair() {
     let dir = TempDir::new("dgram");
-    let (a_path, b_path) = (dir.0.join("a.sock"), dir.0.join("b.sock"));
+    let (a_path, b_path) = (dir.path().join("a.sock"), dir.path().join("b.sock"));
     fibra_runtime::run(move || {
         let a = UnixDatagram::bind(&a_path).unwrap();
         let b = UnixDatagram::bind(&b_path).unwrap();
@@ -113,9 +95,9 @@ fn datagrams_by_path_and_by_pair() {
 #[test]
 fn errors_are_std_kinds() {
     let dir = TempDir::new("errors");
-    let path = dir.0.join("s.sock");
+    let path = dir.path().join("s.sock");
     fibra_runtime::run(move || {
-        let missing = UnixStream::connect(dir.0.join("missing.sock")).unwrap_err();
+        let missing = UnixStream::connect(dir.path().join("missing.sock")).unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
         let listener = UnixListener::bind(&path).unwrap();
         let in_use = UnixListener::bind(&path).unwrap_err();
@@ -133,7 +115,7 @@ fn errors_are_std_kinds() {
 #[test]
 fn a_cancelled_accept_leaves_the_unix_listener_usable_and_clones_share_the_socket() {
     let dir = TempDir::new("cancel");
-    let path = dir.0.join("c.sock");
+    let path = dir.path().join("c.sock");
     fibra_runtime::run(move || {
         let listener = UnixListener::bind(&path).unwrap();
         let deadline =

@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::{program, WORKERS};
+use common::program;
 use fibra_process::{self as process, CallError, Inbox, Pid, Reason, ReplyTo, Signal};
+use fibra_testing::WORKER_COUNTS;
 use std::time::Duration;
 
 enum Request {
@@ -33,7 +34,7 @@ const LONG: Duration = Duration::from_secs(30);
 
 #[test]
 fn a_call_returns_the_typed_reply() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |_: Inbox<()>| {
             let server = server();
             for n in 0..200 {
@@ -49,7 +50,7 @@ fn a_call_returns_the_typed_reply() {
 
 #[test]
 fn a_callee_that_dies_on_the_request_fails_the_call_with_its_reason_not_a_timeout() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |_: Inbox<()>| {
             let server = server();
             let outcome = process::call(&server, Request::Crash, LONG);

@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::{program, Counted, WORKERS};
+use common::program;
 use fibra_process::{self as process, Inbox, NoProc, Pid, ProcessId, Reason, Signal};
+use fibra_testing::{Counted, WORKER_COUNTS};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ fn next_down(inbox: &Inbox<impl Send + 'static>) -> (ProcessId, Reason) {
 
 #[test]
 fn an_abnormal_end_ends_untrapping_linked_processes_with_the_same_reason() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             let linked = process::spawn(|_: Inbox<()>| {
                 let crasher = process::spawn_link(|inbox: Inbox<()>| {
@@ -80,7 +81,7 @@ fn a_trapping_process_gets_exit_messages_even_for_normal_ends() {
 
 #[test]
 fn kill_cannot_be_trapped_and_reaches_links_as_killed() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             process::trap_exit(true);
             let victim = process::spawn_link(|_: Inbox<()>| {
@@ -139,7 +140,7 @@ fn exit_normal_is_ignored_by_others_and_ends_the_caller_itself() {
 
 #[test]
 fn exit_kill_has_taken_effect_when_it_returns_and_the_fiber_unwinds() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             let drops = Arc::new(AtomicUsize::new(0));
             let counted = Counted(drops.clone());
@@ -203,7 +204,7 @@ fn after_unlink_the_link_has_no_effect() {
 
 #[test]
 fn linked_processes_are_signalled_in_link_order() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             // The hub links to each spoke it is sent, in the order sent.
             let hub = process::spawn(|inbox: Inbox<(ProcessId, Pid<()>)>| loop {
@@ -277,7 +278,7 @@ enum Ring {
 #[test]
 fn one_exit_ends_a_ring_of_linked_processes_that_keep_passing_a_token() {
     const RING: usize = 16;
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             let main = inbox.pid();
             let members: Vec<Pid<Ring>> = (0..RING)

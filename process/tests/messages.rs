@@ -2,15 +2,16 @@
 
 mod common;
 
-use common::{program, WORKERS};
+use common::program;
 use fibra_process::{self as process, Inbox, Signal};
+use fibra_testing::WORKER_COUNTS;
 use std::time::Duration;
 
 #[test]
 fn messages_from_one_sender_arrive_in_send_order_with_many_senders() {
     const SENDERS: u32 = 8;
     const EACH: u32 = 2000;
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<(u32, u32)>| {
             for sender in 0..SENDERS {
                 let to = inbox.pid();
@@ -75,7 +76,7 @@ fn try_recv_and_recv_timeout_return_none_on_an_empty_mailbox() {
 
 #[test]
 fn a_waiting_receiver_is_woken_by_a_send_from_another_worker() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<u64>| {
             let me = inbox.pid();
             let echo = process::spawn(move |inbox: Inbox<u64>| {

@@ -2,8 +2,9 @@
 
 mod common;
 
-use common::{program, WORKERS};
+use common::program;
 use fibra_process::{self as process, Inbox, MonitorRef, Pid, ProcessId, Reason, Signal};
+use fibra_testing::WORKER_COUNTS;
 
 fn idle(inbox: Inbox<()>) {
     loop {
@@ -20,7 +21,7 @@ fn next_down<M: Send + 'static>(inbox: &Inbox<M>) -> (MonitorRef, ProcessId, Rea
 
 #[test]
 fn a_monitor_gets_down_with_the_exit_reason() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             let worker = process::spawn(idle);
             let mref = process::monitor(&worker);
@@ -70,7 +71,7 @@ fn monitoring_oneself_does_nothing() {
 
 #[test]
 fn after_demonitor_no_down_comes_and_info_says_it_was_active() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             let worker = process::spawn(idle);
             let mref = process::monitor(&worker);
@@ -88,7 +89,7 @@ fn after_demonitor_no_down_comes_and_info_says_it_was_active() {
 
 #[test]
 fn demonitor_with_flush_removes_a_delivered_down_and_without_keeps_it() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<u8>| {
             let me = inbox.pid();
             me.send(1);

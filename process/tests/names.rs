@@ -2,8 +2,9 @@
 
 mod common;
 
-use common::{program, WORKERS};
+use common::program;
 use fibra_process::{self as process, Inbox, Pid, Reason, RegisterError, Signal, WhereisError};
+use fibra_testing::WORKER_COUNTS;
 
 fn idle(inbox: Inbox<()>) {
     loop {
@@ -69,7 +70,7 @@ fn unregister_frees_the_name_and_registered_lists_names() {
 
 #[test]
 fn a_name_is_freed_when_its_process_ends_before_links_and_monitors_hear() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, move |inbox: Inbox<()>| {
             process::trap_exit(true);
             let name = format!("names-reused-{workers}");
@@ -98,7 +99,7 @@ fn a_name_is_freed_when_its_process_ends_before_links_and_monitors_hear() {
 
 #[test]
 fn a_process_ending_by_itself_frees_its_name_before_its_down() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, move |inbox: Inbox<()>| {
             let name = format!("names-self-{workers}");
             let (pid, _) = process::Builder::new()

@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::{in_child, program, run_child, Counted, WORKERS};
+use common::program;
 use fibra_process::{self as process, Builder, Inbox, Reason};
+use fibra_testing::{in_child, Counted, WORKER_COUNTS};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -40,7 +41,7 @@ fn an_exit_signal_that_ends_the_main_process_ends_the_program() {
 
 #[test]
 fn halt_from_any_process_ends_the_program_with_its_status() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             process::spawn(|_: Inbox<()>| process::halt(3));
             idle(inbox);
@@ -52,7 +53,7 @@ fn halt_from_any_process_ends_the_program_with_its_status() {
 #[test]
 fn processes_still_running_at_the_end_are_unwound_before_run_returns() {
     const RUNNING: usize = 1000;
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let drops = Arc::new(AtomicUsize::new(0));
         let counter = drops.clone();
         let status = program(workers, move |_: Inbox<()>| {
@@ -93,7 +94,7 @@ fn a_panic_in_a_process_does_not_take_down_its_worker() {
 
 /// Runs `test`'s child part and returns its exit status and stderr.
 fn child_outcome(test: &str) -> (Option<i32>, String) {
-    let output = run_child(test);
+    let output = fibra_testing::run_child(test, &[]);
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stderr).into_owned(),

@@ -2,8 +2,9 @@
 
 mod common;
 
-use common::{program, WORKERS};
+use common::program;
 use fibra_process::{self as process, receive, Inbox, Signal};
+use fibra_testing::WORKER_COUNTS;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -105,7 +106,7 @@ fn after_zero_runs_once_every_message_was_examined_and_leaves_them() {
 
 #[test]
 fn after_is_not_restarted_by_arrivals_that_match_nothing() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<u32>| {
             let stop = Arc::new(AtomicBool::new(false));
             let sent = Arc::new(AtomicUsize::new(0));
@@ -141,7 +142,7 @@ fn after_is_not_restarted_by_arrivals_that_match_nothing() {
 
 #[test]
 fn a_message_that_arrives_before_expiry_is_taken() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<u32>| {
             let me = inbox.pid();
             process::spawn(move |_: Inbox<()>| {
@@ -201,7 +202,7 @@ fn a_receive_cancelled_while_waiting_keeps_the_messages_it_skipped() {
 #[test]
 fn messages_racing_short_timeouts_are_each_received_exactly_once() {
     const PAIRS: u64 = 200;
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<u64>| {
             let main = inbox.pid();
             for pair in 0..PAIRS {

@@ -2,8 +2,9 @@
 
 mod common;
 
-use common::{program, Counted, WORKERS};
+use common::program;
 use fibra_process::{self as process, Inbox, Pid, Reason, Signal};
+use fibra_testing::{Counted, WORKER_COUNTS};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -62,7 +63,7 @@ fn up_to_a_hundred_thousand_processes_parked_in_receive_are_all_killed() {
 fn a_ring_of_processes_passes_a_token_an_exact_number_of_hops() {
     const RING: usize = 1000;
     const LAPS: usize = 20;
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<usize>| {
             let main = inbox.pid();
             // Each member forwards the hop count to the next; the last closes onto main.

@@ -2,11 +2,12 @@
 
 mod common;
 
-use common::{program, WORKERS};
+use common::program;
 use fibra_process::{
     self as process, ChildSpec, Inbox, Pid, ProcessId, Reason, Restart, Signal, Strategy,
     Supervisor, SupervisorRequest,
 };
+use fibra_testing::WORKER_COUNTS;
 use std::time::Duration;
 
 fn idle(inbox: Inbox<()>) {
@@ -68,7 +69,7 @@ fn three(strategy: Strategy) -> Pid<SupervisorRequest> {
 
 #[test]
 fn one_for_one_restarts_only_the_child_that_ended() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |_: Inbox<()>| {
             let sup = three(Strategy::OneForOne);
             let before = running(&sup, |_| true);
@@ -83,7 +84,7 @@ fn one_for_one_restarts_only_the_child_that_ended() {
 
 #[test]
 fn one_for_all_restarts_every_child() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |_: Inbox<()>| {
             let sup = three(Strategy::OneForAll);
             let before = running(&sup, |_| true);
@@ -100,7 +101,7 @@ fn one_for_all_restarts_every_child() {
 
 #[test]
 fn rest_for_one_restarts_the_child_and_those_started_after_it() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |_: Inbox<()>| {
             let sup = three(Strategy::RestForOne);
             let before = running(&sup, |_| true);
@@ -118,7 +119,7 @@ fn rest_for_one_restarts_the_child_and_those_started_after_it() {
 
 #[test]
 fn more_restarts_than_the_intensity_end_the_supervisor_with_shutdown() {
-    for workers in WORKERS {
+    for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
             let sup = Supervisor::new(Strategy::OneForOne)
                 .intensity(2, Duration::from_secs(3600))

@@ -1,12 +1,10 @@
 //! Unwinding cancellation, failure in scopes, detach, the structured helpers and fiber-locals.
 
-mod common;
-
-use common::{on, Counted};
 use fibra_runtime::{
     blocking, detach, parallel_map, parallel_map_limited, park, race, scope, scope_with, shield,
     sleep, CancelCause, CancelToken, Runtime, ScopeOptions,
 };
+use fibra_testing::{on, Counted};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,13 +2,11 @@
 //! cancellation (whichever thread requests it, whenever the fiber entered its scope), and a
 //! stale hint must never unwind a fiber that is no longer cancelled.
 
-mod common;
-
-use common::{on, Counted};
 use fibra_runtime::{
     checkpoint, is_cancellation, is_cancelled, park, scope_with, shield, CancelCause, CancelToken,
     Runtime, ScopeOptions,
 };
+use fibra_testing::{on, Counted};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,9 +2,7 @@
 //! stack can be had. Each runs in a child process so its environment and process-wide stack
 //! budget stay its own.
 
-mod common;
-
-use common::{in_child, on, run_child, runtime};
+use fibra_testing::{in_child, on, run_child, runtime};
 
 fn stderr_of(test: &str, vars: &[(&str, &str)]) -> String {
     let output = run_child(test, vars);

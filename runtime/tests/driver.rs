@@ -3,13 +3,11 @@
 // tokio compiles its networking out under `--cfg loom`; these tests need it.
 #![cfg(not(loom))]
 
-mod common;
-
-use common::{on, runtime};
 use fibra_runtime::{
     block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, ScopeOptions,
     WaitExt,
 };
+use fibra_testing::{on, runtime};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};

@@ -1,9 +1,7 @@
 //! `park`/`unpark` semantics, fiber wakers, and the same waits on plain threads.
 
-mod common;
-
-use common::on;
 use fibra_runtime::{current, park, spawn_local, wait};
+use fibra_testing::on;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 

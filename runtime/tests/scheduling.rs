@@ -1,10 +1,8 @@
 //! The scheduler's rules: FIFO yields, stealing of unstarted fibers, the pinning rule, and
 //! exact counts under stress with 1, 2 and 4 workers.
 
-mod common;
-
-use common::on;
 use fibra_runtime::{current_worker, scope, spawn, spawn_local, yield_now, Runtime};
+use fibra_testing::on;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

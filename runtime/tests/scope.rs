@@ -1,10 +1,8 @@
 //! Borrowing scopes: children borrow the parent's stack, results come back through joins, and
 //! an unjoined child's panic is re-raised only after every sibling has finished.
 
-mod common;
-
-use common::on;
 use fibra_runtime::scope;
+use fibra_testing::on;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;

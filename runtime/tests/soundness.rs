@@ -2,10 +2,8 @@
 //! that escape a fiber's closure, the per-fiber view of `std::thread::panicking`, re-entrant
 //! drops at shutdown, and tokio context guards across parks.
 
-mod common;
-
-use common::{on, runtime};
 use fibra_runtime::{current_worker, park, scope, spawn, spawn_local, yield_now, Runtime};
+use fibra_testing::{on, runtime};
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;

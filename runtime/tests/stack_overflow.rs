@@ -2,9 +2,7 @@
 //! is not a fiber overflow still kills the process with plain SIGSEGV. Both run in a child
 //! process (this test binary, re-run with one test selected) and are checked from outside.
 
-mod common;
-
-use common::{in_child, run_child, runtime};
+use fibra_testing::{in_child, run_child, runtime};
 use std::hint::black_box;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Output;

@@ -2,10 +2,8 @@
 //! timeout or by a panicking action, reset.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers};
 use fibra_sync::{Barrier, BarrierError};
+use fibra_testing::{let_others_run, on, on_each_worker_count};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
@@ -102,7 +100,7 @@ fn the_action_runs_once_in_the_leader_before_anyone_is_released() {
 
 #[test]
 fn a_timeout_breaks_the_barrier_for_everyone_until_reset() {
-    on_workers(1, || {
+    on(1, || {
         let barrier = Arc::new(Barrier::new(3));
         breaks_a_parked_waiter(&barrier, || {
             assert_eq!(
@@ -134,7 +132,7 @@ fn a_timeout_breaks_the_barrier_for_everyone_until_reset() {
 
 #[test]
 fn reset_breaks_current_waiters() {
-    on_workers(1, || {
+    on(1, || {
         let barrier = Arc::new(Barrier::new(2));
         breaks_a_parked_waiter(&barrier, || barrier.reset());
         assert!(!barrier.is_broken());
@@ -143,7 +141,7 @@ fn reset_breaks_current_waiters() {
 
 #[test]
 fn a_panicking_action_breaks_the_barrier_and_propagates() {
-    on_workers(1, || {
+    on(1, || {
         let barrier = Arc::new(Barrier::new(2));
         breaks_a_parked_waiter(&barrier, || {
             let leader = {

@@ -3,11 +3,9 @@
 
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::on_each_worker_count;
 use fibra_runtime::{scope_with, CancelToken, Scope, ScopeOptions};
 use fibra_sync::{Condvar, Mutex, Semaphore};
+use fibra_testing::on_each_worker_count;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Runs `waiters` in a scope that is cancelled once they have all started waiting.

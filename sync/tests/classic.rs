@@ -3,10 +3,8 @@
 //! starvation, single-lane bridge, precedence graph.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::on_each_worker_count;
 use fibra_sync::{acquire_all, Condvar, Mutex, RwLock, Semaphore};
+use fibra_testing::on_each_worker_count;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex as StdMutex;

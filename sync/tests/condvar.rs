@@ -2,16 +2,14 @@
 //! notifications, wait_while, wait_timeout.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers};
 use fibra_sync::{Condvar, Mutex};
+use fibra_testing::{let_others_run, on, on_each_worker_count};
 use std::sync::Arc;
 use std::time::Duration;
 
 #[test]
 fn notify_one_wakes_waiters_in_the_order_they_started_waiting() {
-    on_workers(1, || {
+    on(1, || {
         let state = Arc::new((Mutex::new((0usize, Vec::new())), Condvar::new()));
         let waiters: Vec<_> = (0..5)
             .map(|i| {
@@ -84,7 +82,7 @@ fn ping_pong_never_loses_a_notification() {
 
 #[test]
 fn wait_timeout_reports_timeouts_and_notifications() {
-    on_workers(1, || {
+    on(1, || {
         let state = Arc::new((Mutex::new(false), Condvar::new()));
         let (lock, cv) = &*state;
         let (guard, result) = cv.wait_timeout(lock.lock(), Duration::from_millis(5));

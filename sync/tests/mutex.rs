@@ -2,10 +2,8 @@
 //! and that a waiting fiber never blocks its worker.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers, poll_once};
 use fibra_sync::{Mutex, TimedOut};
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +32,7 @@ fn counts_are_exact_under_contention_fair_and_unfair() {
 
 #[test]
 fn two_fibers_on_one_worker_contend_without_blocking_the_thread() {
-    on_workers(1, || {
+    on(1, || {
         let mutex = Arc::new(Mutex::new(Vec::new()));
         let held = mutex.lock();
         let other = {
@@ -53,7 +51,7 @@ fn two_fibers_on_one_worker_contend_without_blocking_the_thread() {
 
 #[test]
 fn fair_lock_is_acquired_in_arrival_order_on_one_worker() {
-    on_workers(1, || {
+    on(1, || {
         let mutex = Arc::new(Mutex::new(Vec::new()));
         let held = mutex.lock();
         let fibers: Vec<_> = (0..10)
@@ -96,7 +94,7 @@ fn fair_lock_is_acquired_in_arrival_order_across_workers() {
 
 #[test]
 fn fair_unlock_hands_off_so_the_unlocker_cannot_barge() {
-    on_workers(1, || {
+    on(1, || {
         let mutex = Arc::new(Mutex::new(()));
         let held = mutex.lock();
         let waiter = {
@@ -115,7 +113,7 @@ fn fair_unlock_hands_off_so_the_unlocker_cannot_barge() {
 
 #[test]
 fn unfair_unlock_lets_a_running_fiber_barge() {
-    on_workers(1, || {
+    on(1, || {
         let mutex = Arc::new(Mutex::new_unfair(Vec::new()));
         let held = mutex.lock();
         let waiter = {
@@ -153,7 +151,7 @@ fn lock_timeout_times_out_while_held_and_succeeds_when_free() {
 
 #[test]
 fn a_timed_out_waiter_in_the_middle_does_not_break_the_handoff() {
-    on_workers(1, || {
+    on(1, || {
         let mutex = Arc::new(Mutex::new(Vec::new()));
         let held = mutex.lock();
         let spawn = |name: &'static str, timeout: Option<Duration>| {
@@ -233,7 +231,7 @@ fn plain_threads_and_fibers_share_one_mutex() {
             })
         })
         .collect();
-    on_workers(2, || {
+    on(2, || {
         fibra_runtime::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {

@@ -2,10 +2,8 @@
 //! worker), panics poison Once and Lazy but let OnceCell retry, recursion panics.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers};
 use fibra_sync::{Lazy, Once, OnceCell};
+use fibra_testing::{let_others_run, on, on_each_worker_count};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -42,7 +40,7 @@ fn once_runs_one_initializer_and_others_wait_for_it() {
 
 #[test]
 fn a_contended_initializer_parks_the_other_fibers_on_one_worker() {
-    on_workers(1, || {
+    on(1, || {
         let cell = Arc::new(OnceCell::new());
         let started = Arc::new(AtomicUsize::new(0));
         let initializer = {
@@ -116,7 +114,7 @@ fn recursive_initialization_panics_instead_of_deadlocking() {
     assert_eq!(*cell.get_or_init(|| 5), 5);
 
     // The same inside a fiber, and for Once.
-    on_workers(1, || {
+    on(1, || {
         let once = Once::new();
         let recursed = catch_unwind(AssertUnwindSafe(|| {
             once.call_once(|| once.call_once(|| {}))

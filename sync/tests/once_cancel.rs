@@ -4,11 +4,9 @@
 //! Lazy, also for the fibers parked on them.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count};
 use fibra_runtime::{CancelToken, ScopeOptions};
 use fibra_sync::{Lazy, Once, OnceCell};
+use fibra_testing::{let_others_run, on_each_worker_count};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;

@@ -1,17 +1,15 @@
 //! ReentrantMutex: the owning fiber re-locks; other fibers, even on the same worker, wait.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers};
 use fibra_sync::ReentrantMutex;
+use fibra_testing::{let_others_run, on, on_each_worker_count};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
 #[test]
 fn the_owner_relocks_and_the_lock_is_released_with_its_last_guard() {
-    on_workers(1, || {
+    on(1, || {
         let mutex = Arc::new(ReentrantMutex::new(RefCell::new(Vec::new())));
         let outer = mutex.lock();
         let inner = mutex.lock();
@@ -35,7 +33,7 @@ fn the_owner_relocks_and_the_lock_is_released_with_its_last_guard() {
 
 #[test]
 fn two_fibers_on_one_worker_exclude_each_other() {
-    on_workers(1, || {
+    on(1, || {
         let mutex = Arc::new(ReentrantMutex::new(()));
         let _held = mutex.lock();
         let other = {
@@ -80,7 +78,7 @@ fn counts_are_exact_with_nested_locking() {
 fn a_thread_and_a_fiber_are_different_owners() {
     let mutex = Arc::new(ReentrantMutex::new(()));
     let held_by_thread = mutex.lock();
-    on_workers(1, || {
+    on(1, || {
         let mutex = mutex.clone();
         assert!(mutex.try_lock().is_none(), "the fiber is not the thread");
     });

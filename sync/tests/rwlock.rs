@@ -2,10 +2,8 @@
 //! blocks later readers), reader priority by option, timeouts and futures.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers, poll_once};
 use fibra_sync::RwLock;
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,7 +44,7 @@ fn readers_share_and_writers_exclude() {
 
 /// A reader holds the lock, a writer queues, then a second reader arrives.
 fn later_reader_vs_waiting_writer(lock: RwLock<Vec<&'static str>>) -> Vec<&'static str> {
-    on_workers(1, || {
+    on(1, || {
         let lock = Arc::new(lock);
         let first_reader = lock.read();
         let writer = {
@@ -108,7 +106,7 @@ fn reader_priority_readers_pass_a_waiting_writer() {
 
 #[test]
 fn readers_queued_behind_a_writer_are_let_in_together() {
-    on_workers(1, || {
+    on(1, || {
         let lock = Arc::new(RwLock::new(0));
         let writer_guard = lock.write();
         let inside = Arc::new(AtomicUsize::new(0));
@@ -154,7 +152,7 @@ fn try_and_timeout_forms() {
 
 #[test]
 fn a_timed_out_writer_lets_the_readers_behind_it_in() {
-    on_workers(1, || {
+    on(1, || {
         let lock = Arc::new(RwLock::new(()));
         let reader = lock.read();
         let writer = {

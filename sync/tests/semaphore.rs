@@ -2,10 +2,8 @@
 //! timeouts, futures, and acquire_all across semaphores without deadlock.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers, poll_once};
 use fibra_sync::{acquire_all, acquire_all_timeout, Semaphore};
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
@@ -35,7 +33,7 @@ fn never_more_holders_than_permits() {
 
 #[test]
 fn waiters_are_served_in_arrival_order_and_a_large_request_is_not_overtaken() {
-    on_workers(1, || {
+    on(1, || {
         let sem = Arc::new(Semaphore::new(0));
         let order = Arc::new(StdMutex::new(Vec::new()));
         let fibers: Vec<_> = [("one", 1), ("big", 3), ("small", 1)]
@@ -72,7 +70,7 @@ fn waiters_are_served_in_arrival_order_and_a_large_request_is_not_overtaken() {
 
 #[test]
 fn try_forms_do_not_overtake_waiters() {
-    on_workers(1, || {
+    on(1, || {
         let sem = Arc::new(Semaphore::new(1));
         let big = {
             let sem = sem.clone();

@@ -2,10 +2,8 @@
 //! Sequencer.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-mod common;
-
-use common::{let_others_run, on_each_worker_count, on_workers, poll_once};
 use fibra_sync::{CountDownLatch, Event, EventCount, Sequencer, WaitGroup};
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
@@ -135,7 +133,7 @@ fn event_set_releases_present_and_future_waiters_until_reset() {
 
 #[test]
 fn event_future_and_timeout() {
-    on_workers(1, || {
+    on(1, || {
         let event = Arc::new(Event::new());
         let waiter = {
             let event = event.clone();
@@ -152,7 +150,7 @@ fn event_future_and_timeout() {
 
 #[test]
 fn event_count_wakes_exactly_the_waiters_whose_value_is_reached() {
-    on_workers(1, || {
+    on(1, || {
         let ec = Arc::new(EventCount::new());
         let woke = Arc::new(StdMutex::new(Vec::new()));
         let waiters: Vec<_> = [3, 1, 2, 1]

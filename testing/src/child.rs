@@ -1,0 +1,72 @@
+//! One test of a test binary run alone in a child copy of that binary, for tests that must die
+//! from a signal, exit the process, or look at the whole address space; the parent checks the
+//! child from outside.
+
+use std::env;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Output};
+
+const ROLE: &str = "FIBRA_TEST_CHILD";
+
+/// Whether this process is the child started by [`run_child`] for `test`, which then does the
+/// part checked from outside. A child writes no core file: children exist to crash.
+///
+/// ```
+/// assert!(!fibra_testing::in_child("some::test"));
+/// ```
+pub fn in_child(test: &str) -> bool {
+    env::var(ROLE).is_ok_and(|role| role == test) && is_child()
+}
+
+/// Whether this process is a child started by [`run_child`], for whichever test (it runs only
+/// that one). Also turns core files off, as [`in_child`] does.
+///
+/// ```
+/// assert!(!fibra_testing::is_child());
+/// ```
+pub fn is_child() -> bool {
+    let child = env::var_os(ROLE).is_some();
+    if child {
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `none` is a valid rlimit; lowering our own core limit has no other effect.
+        unsafe { libc::setrlimit(libc::RLIMIT_CORE, &none) };
+    }
+    child
+}
+
+/// Runs the test at path `test` (as the test harness names it, e.g. `stack::tests::overflow`)
+/// alone in a child copy of this test binary, with `vars` added to its environment.
+pub fn run_child(test: &str, vars: &[(&str, &str)]) -> Output {
+    Command::new(env::current_exe().expect("test binary path"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE, test)
+        .envs(vars.iter().copied())
+        .output()
+        .expect("spawning the test binary")
+}
+
+/// Asserts that the child ran its one test and it passed.
+pub fn assert_passed(output: &Output) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "child failed: {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Asserts that the child was killed by `signal` and returns its stderr.
+pub fn assert_killed_by(output: &Output, signal: libc::c_int) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(
+        output.status.signal(),
+        Some(signal),
+        "child status {:?}, stderr:\n{stderr}",
+        output.status
+    );
+    stderr
+}

@@ -1,0 +1,45 @@
+//! Test support shared by fibra's crates, for their tests only: runtimes of the worker counts
+//! every scheduling-dependent rule is checked under, a drop counter, running one test in a child
+//! copy of the test binary (for tests that must crash, exit, or own the whole process), and
+//! temporary directories.
+
+mod child;
+mod runtimes;
+mod temp_dir;
+
+pub use child::{assert_killed_by, assert_passed, in_child, is_child, run_child};
+pub use runtimes::{let_others_run, on, on_each_worker_count, runtime, WORKER_COUNTS};
+
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
+pub use temp_dir::TempDir;
+
+use std::borrow::Borrow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Counts its drops in the counter it holds (borrowed or shared).
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let drops = AtomicUsize::new(0);
+/// drop(fibra_testing::Counted(&drops));
+/// assert_eq!(drops.load(Ordering::SeqCst), 1);
+/// ```
+#[derive(Debug)]
+pub struct Counted<C: Borrow<AtomicUsize>>(pub C);
+
+impl<C: Borrow<AtomicUsize>> Drop for Counted<C> {
+    fn drop(&mut self) {
+        self.0.borrow().fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Polls `future` once with a waker that does nothing.
+///
+/// ```
+/// assert!(fibra_testing::poll_once(&mut std::future::ready(3)).is_ready());
+/// ```
+pub fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    std::pin::Pin::new(future).poll(&mut Context::from_waker(Waker::noop()))
+}

@@ -1,0 +1,56 @@
+//! Runtimes of a given size for tests.
+
+use fibra_runtime::Runtime;
+
+/// The worker counts every rule whose outcome could depend on scheduling is checked under.
+pub const WORKER_COUNTS: [usize; 3] = [1, 2, 4];
+
+/// A fresh runtime with `workers` workers.
+///
+/// ```
+/// assert_eq!(fibra_testing::runtime(2).handle().workers(), 2);
+/// ```
+pub fn runtime(workers: usize) -> Runtime {
+    Runtime::builder()
+        .workers(workers)
+        .build()
+        .expect("building a test runtime")
+}
+
+/// Runs `f` as the main fiber of a fresh runtime with `workers` workers.
+///
+/// ```
+/// assert_eq!(fibra_testing::on(1, || 7), 7);
+/// ```
+pub fn on<T>(workers: usize, f: impl FnOnce() -> T) -> T {
+    runtime(workers).block_on(f)
+}
+
+/// Runs `f(workers)` as the main fiber of a fresh runtime for each of [`WORKER_COUNTS`].
+///
+/// ```
+/// fibra_testing::on_each_worker_count(|workers| {
+///     assert_eq!(fibra_runtime::Handle::current().workers(), workers);
+/// });
+/// ```
+pub fn on_each_worker_count(f: impl Fn(usize)) {
+    for workers in WORKER_COUNTS {
+        on(workers, || f(workers));
+    }
+}
+
+/// Lets the other ready fibers of this worker run (its ready queue is FIFO): afterwards, fibers
+/// spawned locally before the call have run until they parked or finished.
+///
+/// ```
+/// fibra_testing::on(1, || {
+///     let child = fibra_runtime::spawn_local(|| ());
+///     fibra_testing::let_others_run();
+///     assert!(child.is_finished());
+/// });
+/// ```
+pub fn let_others_run() {
+    for _ in 0..8 {
+        fibra_runtime::yield_now();
+    }
+}
