@@ -19,6 +19,14 @@ pub struct Contender<'a> {
     round: Box<dyn FnMut() -> f64 + 'a>,
 }
 
+impl std::fmt::Debug for Contender<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Contender")
+            .field("system", &self.system)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> Contender<'a> {
     /// `round` runs the workload once and returns the measured value in the case's metric.
     pub fn new(system: &'static str, round: impl FnMut() -> f64 + 'a) -> Self {

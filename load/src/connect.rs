@@ -24,7 +24,9 @@ type ConnectFn = dyn FnMut(&Endpoint, Duration) -> io::Result<Conn>;
 pub(crate) struct BoxConnect(Box<ConnectFn>);
 
 impl BoxConnect {
-    pub fn from_fn(f: impl FnMut(&Endpoint, Duration) -> io::Result<Conn> + 'static) -> BoxConnect {
+    pub(crate) fn from_fn(
+        f: impl FnMut(&Endpoint, Duration) -> io::Result<Conn> + 'static,
+    ) -> BoxConnect {
         BoxConnect(Box::new(f))
     }
 }

@@ -42,7 +42,7 @@ pub(crate) struct Monitor {
 }
 
 impl Monitor {
-    pub fn run(mut self, done: chan::Reader<()>) {
+    pub(crate) fn run(mut self, done: chan::Reader<()>) {
         let origin = self.shared.recorder.origin();
         let (mut last_requests, mut last_at) = (0, Duration::ZERO);
         loop {

@@ -31,7 +31,7 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(origin: Instant) -> Recorder {
+    pub(crate) fn new(origin: Instant) -> Recorder {
         Recorder {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             origin,
@@ -40,12 +40,12 @@ impl Recorder {
     }
 
     /// The start of the run.
-    pub fn origin(&self) -> Instant {
+    pub(crate) fn origin(&self) -> Instant {
         self.origin
     }
 
     /// Runs `f` on this thread's part of the run's stats. `f` must not suspend the fiber.
-    pub fn with<R>(&self, f: impl FnOnce(&mut Stats) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Stats) -> R) -> R {
         LOCAL.with(|locals| {
             let mut locals = locals.borrow_mut();
             let at = match locals.iter().position(|l| l.run == self.id) {
@@ -64,7 +64,7 @@ impl Recorder {
     }
 
     /// Hands this thread's part to the total when it was last handed over a while ago.
-    pub fn flush_if_due(&self, now: Instant) {
+    pub(crate) fn flush_if_due(&self, now: Instant) {
         let due = LOCAL.with(|locals| {
             locals
                 .borrow()
@@ -77,7 +77,7 @@ impl Recorder {
     }
 
     /// Hands this thread's part to the total.
-    pub fn flush(&self) {
+    pub(crate) fn flush(&self) {
         let local = LOCAL.with(|locals| {
             let mut locals = locals.borrow_mut();
             let at = locals.iter().position(|l| l.run == self.id)?;
@@ -92,12 +92,12 @@ impl Recorder {
     }
 
     /// Runs `f` on the total handed over so far.
-    pub fn total<R>(&self, f: impl FnOnce(&mut Stats) -> R) -> R {
+    pub(crate) fn total<R>(&self, f: impl FnOnce(&mut Stats) -> R) -> R {
         f(&mut self.total.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The total, once every VU has flushed.
-    pub fn into_stats(self) -> Stats {
+    pub(crate) fn into_stats(self) -> Stats {
         self.total.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -67,6 +67,14 @@ pub struct Load {
     target: String,
 }
 
+impl std::fmt::Debug for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Load")
+            .field("vus", &self.vus)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Load {
     /// A load of `scenario` with 1 VU for 10 s in the closed model, a 5 s request timeout and
     /// keep-alive connections.
@@ -304,28 +312,28 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn connector(&self) -> BoxConnect {
+    pub(crate) fn connector(&self) -> BoxConnect {
         (self.connector)()
     }
 
-    pub fn over(&self, now: Instant) -> bool {
+    pub(crate) fn over(&self, now: Instant) -> bool {
         self.stop.is_cancelled() || self.deadline.is_some_and(|d| now >= d)
     }
 
     /// Takes the right to run one more iteration (all of them, without an iteration count).
-    pub fn claim(&self) -> bool {
+    pub(crate) fn claim(&self) -> bool {
         match self.iterations {
             None => true,
             Some(n) => self.claimed.fetch_add(1, Ordering::Relaxed) < n,
         }
     }
 
-    pub fn activate(&self) {
+    pub(crate) fn activate(&self) {
         let now = self.active.fetch_add(1, Ordering::Relaxed) + 1;
         self.vus_max.fetch_max(now, Ordering::Relaxed);
     }
 
-    pub fn deactivate(&self) {
+    pub(crate) fn deactivate(&self) {
         self.active.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -36,6 +36,15 @@ pub struct Vu {
     intended: Option<Instant>,
 }
 
+impl std::fmt::Debug for Vu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vu")
+            .field("index", &self.index)
+            .field("iteration", &self.iteration)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Vu {
     pub(crate) fn new(index: usize, shared: Arc<Shared>) -> Vu {
         Vu {

@@ -326,6 +326,12 @@ pub struct RwLockRead<'a, T: ?Sized> {
     acquire: Acquire<'a>,
 }
 
+impl<T: ?Sized> fmt::Debug for RwLockRead<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RwLockRead").finish_non_exhaustive()
+    }
+}
+
 impl<'a, T: ?Sized> Future for RwLockRead<'a, T> {
     type Output = RwLockReadGuard<'a, T>;
 
@@ -342,6 +348,12 @@ impl<'a, T: ?Sized> Future for RwLockRead<'a, T> {
 pub struct RwLockWrite<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     acquire: Acquire<'a>,
+}
+
+impl<T: ?Sized> fmt::Debug for RwLockWrite<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RwLockWrite").finish_non_exhaustive()
+    }
 }
 
 impl<'a, T: ?Sized> Future for RwLockWrite<'a, T> {

@@ -59,6 +59,14 @@ pub struct Client<C: Connect> {
     timeout: Duration,
 }
 
+impl<C: Connect> std::fmt::Debug for Client<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("connections", &self.conns.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<C: Connect> Client<C> {
     /// A client whose every request (connect, send, receive) must finish within `timeout`.
     pub fn new(connector: C, timeout: Duration) -> Client<C> {
@@ -208,7 +216,7 @@ pub(crate) mod tests {
     use std::sync::{Arc, Mutex};
 
     /// An in-memory connection: reads a scripted reply, records what was written.
-    pub struct Scripted {
+    pub(crate) struct Scripted {
         reply: io::Cursor<Vec<u8>>,
         written: Arc<Mutex<Vec<u8>>>,
         timeouts: Arc<Mutex<Vec<Option<Duration>>>>,
@@ -246,7 +254,7 @@ pub(crate) mod tests {
 
     /// Hands out one scripted connection per connect, then refuses.
     #[derive(Default)]
-    pub struct Script {
+    pub(crate) struct Script {
         pub replies: Vec<Vec<u8>>,
         pub written: Arc<Mutex<Vec<u8>>>,
         pub timeouts: Arc<Mutex<Vec<Option<Duration>>>>,

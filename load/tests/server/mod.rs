@@ -10,7 +10,7 @@ use std::thread;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Default)]
-pub struct Behaviour {
+pub(crate) struct Behaviour {
     /// Answer with a chunked body.
     pub chunked: bool,
     /// Close the connection (without saying so) after this many responses on it.
@@ -19,7 +19,7 @@ pub struct Behaviour {
     pub stall: Option<(u64, Duration)>,
 }
 
-pub struct Server {
+pub(crate) struct Server {
     pub addr: SocketAddr,
     pub requests: Arc<AtomicU64>,
     pub connections: Arc<AtomicU64>,
@@ -29,12 +29,12 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn start(behaviour: Behaviour) -> Server {
+    pub(crate) fn start(behaviour: Behaviour) -> Server {
         Server::start_with(behaviour, None)
     }
 
     /// A TLS server with a fresh self-signed certificate for 127.0.0.1; returns its PEM too.
-    pub fn start_tls(behaviour: Behaviour) -> (Server, String) {
+    pub(crate) fn start_tls(behaviour: Behaviour) -> (Server, String) {
         let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
         let key =
             rustls::pki_types::PrivateKeyDer::Pkcs8(certified.key_pair.serialize_der().into());
@@ -94,15 +94,15 @@ impl Server {
         }
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/", self.addr)
     }
 
-    pub fn heads(&self) -> Vec<String> {
+    pub(crate) fn heads(&self) -> Vec<String> {
         self.heads.lock().unwrap().clone()
     }
 
-    pub fn requests(&self) -> u64 {
+    pub(crate) fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
     }
 }

@@ -6,7 +6,7 @@ use fibra_process::{self as process, Inbox};
 use fibra_runtime::Runtime;
 
 /// A fresh runtime with `workers` workers and small stacks.
-pub fn runtime(workers: usize) -> Runtime {
+pub(crate) fn runtime(workers: usize) -> Runtime {
     Runtime::builder()
         .workers(workers)
         .stack_size(64 * 1024)
@@ -16,7 +16,7 @@ pub fn runtime(workers: usize) -> Runtime {
 
 /// Runs `main` as the main process of a program on a fresh runtime with `workers` workers
 /// and returns the program's exit status.
-pub fn program<M: Send + 'static>(
+pub(crate) fn program<M: Send + 'static>(
     workers: usize,
     main: impl FnOnce(Inbox<M>) + Send + 'static,
 ) -> i32 {

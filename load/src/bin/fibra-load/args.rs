@@ -51,7 +51,7 @@ fn method(text: &str) -> Result<String, String> {
 /// 2 for bad input.
 #[derive(Debug, Parser)]
 #[command(name = "fibra-load", version, args_conflicts_with_subcommands = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     #[command(flatten)]
@@ -59,7 +59,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Start an embedded fibra HTTP server on 127.0.0.1 and load it (5 s, 50 VUs by default).
     Demo(DemoArgs),
     /// Merge the --json reports of shards into one report.
@@ -67,7 +67,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     #[command(flatten)]
     pub load: LoadArgs,
     #[command(flatten)]
@@ -75,7 +75,7 @@ pub struct DemoArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The shard reports to merge.
     #[arg(required = true)]
     pub reports: Vec<PathBuf>,
@@ -88,7 +88,7 @@ pub struct MergeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The URL to load (http://host[:port]/path).
     #[arg(value_parser = |s: &str| s.parse::<Url>().map_err(|e| e.to_string()))]
     pub url: Option<Url>,
@@ -123,7 +123,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct LoadArgs {
+pub(crate) struct LoadArgs {
     /// Virtual users (closed model), or the most the open model's pool grows to.
     #[arg(short = 'c', long = "vus", default_value_t = 50,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -163,7 +163,7 @@ pub struct LoadArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Write the report as JSON (with HDR histograms, mergeable).
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -5,7 +5,7 @@ const SPARE: u64 = 64;
 
 /// Raises the soft open-file limit to the hard limit and returns how many VUs fit in it when
 /// each needs `files_per_vu` descriptors.
-pub fn vus_that_fit(files_per_vu: u64) -> u64 {
+pub(crate) fn vus_that_fit(files_per_vu: u64) -> u64 {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

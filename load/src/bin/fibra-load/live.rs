@@ -15,7 +15,7 @@ fn show(d: Duration) -> String {
     }
 }
 
-pub enum Live {
+pub(crate) enum Live {
     Quiet,
     Bar { bar: ProgressBar, by_requests: bool },
     Lines { next: Duration },
@@ -23,7 +23,7 @@ pub enum Live {
 
 impl Live {
     /// `requests`: the planned request count when the run has no planned length.
-    pub fn new(quiet: bool, planned: Option<Duration>, requests: Option<u64>) -> Live {
+    pub(crate) fn new(quiet: bool, planned: Option<Duration>, requests: Option<u64>) -> Live {
         if quiet {
             return Live::Quiet;
         }
@@ -51,7 +51,7 @@ impl Live {
         Live::Bar { bar, by_requests }
     }
 
-    pub fn update(&mut self, p: &Progress) {
+    pub(crate) fn update(&mut self, p: &Progress) {
         let mean = p.requests as f64 / p.elapsed.as_secs_f64().max(1e-3);
         match self {
             Live::Quiet => {}
