@@ -8,12 +8,12 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use fibra_select::select;
+//! use fibra::select;
 //!
-//! fibra_runtime::run(|| {
-//!     let (jobs_tx, jobs) = fibra_channels::bounded(0);
-//!     let (results_tx, results) = fibra_channels::bounded(0);
-//!     fibra_runtime::scope(|s| {
+//! fibra::run(|| {
+//!     let (jobs_tx, jobs) = fibra::chan::bounded(0);
+//!     let (results_tx, results) = fibra::chan::bounded(0);
+//!     fibra::scope(|s| {
 //!         s.spawn(move || {
 //!             for job in jobs.iter() {
 //!                 results_tx.send(job * 2).unwrap();
