@@ -20,9 +20,32 @@ pub use fibra_runtime::{
     is_cancellation, is_cancelled, parallel_map, parallel_map_limited, park, park_timeout, race,
     run, scope, scope_with, shield, sleep, sleep_until, spawn, spawn_local, timeout, wait,
     yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup, Cancelled, Elapsed, Fiber,
-    FiberId, Handle, HoldInfo, HoldKind, JoinError, JoinHandle, LocalKey, Runtime, RuntimeBuilder,
-    Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
+    FiberId, Handle, JoinError, JoinHandle, LocalKey, Runtime, RuntimeBuilder, Scope, ScopeOptions,
+    ScopedJoinHandle, WaitExt,
 };
+
+/// The pending external waits of a runtime — timers, blocking jobs, futures, cancel tokens —
+/// as listed by [`Runtime::holds`], [`BackgroundRuntime::holds`] and [`Handle::holds`]: what a
+/// hung program is waiting for, and where each wait began.
+///
+/// ```
+/// use fibra::HoldKind;
+/// use std::time::Duration;
+///
+/// let runtime = fibra::Runtime::builder().workers(1).build().unwrap().into_background().unwrap();
+/// let sleeper = runtime.handle().spawn(|| fibra::sleep(Duration::from_secs(3600)));
+/// let hold = loop {
+///     if let Some(hold) = runtime.holds().into_iter().next() {
+///         break hold;
+///     }
+///     std::thread::yield_now();
+/// };
+/// assert_eq!(hold.kind, HoldKind::Timer);
+/// assert!(hold.to_string().starts_with("timer taken at"));
+/// assert!(!sleeper.is_finished());
+/// ```
+#[doc(inline)]
+pub use fibra_runtime::{HoldInfo, HoldKind};
 
 /// fibra's cancel token is tokio-util's `CancellationToken`: one token cancels fibers and tokio
 /// tasks alike.
