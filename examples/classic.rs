@@ -45,7 +45,7 @@ fn sleeping_barber() -> (usize, usize) {
             let room_tx = room_tx.clone();
             let turned_away = &turned_away;
             s.spawn(move || {
-                fibra::sleep(Duration::from_micros(customer * 700) + delay(customer));
+                fibra::sleep(Duration::from_micros(customer * 1_500) + delay(customer));
                 let (done_tx, done_rx) = chan::bounded(0);
                 match room_tx.try_send((customer, done_tx)) {
                     Ok(()) => {
