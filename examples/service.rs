@@ -65,7 +65,7 @@ fn service(stop: CancelToken, results: chan::Writer<Outcome>) -> Result<(), fibr
 }
 
 fn main() {
-    let (done, timed_out) = fibra::run(|| {
+    let (done, timed_out, total) = fibra::run(|| {
         let stop = CancelToken::new();
         let (results_tx, results_rx) = chan::bounded(WORKERS);
         let running = fibra::spawn({
@@ -75,11 +75,14 @@ fn main() {
 
         let ticker = chan::tick(Duration::from_millis(10));
         let deadline = chan::close_after(Duration::from_secs(10));
-        let (mut done, mut timed_out) = (0, 0);
+        let (mut done, mut timed_out, mut total) = (0, 0, 0);
         while done + timed_out < WANTED {
             fibra::select! {
                 recv(results_rx) -> Some(outcome) => match outcome {
-                    Outcome::Done(_) => done += 1,
+                    Outcome::Done(value) => {
+                        done += 1;
+                        total += value;
+                    }
                     Outcome::TimedOut(job) => {
                         println!("job {job} timed out");
                         timed_out += 1;
@@ -96,8 +99,10 @@ fn main() {
         stop.cancel();
         let ended = running.join().expect("the service did not panic");
         assert_eq!(ended.unwrap_err().cause(), CancelCause::Token);
-        (done, timed_out)
+        (done, timed_out, total)
     });
-    println!("stopped after {done} jobs done and {timed_out} timed out");
+    println!(
+        "stopped after {done} jobs done (results summing to {total}) and {timed_out} timed out"
+    );
     assert_eq!(done + timed_out, WANTED);
 }
