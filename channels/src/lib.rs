@@ -1,4 +1,4 @@
-//! fibra's bounded and rendezvous MPMC channels and timer channels (DESIGN §7).
+//! fibra's bounded and rendezvous MPMC channels and timer channels.
 //!
 //! [`bounded(cap)`](bounded) makes a channel with room for `cap` values; `cap == 0` is a
 //! rendezvous channel, where a send completes only when a receiver takes the value. Both ends

@@ -1,4 +1,4 @@
-//! fibra's `select!`, `select_biased!` and dynamic [`Select`] over channels (DESIGN §8).
+//! fibra's `select!`, `select_biased!` and dynamic [`Select`] over channels.
 //!
 //! A select waits on several channel operations at once — receives, sends, timer channels —
 //! and completes exactly one: the first to become ready. [`select!`] is fair: every call

@@ -1,4 +1,4 @@
-//! fibra's fiber-aware locks and coordination primitives (DESIGN §9).
+//! fibra's fiber-aware locks and coordination primitives.
 //!
 //! Every wait parks the caller instead of spinning or blocking a thread: a fiber is suspended
 //! while its worker goes on running other fibers, a plain thread is parked, and the `*_async`
