@@ -26,8 +26,8 @@
 //! destructor, from its current or next **cancellation point**. Every fibra wait is one —
 //! [`sleep`](crate::sleep), [`block_on`](crate::block_on), channel and [`sync`](crate::sync)
 //! waits, joins, every [`net`](crate::net) call — as are [`checkpoint`](crate::checkpoint) and
-//! [`check_cancel`](crate::check_cancel). A loop that computes without waiting is not
-//! cancelled until it reaches one; put a `checkpoint()` in it. Do not catch the unwind
+//! [`check_cancel`](crate::check_cancel); [`yield_now`](crate::yield_now) is not. A loop that
+//! computes without waiting is not cancelled until it reaches one; put a `checkpoint()` in it. Do not catch the unwind
 //! (`catch_unwind` sees it as a panic whose payload [`is_cancellation`](crate::is_cancellation)
 //! recognises); if you must, resume it.
 //!
