@@ -14,22 +14,135 @@
 //! assert_eq!(lengths, [5, 5, 4]);
 //! ```
 
+#[doc(inline)]
 pub use fibra_runtime::{
     block_on, blocking, check_cancel, checkpoint, current, current_worker, detach, fiber_local,
     is_cancellation, is_cancelled, parallel_map, parallel_map_limited, park, park_timeout, race,
     run, scope, scope_with, shield, sleep, sleep_until, spawn, spawn_local, timeout, wait,
-    yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup, CancelToken, Cancelled,
-    Elapsed, Fiber, FiberId, Handle, HoldInfo, HoldKind, JoinError, JoinHandle, LocalKey, Runtime,
-    RuntimeBuilder, Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
+    yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup, Cancelled, Elapsed, Fiber,
+    FiberId, Handle, JoinError, JoinHandle, LocalKey, Runtime, RuntimeBuilder, Scope, ScopeOptions,
+    ScopedJoinHandle, WaitExt,
 };
 
-/// Fiber-aware locks and coordination primitives.
-pub use fibra_sync as sync;
+/// The pending external waits of a runtime — timers, blocking jobs, futures, cancel tokens —
+/// as listed by [`Runtime::holds`], [`BackgroundRuntime::holds`] and [`Handle::holds`]: what a
+/// hung program is waiting for, and where each wait began.
+///
+/// ```
+/// use fibra::HoldKind;
+/// use std::time::Duration;
+///
+/// let runtime = fibra::Runtime::builder().workers(1).build().unwrap().into_background().unwrap();
+/// let sleeper = runtime.handle().spawn(|| fibra::sleep(Duration::from_secs(3600)));
+/// let hold = loop {
+///     if let Some(hold) = runtime.holds().into_iter().next() {
+///         break hold;
+///     }
+///     std::thread::yield_now();
+/// };
+/// assert_eq!(hold.kind, HoldKind::Timer);
+/// assert!(hold.to_string().starts_with("timer taken at"));
+/// assert!(!sleeper.is_finished());
+/// ```
+#[doc(inline)]
+pub use fibra_runtime::{HoldInfo, HoldKind};
 
-/// Bounded and rendezvous MPMC channels and timer channels.
-pub use fibra_channels as chan;
+/// fibra's cancel token is tokio-util's `CancellationToken`: one token cancels fibers and tokio
+/// tasks alike.
+///
+/// Give it to [`scope_with`] (through [`ScopeOptions::token`]) and cancelling it unwinds every
+/// fiber of the scope from its next cancellation point (any fibra wait); a tokio task holding a
+/// clone can cancel it or wait for it with `cancelled().await`.
+///
+/// ```
+/// use fibra::{CancelCause, CancelToken, ScopeOptions};
+/// use std::time::Duration;
+///
+/// let token = CancelToken::new();
+/// let runtime = fibra::Runtime::builder().workers(2).build().unwrap().into_background().unwrap();
+///
+/// // A tokio task (here on a tokio runtime of its own) stops the fibers.
+/// let tokio_rt = tokio::runtime::Runtime::new().unwrap();
+/// let stopper = token.clone();
+/// tokio_rt.spawn(async move {
+///     tokio::time::sleep(Duration::from_millis(10)).await;
+///     stopper.cancel();
+/// });
+///
+/// let scoped = token.clone();
+/// let outcome = runtime.handle().spawn(move || {
+///     fibra::scope_with(ScopeOptions::new().token(scoped), |s| {
+///         s.spawn(|| loop {
+///             fibra::sleep(Duration::from_millis(1)); // a cancellation point
+///         });
+///     })
+/// });
+/// // The scope reports why it ended instead of returning the body's value.
+/// let result = tokio_rt.block_on(outcome).unwrap();
+/// assert!(matches!(result, Err(ref c) if c.cause() == CancelCause::Token));
+/// assert!(token.is_cancelled());
+/// ```
+#[doc(inline)]
+pub use fibra_runtime::CancelToken;
 
+#[doc(inline)]
 pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySelectError};
+
+#[doc(inline)]
+pub use fibra_process::receive;
+
+pub mod guide;
+
+/// Fiber-aware locks and coordination primitives: they park the waiting fiber (or plain
+/// thread), never its worker thread, and every wait is a cancellation point.
+///
+/// Use [`sync::Mutex`] rather than `std::sync::Mutex` whenever a guard is held across a fibra
+/// wait (see [the guide](crate::guide::blocking)).
+///
+/// ```
+/// use fibra::sync::Mutex;
+///
+/// let total = Mutex::new(0);
+/// fibra::run(|| {
+///     fibra::scope(|s| {
+///         for n in 1..=4 {
+///             let total = &total;
+///             s.spawn(move || {
+///                 let mut guard = total.lock();
+///                 fibra::yield_now(); // other fibers run; they queue on the lock
+///                 *guard += n;
+///             });
+///         }
+///     });
+/// });
+/// assert_eq!(total.into_inner(), 10);
+/// ```
+pub mod sync {
+    #[doc(inline)]
+    pub use fibra_sync::*;
+}
+
+/// Bounded MPMC channels (capacity 0 is a rendezvous), timer channels and the channel
+/// operations `select!` waits on.
+///
+/// ```
+/// fibra::run(|| {
+///     let (tx, rx) = fibra::chan::bounded(4);
+///     let producer = fibra::spawn(move || {
+///         for n in 0..10 {
+///             tx.send(n).unwrap();
+///         }
+///         // Dropping the last writer closes the channel and ends the reader's loop.
+///     });
+///     let sum: i32 = rx.iter().sum();
+///     producer.join().unwrap();
+///     assert_eq!(sum, 45);
+/// });
+/// ```
+pub mod chan {
+    #[doc(inline)]
+    pub use fibra_channels::*;
+}
 
 /// Erlang-style processes: typed mailboxes with selective receive, links, monitors, names,
 /// `call` and supervisors.
@@ -48,10 +161,11 @@ pub use fibra_select::{select, select_biased, Select, SelectTimeoutError, TrySel
 /// });
 /// assert_eq!(status, 0);
 /// ```
-#[doc(inline)]
-pub use fibra_process as process;
+pub mod process {
+    #[doc(inline)]
+    pub use fibra_process::*;
+}
 
-pub use fibra_process::receive;
 /// Networking: TCP, UDP and Unix sockets shaped like `std::net`, blocking only the calling
 /// fiber (a plain thread blocks instead); host names resolve without blocking a worker.
 ///

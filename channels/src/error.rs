@@ -6,7 +6,7 @@ use std::fmt;
 /// A [`send`](crate::Writer::send) on a closed channel; the value comes back.
 ///
 /// ```
-/// let (tx, rx) = fibra_channels::bounded::<String>(1);
+/// let (tx, rx) = fibra::chan::bounded::<String>(1);
 /// drop(rx);
 /// let err = tx.send("lost?".to_string()).unwrap_err();
 /// assert_eq!(err.into_inner(), "lost?");
@@ -18,7 +18,7 @@ impl<T> SendError<T> {
     /// The value that was not sent.
     ///
     /// ```
-    /// let err = fibra_channels::SendError(7);
+    /// let err = fibra::chan::SendError(7);
     /// assert_eq!(err.into_inner(), 7);
     /// ```
     pub fn into_inner(self) -> T {
@@ -44,8 +44,8 @@ impl<T> Error for SendError<T> {}
 /// back.
 ///
 /// ```
-/// use fibra_channels::TrySendError;
-/// let (tx, rx) = fibra_channels::bounded(1);
+/// use fibra::chan::TrySendError;
+/// let (tx, rx) = fibra::chan::bounded(1);
 /// tx.try_send(1).unwrap();
 /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
 /// rx.close();
@@ -63,7 +63,7 @@ impl<T> TrySendError<T> {
     /// The value that was not sent.
     ///
     /// ```
-    /// assert_eq!(fibra_channels::TrySendError::Full(4).into_inner(), 4);
+    /// assert_eq!(fibra::chan::TrySendError::Full(4).into_inner(), 4);
     /// ```
     pub fn into_inner(self) -> T {
         match self {
@@ -74,7 +74,7 @@ impl<T> TrySendError<T> {
     /// Whether the send failed because the channel was full.
     ///
     /// ```
-    /// assert!(fibra_channels::TrySendError::Full(()).is_full());
+    /// assert!(fibra::chan::TrySendError::Full(()).is_full());
     /// ```
     pub fn is_full(&self) -> bool {
         matches!(self, TrySendError::Full(_))
@@ -83,7 +83,7 @@ impl<T> TrySendError<T> {
     /// Whether the send failed because the channel was closed.
     ///
     /// ```
-    /// assert!(fibra_channels::TrySendError::Closed(()).is_closed());
+    /// assert!(fibra::chan::TrySendError::Closed(()).is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, TrySendError::Closed(_))
@@ -120,8 +120,8 @@ impl<T> Error for TrySendError<T> {}
 ///
 /// ```
 /// use std::time::Duration;
-/// use fibra_channels::SendTimeoutError;
-/// let (tx, _rx) = fibra_channels::bounded(0);
+/// use fibra::chan::SendTimeoutError;
+/// let (tx, _rx) = fibra::chan::bounded(0);
 /// let err = tx.send_timeout(5, Duration::from_millis(1)).unwrap_err();
 /// assert_eq!(err, SendTimeoutError::Timeout(5));
 /// ```
@@ -137,7 +137,7 @@ impl<T> SendTimeoutError<T> {
     /// The value that was not sent.
     ///
     /// ```
-    /// assert_eq!(fibra_channels::SendTimeoutError::Timeout(1).into_inner(), 1);
+    /// assert_eq!(fibra::chan::SendTimeoutError::Timeout(1).into_inner(), 1);
     /// ```
     pub fn into_inner(self) -> T {
         match self {
@@ -148,7 +148,7 @@ impl<T> SendTimeoutError<T> {
     /// Whether the send timed out.
     ///
     /// ```
-    /// assert!(fibra_channels::SendTimeoutError::Timeout(()).is_timeout());
+    /// assert!(fibra::chan::SendTimeoutError::Timeout(()).is_timeout());
     /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, SendTimeoutError::Timeout(_))
@@ -157,7 +157,7 @@ impl<T> SendTimeoutError<T> {
     /// Whether the send failed because the channel was closed.
     ///
     /// ```
-    /// assert!(fibra_channels::SendTimeoutError::Closed(()).is_closed());
+    /// assert!(fibra::chan::SendTimeoutError::Closed(()).is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, SendTimeoutError::Closed(_))
@@ -193,8 +193,8 @@ impl<T> Error for SendTimeoutError<T> {}
 /// A [`try_recv`](crate::Reader::try_recv) that found no value.
 ///
 /// ```
-/// use fibra_channels::TryRecvError;
-/// let (tx, rx) = fibra_channels::bounded::<u8>(1);
+/// use fibra::chan::TryRecvError;
+/// let (tx, rx) = fibra::chan::bounded::<u8>(1);
 /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
 /// drop(tx);
 /// assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
@@ -211,7 +211,7 @@ impl TryRecvError {
     /// Whether the channel was empty (but open).
     ///
     /// ```
-    /// assert!(fibra_channels::TryRecvError::Empty.is_empty());
+    /// assert!(fibra::chan::TryRecvError::Empty.is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         matches!(self, TryRecvError::Empty)
@@ -220,7 +220,7 @@ impl TryRecvError {
     /// Whether the channel was closed and drained.
     ///
     /// ```
-    /// assert!(fibra_channels::TryRecvError::Closed.is_closed());
+    /// assert!(fibra::chan::TryRecvError::Closed.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, TryRecvError::Closed)
@@ -242,8 +242,8 @@ impl Error for TryRecvError {}
 ///
 /// ```
 /// use std::time::Duration;
-/// use fibra_channels::RecvTimeoutError;
-/// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
+/// use fibra::chan::RecvTimeoutError;
+/// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
 /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Err(RecvTimeoutError::Timeout));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -258,7 +258,7 @@ impl RecvTimeoutError {
     /// Whether the receive timed out.
     ///
     /// ```
-    /// assert!(fibra_channels::RecvTimeoutError::Timeout.is_timeout());
+    /// assert!(fibra::chan::RecvTimeoutError::Timeout.is_timeout());
     /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, RecvTimeoutError::Timeout)
@@ -267,7 +267,7 @@ impl RecvTimeoutError {
     /// Whether the channel was closed and drained.
     ///
     /// ```
-    /// assert!(fibra_channels::RecvTimeoutError::Closed.is_closed());
+    /// assert!(fibra::chan::RecvTimeoutError::Closed.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, RecvTimeoutError::Closed)

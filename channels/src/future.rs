@@ -152,9 +152,9 @@ impl<O: Operation> Drop for AsyncOp<O> {
 /// The future of [`Reader::recv_async`](crate::Reader::recv_async).
 ///
 /// ```
-/// let (tx, rx) = fibra_channels::bounded(1);
+/// let (tx, rx) = fibra::chan::bounded(1);
 /// tx.send(1).unwrap();
-/// let future: fibra_channels::RecvFuture<'_, i32> = rx.recv_async();
+/// let future: fibra::chan::RecvFuture<'_, i32> = rx.recv_async();
 /// assert_eq!(futures::executor::block_on(future), Some(1));
 /// ```
 #[must_use = "futures do nothing unless polled"]
@@ -191,8 +191,8 @@ impl<T> fmt::Debug for RecvFuture<'_, T> {
 /// The future of [`Writer::send_async`](crate::Writer::send_async).
 ///
 /// ```
-/// let (tx, rx) = fibra_channels::bounded(1);
-/// let future: fibra_channels::SendFuture<'_, i32> = tx.send_async(2);
+/// let (tx, rx) = fibra::chan::bounded(1);
+/// let future: fibra::chan::SendFuture<'_, i32> = tx.send_async(2);
 /// futures::executor::block_on(future).unwrap();
 /// assert_eq!(rx.recv(), Some(2));
 /// ```

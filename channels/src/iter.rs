@@ -40,11 +40,11 @@ borrowing_iter!(
     /// is closed and drained.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(2);
+    /// let (tx, rx) = fibra::chan::bounded(2);
     /// tx.send('a').unwrap();
     /// tx.send('b').unwrap();
     /// drop(tx);
-    /// let mut iter: fibra_channels::Iter<'_, char> = rx.iter();
+    /// let mut iter: fibra::chan::Iter<'_, char> = rx.iter();
     /// assert_eq!(iter.next(), Some('a'));
     /// assert_eq!(iter.next(), Some('b'));
     /// assert_eq!(iter.next(), None);
@@ -57,9 +57,9 @@ borrowing_iter!(
     /// A non-blocking iterator over the values ready now, from [`Reader::try_iter`].
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(2);
+    /// let (tx, rx) = fibra::chan::bounded(2);
     /// tx.send(1).unwrap();
-    /// let mut iter: fibra_channels::TryIter<'_, i32> = rx.try_iter();
+    /// let mut iter: fibra::chan::TryIter<'_, i32> = rx.try_iter();
     /// assert_eq!(iter.next(), Some(1));
     /// assert_eq!(iter.next(), None); // empty, though still open
     /// ```
@@ -70,10 +70,10 @@ borrowing_iter!(
 /// A blocking iterator that owns its reader, from `Reader::into_iter`.
 ///
 /// ```
-/// let (tx, rx) = fibra_channels::bounded(2);
+/// let (tx, rx) = fibra::chan::bounded(2);
 /// tx.send(1).unwrap();
 /// drop(tx);
-/// let iter: fibra_channels::IntoIter<i32> = rx.into_iter();
+/// let iter: fibra::chan::IntoIter<i32> = rx.into_iter();
 /// assert_eq!(iter.collect::<Vec<_>>(), [1]);
 /// ```
 pub struct IntoIter<T> {

@@ -1,4 +1,4 @@
-//! fibra's bounded and rendezvous MPMC channels and timer channels (DESIGN §7).
+//! fibra's bounded and rendezvous MPMC channels and timer channels.
 //!
 //! [`bounded(cap)`](bounded) makes a channel with room for `cap` values; `cap == 0` is a
 //! rendezvous channel, where a send completes only when a receiver takes the value. Both ends
@@ -7,9 +7,9 @@
 //! `Stream`), in any mix.
 //!
 //! ```
-//! fibra_runtime::run(|| {
-//!     let (tx, rx) = fibra_channels::bounded(0);
-//!     let sum = fibra_runtime::scope(|s| {
+//! fibra::run(|| {
+//!     let (tx, rx) = fibra::chan::bounded(0);
+//!     let sum = fibra::scope(|s| {
 //!         for id in 0..4u64 {
 //!             let tx = tx.clone();
 //!             s.spawn(move || {
@@ -86,7 +86,7 @@ use std::sync::Arc;
 /// Returns its first writer and reader; clone either for more.
 ///
 /// ```
-/// let (tx, rx) = fibra_channels::bounded(1);
+/// let (tx, rx) = fibra::chan::bounded(1);
 /// tx.send("one").unwrap();
 /// assert!(tx.try_send("two").is_err()); // full
 /// assert_eq!(rx.recv(), Some("one"));

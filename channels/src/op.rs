@@ -13,10 +13,10 @@
 //! `select!` instead.
 //!
 //! ```
-//! use fibra_channels::op::{self, Attempt, Operation, RecvOp, Woken};
+//! use fibra::chan::op::{self, Attempt, Operation, RecvOp, Woken};
 //!
-//! let (tx_a, rx_a) = fibra_channels::bounded::<u32>(1);
-//! let (_tx_b, rx_b) = fibra_channels::bounded::<u32>(1);
+//! let (tx_a, rx_a) = fibra::chan::bounded::<u32>(1);
+//! let (_tx_b, rx_b) = fibra::chan::bounded::<u32>(1);
 //! let sender = std::thread::spawn(move || tx_a.send(7).unwrap());
 //!
 //! // Wait for whichever of two receives completes first.
@@ -53,8 +53,8 @@ use std::time::Instant;
 /// The state of an operation after an attempt.
 ///
 /// ```
-/// use fibra_channels::op::{Attempt, Operation, RecvOp};
-/// let (tx, rx) = fibra_channels::bounded(1);
+/// use fibra::chan::op::{Attempt, Operation, RecvOp};
+/// let (tx, rx) = fibra::chan::bounded(1);
 /// let recv = RecvOp::new(&rx);
 /// assert_eq!(recv.try_now(), Attempt::NotReady);
 /// tx.send(1).unwrap();
@@ -75,9 +75,9 @@ pub enum Attempt {
 /// How a [`wait`] ended.
 ///
 /// ```
-/// use fibra_channels::op::{self, RecvOp, Woken};
+/// use fibra::chan::op::{self, RecvOp, Woken};
 /// use std::time::{Duration, Instant};
-/// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
+/// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
 /// let recv = RecvOp::new(&rx);
 /// let soon = Instant::now() + Duration::from_millis(1);
 /// let woken = op::wait(&[Some(&recv)], Some(soon));
@@ -129,8 +129,8 @@ pub(crate) mod sealed {
 /// [`RecvOp`] and [`SendOp`]; not implementable outside this crate.
 ///
 /// ```
-/// use fibra_channels::op::{Attempt, Operation, SendOp};
-/// let (tx, rx) = fibra_channels::bounded(1);
+/// use fibra::chan::op::{Attempt, Operation, SendOp};
+/// let (tx, rx) = fibra::chan::bounded(1);
 /// let send = SendOp::new(&tx, 'x');
 /// assert_eq!(send.try_now(), Attempt::Completed);
 /// assert_eq!(rx.recv(), Some('x'));
@@ -144,8 +144,8 @@ pub trait Operation: sealed::Sealed {
     /// While the operation is in a [`wait`] (another fiber's, on this thread).
     ///
     /// ```
-    /// use fibra_channels::op::{Attempt, Operation, RecvOp};
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// use fibra::chan::op::{Attempt, Operation, RecvOp};
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
     /// assert_eq!(RecvOp::new(&rx).try_now(), Attempt::NotReady);
     /// ```
     fn try_now(&self) -> Attempt;
@@ -158,8 +158,8 @@ pub trait Operation: sealed::Sealed {
     /// As [`try_now`](Self::try_now).
     ///
     /// ```
-    /// use fibra_channels::op::{self, Attempt, Operation, RecvOp, Woken};
-    /// let (tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// use fibra::chan::op::{self, Attempt, Operation, RecvOp, Woken};
+    /// let (tx, rx) = fibra::chan::bounded::<u8>(1);
     /// let closer = std::thread::spawn(move || drop(tx));
     /// let recv = RecvOp::new(&rx);
     /// loop {
@@ -180,8 +180,8 @@ pub trait Operation: sealed::Sealed {
 /// [`into_value`](RecvOp::into_value).
 ///
 /// ```
-/// use fibra_channels::op::{Attempt, Operation, RecvOp};
-/// let (tx, rx) = fibra_channels::bounded(1);
+/// use fibra::chan::op::{Attempt, Operation, RecvOp};
+/// let (tx, rx) = fibra::chan::bounded(1);
 /// tx.send(3).unwrap();
 /// let recv = RecvOp::new(&rx);
 /// assert_eq!(recv.try_now(), Attempt::Completed);
@@ -201,8 +201,8 @@ impl<'a, T> RecvOp<'a, T> {
     /// when the channel is closed and drained).
     ///
     /// ```
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
-    /// let _recv = fibra_channels::op::RecvOp::new(&rx);
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// let _recv = fibra::chan::op::RecvOp::new(&rx);
     /// ```
     pub fn new(reader: &'a Reader<T>) -> Self {
         RecvOp::on(reader.chan(), Side::Recv)
@@ -212,8 +212,8 @@ impl<'a, T> RecvOp<'a, T> {
     /// drained (it then ends as [`Attempt::Closed`]).
     ///
     /// ```
-    /// use fibra_channels::op::{Attempt, Operation, RecvOp};
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// use fibra::chan::op::{Attempt, Operation, RecvOp};
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// tx.send(1).unwrap();
     /// tx.close();
     /// let closed = RecvOp::closed(&rx);
@@ -238,8 +238,8 @@ impl<'a, T> RecvOp<'a, T> {
     /// completed).
     ///
     /// ```
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
-    /// assert_eq!(fibra_channels::op::RecvOp::new(&rx).into_value(), None);
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// assert_eq!(fibra::chan::op::RecvOp::new(&rx).into_value(), None);
     /// ```
     pub fn into_value(self) -> Option<T> {
         self.packet.into_inner()
@@ -328,8 +328,8 @@ impl<T> fmt::Debug for RecvOp<'_, T> {
 /// [`into_value`](SendOp::into_value).
 ///
 /// ```
-/// use fibra_channels::op::{Attempt, Operation, SendOp};
-/// let (tx, _rx) = fibra_channels::bounded(0);
+/// use fibra::chan::op::{Attempt, Operation, SendOp};
+/// let (tx, _rx) = fibra::chan::bounded(0);
 /// let send = SendOp::new(&tx, "kept");
 /// assert_eq!(send.try_now(), Attempt::NotReady); // nobody is receiving
 /// assert_eq!(send.into_value(), Some("kept"));
@@ -345,8 +345,8 @@ impl<'a, T> SendOp<'a, T> {
     /// A send of `value` on `writer`'s channel.
     ///
     /// ```
-    /// let (tx, _rx) = fibra_channels::bounded(1);
-    /// let _send = fibra_channels::op::SendOp::new(&tx, 1u8);
+    /// let (tx, _rx) = fibra::chan::bounded(1);
+    /// let _send = fibra::chan::op::SendOp::new(&tx, 1u8);
     /// ```
     pub fn new(writer: &'a Writer<T>, value: T) -> Self {
         SendOp {
@@ -359,8 +359,8 @@ impl<'a, T> SendOp<'a, T> {
     /// The value, if it was not delivered.
     ///
     /// ```
-    /// use fibra_channels::op::{Operation, SendOp};
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// use fibra::chan::op::{Operation, SendOp};
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// let send = SendOp::new(&tx, 9);
     /// send.try_now();
     /// assert_eq!(send.into_value(), None);
@@ -518,8 +518,8 @@ impl Drop for Registered<'_> {
 ///
 /// ```
 /// use std::time::{Duration, Instant};
-/// use fibra_channels::op::{self, RecvOp, Woken};
-/// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
+/// use fibra::chan::op::{self, RecvOp, Woken};
+/// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
 /// let recv = RecvOp::new(&rx);
 /// let deadline = Instant::now() + Duration::from_millis(1);
 /// let woken = loop {
@@ -596,7 +596,7 @@ pub(crate) fn wait_then(
 /// already unwinding.
 ///
 /// ```
-/// fibra_runtime::run(|| fibra_channels::op::cancellation_point());
+/// fibra::run(|| fibra::chan::op::cancellation_point());
 /// ```
 pub fn cancellation_point() {
     cancel::point();

@@ -22,7 +22,7 @@ type Pending<T> = Exclusive<Pin<Box<dyn Future<Output = Option<T>> + Send>>>;
 /// dropped).
 ///
 /// ```
-/// let (tx, rx) = fibra_channels::bounded(4);
+/// let (tx, rx) = fibra::chan::bounded(4);
 /// let rx2 = rx.clone();
 /// tx.send(1).unwrap();
 /// tx.send(2).unwrap();
@@ -50,9 +50,9 @@ impl<T> Reader<T> {
     /// once the channel is closed and every buffered value has been received.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(0);
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// let (tx, rx) = fibra::chan::bounded(0);
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         s.spawn(|| tx.send("hello").unwrap());
     ///         assert_eq!(rx.recv(), Some("hello"));
     ///     });
@@ -71,8 +71,8 @@ impl<T> Reader<T> {
     /// Receives a value if one is ready now; never waits.
     ///
     /// ```
-    /// use fibra_channels::TryRecvError;
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// use fibra::chan::TryRecvError;
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
     /// tx.send(5).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(5));
@@ -85,8 +85,8 @@ impl<T> Reader<T> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fibra_channels::RecvTimeoutError;
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// use fibra::chan::RecvTimeoutError;
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Err(RecvTimeoutError::Timeout));
     /// tx.send(1).unwrap();
     /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Ok(1));
@@ -102,8 +102,8 @@ impl<T> Reader<T> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use fibra_channels::RecvTimeoutError;
-    /// let (tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// use fibra::chan::RecvTimeoutError;
+    /// let (tx, rx) = fibra::chan::bounded::<u8>(1);
     /// drop(tx);
     /// let deadline = Instant::now() + Duration::from_secs(60);
     /// assert_eq!(rx.recv_deadline(deadline), Err(RecvTimeoutError::Closed));
@@ -123,7 +123,7 @@ impl<T> Reader<T> {
     /// would return. Dropping it before it resolves loses no value.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     /// rt.block_on(async {
     ///     tx.send_async(3).await.unwrap();
@@ -138,7 +138,7 @@ impl<T> Reader<T> {
     /// drained.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(3);
+    /// let (tx, rx) = fibra::chan::bounded(3);
     /// for i in 0..3 {
     ///     tx.send(i).unwrap();
     /// }
@@ -152,7 +152,7 @@ impl<T> Reader<T> {
     /// An iterator over the values ready now; it never waits.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(3);
+    /// let (tx, rx) = fibra::chan::bounded(3);
     /// tx.send(1).unwrap();
     /// tx.send(2).unwrap();
     /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2]);
@@ -167,7 +167,7 @@ crate::ends::state_accessors!(Reader {
     /// idempotent). Buffered values can still be received.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// tx.send(1).unwrap();
     /// assert!(rx.close());
     /// assert!(!rx.close());
@@ -180,7 +180,7 @@ crate::ends::state_accessors!(Reader {
     /// Whether the channel is closed (values may still be buffered).
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded::<()>(1);
+    /// let (tx, rx) = fibra::chan::bounded::<()>(1);
     /// assert!(!rx.is_closed());
     /// drop(tx);
     /// assert!(rx.is_closed());
@@ -190,7 +190,7 @@ crate::ends::state_accessors!(Reader {
     /// How many values are buffered.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(2);
+    /// let (tx, rx) = fibra::chan::bounded(2);
     /// tx.send(1).unwrap();
     /// assert_eq!(rx.len(), 1);
     /// ```
@@ -199,7 +199,7 @@ crate::ends::state_accessors!(Reader {
     /// Whether nothing is buffered.
     ///
     /// ```
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(2);
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(2);
     /// assert!(rx.is_empty());
     /// ```
     ;
@@ -207,7 +207,7 @@ crate::ends::state_accessors!(Reader {
     /// Whether the buffer is full (always true for a rendezvous channel).
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// tx.send(1).unwrap();
     /// assert!(rx.is_full());
     /// ```
@@ -216,7 +216,7 @@ crate::ends::state_accessors!(Reader {
     /// The buffer's capacity (0 for a rendezvous channel).
     ///
     /// ```
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(8);
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(8);
     /// assert_eq!(rx.capacity(), 8);
     /// ```
     ;
@@ -224,8 +224,8 @@ crate::ends::state_accessors!(Reader {
     /// Whether `self` and `other` are ends of the same channel.
     ///
     /// ```
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
-    /// let (_tx2, other) = fibra_channels::bounded::<u8>(1);
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// let (_tx2, other) = fibra::chan::bounded::<u8>(1);
     /// assert!(rx.same_channel(&rx.clone()));
     /// assert!(!rx.same_channel(&other));
     /// ```
@@ -276,7 +276,7 @@ impl<'a, T> IntoIterator for &'a Reader<T> {
 ///
 /// ```
 /// use futures::StreamExt;
-/// let (tx, rx) = fibra_channels::bounded(4);
+/// let (tx, rx) = fibra::chan::bounded(4);
 /// std::thread::spawn(move || {
 ///     for i in 0..4 {
 ///         tx.send(i).unwrap();

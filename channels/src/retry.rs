@@ -96,12 +96,12 @@ impl RetrySlot {
 /// it holds meanwhile (module documentation). Freed on drop.
 ///
 /// ```
-/// use fibra_channels::op::{Attempt, Operation, Patience, RecvOp};
-/// let (tx, rx) = fibra_channels::bounded::<u8>(1);
-/// fibra_runtime::run(|| {
+/// use fibra::chan::op::{Attempt, Operation, Patience, RecvOp};
+/// let (tx, rx) = fibra::chan::bounded::<u8>(1);
+/// fibra::run(|| {
 ///     let recv = RecvOp::new(&rx);
 ///     let mut patience = Patience::new();
-///     let sender = fibra_runtime::spawn_local(move || tx.send(1).unwrap());
+///     let sender = fibra::spawn_local(move || tx.send(1).unwrap());
 ///     assert_eq!(recv.try_now(), Attempt::NotReady);
 ///     assert!(patience.retry(&[Some(&recv)])); // the sender runs meanwhile
 ///     assert_eq!(recv.try_now(), Attempt::Completed);
@@ -120,7 +120,7 @@ impl<'a> Patience<'a> {
     /// it can be made before an operation is known to block.
     ///
     /// ```
-    /// let _patience = fibra_channels::op::Patience::new();
+    /// let _patience = fibra::chan::op::Patience::new();
     /// ```
     pub const fn new() -> Self {
         Patience {
@@ -145,8 +145,8 @@ impl<'a> Patience<'a> {
     /// same channel, and gives up retrying if that caller does not let go meanwhile.
     ///
     /// ```
-    /// use fibra_channels::op::{Patience, RecvOp, SendOp};
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// use fibra::chan::op::{Patience, RecvOp, SendOp};
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
     /// let recv = RecvOp::new(&rx);
     /// let mut patience = Patience::new();
     /// let mut retries = 0;
@@ -155,7 +155,7 @@ impl<'a> Patience<'a> {
     /// }
     /// assert!(retries > 0);
     ///
-    /// let (tx, _rx) = fibra_channels::bounded(0);
+    /// let (tx, _rx) = fibra::chan::bounded(0);
     /// let send = SendOp::new(&tx, 1);
     /// assert!(!Patience::new().retry(&[Some(&send)]));
     /// ```
@@ -223,8 +223,8 @@ impl<'a> Patience<'a> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use fibra_channels::op::{Patience, RecvOp, Woken};
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// use fibra::chan::op::{Patience, RecvOp, Woken};
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
     /// let recv = RecvOp::new(&rx);
     /// let mut patience = Patience::new();
     /// while patience.retry(&[Some(&recv)]) {}

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// ```
 /// use std::time::{Duration, Instant};
 /// let start = Instant::now();
-/// let timeout = fibra_channels::close_after(Duration::from_millis(5));
+/// let timeout = fibra::chan::close_after(Duration::from_millis(5));
 /// assert_eq!(timeout.recv(), None);
 /// assert!(start.elapsed() >= Duration::from_millis(5));
 /// ```
@@ -30,7 +30,7 @@ pub fn close_after(duration: Duration) -> Reader<()> {
 /// ```
 /// use std::time::{Duration, Instant};
 /// let deadline = Instant::now() + Duration::from_millis(2);
-/// let timeout = fibra_channels::close_at(deadline);
+/// let timeout = fibra::chan::close_at(deadline);
 /// assert!(!timeout.is_closed() || Instant::now() >= deadline);
 /// assert_eq!(timeout.recv(), None);
 /// assert!(Instant::now() >= deadline);
@@ -49,7 +49,7 @@ pub fn close_at(deadline: Instant) -> Reader<()> {
 ///
 /// ```
 /// use std::time::Duration;
-/// let ticks = fibra_channels::tick(Duration::from_millis(1));
+/// let ticks = fibra::chan::tick(Duration::from_millis(1));
 /// let first = ticks.recv().unwrap();
 /// let second = ticks.recv().unwrap();
 /// assert!(second >= first + Duration::from_millis(1));

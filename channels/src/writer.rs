@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// the last writer closes the channel; receivers then drain what is buffered.
 ///
 /// ```
-/// let (tx, rx) = fibra_channels::bounded(2);
+/// let (tx, rx) = fibra::chan::bounded(2);
 /// let tx2 = tx.clone();
 /// tx.send(1).unwrap();
 /// tx2.send(2).unwrap();
@@ -37,9 +37,9 @@ impl<T> Writer<T> {
     /// directly. On a closed channel the value comes back in the error.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(0);
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// let (tx, rx) = fibra::chan::bounded(0);
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         s.spawn(|| assert_eq!(rx.recv(), Some(1)));
     ///         tx.send(1).unwrap(); // returns once the receiver has the value
     ///     });
@@ -59,8 +59,8 @@ impl<T> Writer<T> {
     /// Sends `value` if that is possible now; never waits.
     ///
     /// ```
-    /// use fibra_channels::TrySendError;
-    /// let (tx, _rx) = fibra_channels::bounded(1);
+    /// use fibra::chan::TrySendError;
+    /// let (tx, _rx) = fibra::chan::bounded(1);
     /// assert_eq!(tx.try_send(1), Ok(()));
     /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
     /// ```
@@ -72,7 +72,7 @@ impl<T> Writer<T> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// assert!(tx.send_timeout(1, Duration::from_millis(1)).is_ok());
     /// assert!(tx.send_timeout(2, Duration::from_millis(1)).unwrap_err().is_timeout());
     /// assert_eq!(rx.recv(), Some(1));
@@ -88,8 +88,8 @@ impl<T> Writer<T> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use fibra_channels::SendTimeoutError;
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// use fibra::chan::SendTimeoutError;
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// drop(rx);
     /// let deadline = Instant::now() + Duration::from_secs(60);
     /// assert_eq!(tx.send_deadline(4, deadline), Err(SendTimeoutError::Closed(4)));
@@ -114,7 +114,7 @@ impl<T> Writer<T> {
     /// the value.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// futures::executor::block_on(async {
     ///     tx.send_async("x").await.unwrap();
     /// });
@@ -131,7 +131,7 @@ crate::ends::state_accessors!(Writer {
     /// `None`.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// let (tx, rx) = fibra::chan::bounded::<u8>(1);
     /// assert!(tx.close());
     /// assert!(!tx.clone().close());
     /// assert_eq!(rx.recv(), None);
@@ -141,7 +141,7 @@ crate::ends::state_accessors!(Writer {
     /// Whether the channel is closed.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// let (tx, rx) = fibra::chan::bounded::<u8>(1);
     /// drop(rx);
     /// assert!(tx.is_closed());
     /// ```
@@ -150,7 +150,7 @@ crate::ends::state_accessors!(Writer {
     /// How many values are buffered.
     ///
     /// ```
-    /// let (tx, _rx) = fibra_channels::bounded(2);
+    /// let (tx, _rx) = fibra::chan::bounded(2);
     /// tx.send(()).unwrap();
     /// assert_eq!(tx.len(), 1);
     /// ```
@@ -159,7 +159,7 @@ crate::ends::state_accessors!(Writer {
     /// Whether nothing is buffered.
     ///
     /// ```
-    /// let (tx, _rx) = fibra_channels::bounded::<u8>(2);
+    /// let (tx, _rx) = fibra::chan::bounded::<u8>(2);
     /// assert!(tx.is_empty());
     /// ```
     ;
@@ -167,7 +167,7 @@ crate::ends::state_accessors!(Writer {
     /// Whether the buffer is full (always true for a rendezvous channel).
     ///
     /// ```
-    /// let (tx, _rx) = fibra_channels::bounded::<u8>(0);
+    /// let (tx, _rx) = fibra::chan::bounded::<u8>(0);
     /// assert!(tx.is_full());
     /// ```
     ;
@@ -175,7 +175,7 @@ crate::ends::state_accessors!(Writer {
     /// The buffer's capacity (0 for a rendezvous channel).
     ///
     /// ```
-    /// let (tx, _rx) = fibra_channels::bounded::<u8>(0);
+    /// let (tx, _rx) = fibra::chan::bounded::<u8>(0);
     /// assert_eq!(tx.capacity(), 0);
     /// ```
     ;
@@ -183,7 +183,7 @@ crate::ends::state_accessors!(Writer {
     /// Whether `self` and `other` are ends of the same channel.
     ///
     /// ```
-    /// let (tx, _rx) = fibra_channels::bounded::<u8>(1);
+    /// let (tx, _rx) = fibra::chan::bounded::<u8>(1);
     /// assert!(tx.same_channel(&tx.clone()));
     /// ```
     ;

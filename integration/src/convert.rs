@@ -13,17 +13,17 @@ use std::io;
 /// Outside a fibra fiber or a tokio runtime's context (tokio's own message).
 ///
 /// ```
-/// use fibra_integration::IntoTokio;
+/// use fibra::io::IntoTokio;
 /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
 ///
-/// fibra_runtime::run(|| {
-///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// fibra::run(|| {
+///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
 ///     let addr = listener.local_addr().unwrap();
-///     let client = fibra_net::net::TcpStream::connect(addr).unwrap();
+///     let client = fibra::net::TcpStream::connect(addr).unwrap();
 ///     let (server, _) = listener.accept().unwrap();
 ///     let mut client = client.into_tokio().unwrap();
 ///     let mut server = server.into_tokio().unwrap();
-///     let got = fibra_runtime::block_on(async {
+///     let got = fibra::block_on(async {
 ///         client.write_all(b"async").await.unwrap();
 ///         let mut buf = [0; 5];
 ///         server.read_exact(&mut buf).await.unwrap();
@@ -48,17 +48,17 @@ pub trait IntoTokio {
 /// reactor), for blocking-style use in fibers.
 ///
 /// ```
-/// use fibra_integration::FromTokio;
+/// use fibra::io::FromTokio;
 /// use std::io::{Read, Write};
 ///
-/// fibra_runtime::run(|| {
-///     let (a, b) = fibra_runtime::block_on(async {
+/// fibra::run(|| {
+///     let (a, b) = fibra::block_on(async {
 ///         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
 ///         let a = tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
 ///         (a, listener.accept().await.unwrap().0)
 ///     });
-///     let mut a = fibra_net::net::TcpStream::from_tokio(a).unwrap();
-///     let mut b = fibra_net::net::TcpStream::from_tokio(b).unwrap();
+///     let mut a = fibra::net::TcpStream::from_tokio(a).unwrap();
+///     let mut b = fibra::net::TcpStream::from_tokio(b).unwrap();
 ///     a.write_all(b"sync").unwrap();
 ///     let mut buf = [0; 4];
 ///     b.read_exact(&mut buf).unwrap();

@@ -14,13 +14,13 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// took no data).
 ///
 /// ```
-/// use fibra_integration::SyncIo;
+/// use fibra::io::SyncIo;
 /// use std::io::{Read, Write};
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let (a, b) = tokio::io::duplex(64);
 ///     let mut a = SyncIo::new(a);
-///     let writer = fibra_runtime::spawn(move || a.write_all(&[9; 1000]).unwrap());
+///     let writer = fibra::spawn(move || a.write_all(&[9; 1000]).unwrap());
 ///     let mut got = Vec::new();
 ///     let mut b = SyncIo::new(b);
 ///     b.read_exact(&mut [0; 1000][..]).unwrap();

@@ -22,7 +22,7 @@ pub struct ReplyTo<R> {
 /// Why a [`call`] returned no reply.
 ///
 /// ```
-/// use fibra_process::{CallError, Reason};
+/// use fibra::process::{CallError, Reason};
 /// assert_eq!(CallError::Timeout.to_string(), "call timed out");
 /// assert_eq!(CallError::Down(Reason::Noproc).to_string(), "the callee ended: noproc");
 /// ```
@@ -93,7 +93,7 @@ impl<R> ReplyTo<R> {
     /// Answers the call. A reply that comes after the caller gave up is dropped.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox, ReplyTo, Signal};
+    /// use fibra::process::{self as process, Inbox, ReplyTo, Signal};
     /// use std::time::Duration;
     ///
     /// process::run(|_: Inbox<()>| {
@@ -153,7 +153,7 @@ impl Drop for Watching<'_> {
 /// When a process calls itself (it could never answer).
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, ReplyTo, Signal};
+/// use fibra::process::{self as process, Inbox, ReplyTo, Signal};
 /// use std::time::Duration;
 ///
 /// enum Counter {

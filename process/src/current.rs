@@ -63,7 +63,7 @@ pub(crate) fn current(what: &str) -> ProcessId {
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox};
+/// use fibra::process::{self as process, Inbox};
 ///
 /// process::run(|inbox: Inbox<()>| assert_eq!(process::self_id(), inbox.pid().id()));
 /// ```
@@ -79,7 +79,7 @@ pub fn self_id() -> ProcessId {
 /// Outside a process, or if the process takes messages of another type than `M`.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox};
+/// use fibra::process::{self as process, Inbox};
 ///
 /// process::run(|inbox: Inbox<u32>| assert_eq!(process::self_pid::<u32>(), inbox.pid()));
 /// ```

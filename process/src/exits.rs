@@ -102,7 +102,7 @@ pub(crate) fn unwind_if_ended(me: &ProcessId) {
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason};
+/// use fibra::process::{self as process, Inbox, Reason};
 ///
 /// process::run(|_: Inbox<()>| {
 ///     let sleeper = process::spawn(|inbox: Inbox<()>| loop {
@@ -145,7 +145,7 @@ pub fn exit(pid: impl Into<ProcessId>, reason: Reason) {
 /// [`link`] to a process that has ended, while not trapping exits.
 ///
 /// ```
-/// assert_eq!(fibra_process::NoProc.to_string(), "noproc: the process does not exist");
+/// assert_eq!(fibra::process::NoProc.to_string(), "noproc: the process does not exist");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NoProc;
@@ -171,7 +171,7 @@ impl Error for NoProc {}
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, NoProc, Reason};
+/// use fibra::process::{self as process, Inbox, NoProc, Reason};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let (gone, _) = process::spawn_monitor(|_: Inbox<()>| {});
@@ -234,7 +234,7 @@ pub(crate) fn link_pair(me: &ProcessId, other: &ProcessId) -> Result<(), ()> {
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason};
+/// use fibra::process::{self as process, Inbox, Reason};
 ///
 /// process::run(|_: Inbox<()>| {
 ///     let child = process::spawn_link(|inbox: Inbox<()>| loop {
@@ -272,7 +272,7 @@ pub fn unlink(pid: impl Into<ProcessId>) {
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason, Signal};
+/// use fibra::process::{self as process, Inbox, Reason, Signal};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     assert!(!process::trap_exit(true));
@@ -297,7 +297,7 @@ pub fn trap_exit(trap: bool) -> bool {
 /// exit signal). Works from any fiber or thread.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox};
+/// use fibra::process::{self as process, Inbox};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     assert!(process::is_alive(inbox.pid()));
@@ -316,7 +316,7 @@ pub fn is_alive(pid: impl Into<ProcessId>) -> bool {
 /// Outside a process; inside [`fibra::shield`](fibra_runtime::shield), which cannot unwind.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason, Signal};
+/// use fibra::process::{self as process, Inbox, Reason, Signal};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let (_, mref) = process::spawn_monitor(|_: Inbox<()>| process::exit_self(Reason::Shutdown));

@@ -21,7 +21,7 @@ pub(crate) fn next_number() -> u64 {
 /// then says false and sends are dropped.
 ///
 /// ```
-/// use fibra_process::{self as process, Signal};
+/// use fibra::process::{self as process, Signal};
 ///
 /// let status = process::run(|inbox: process::Inbox<()>| {
 ///     let doubler = process::spawn(|inbox: process::Inbox<(u32, process::Pid<u32>)>| {
@@ -52,7 +52,7 @@ impl<M: Send + 'static> Pid<M> {
     /// point, like every blocking fibra operation.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox};
+    /// use fibra::process::{self as process, Inbox};
     ///
     /// process::run(|inbox: Inbox<&'static str>| {
     ///     inbox.pid().send("to myself");
@@ -68,7 +68,7 @@ impl<M: Send + 'static> Pid<M> {
     /// The untyped identity of this process, as links, monitors and names use it.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox};
+    /// use fibra::process::{self as process, Inbox};
     ///
     /// process::run(|inbox: Inbox<u8>| assert_eq!(inbox.pid().id(), process::self_id()));
     /// ```
@@ -118,7 +118,7 @@ impl<M> fmt::Display for Pid<M> {
 /// accept a `&Pid<M>` or a `&ProcessId`.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox};
+/// use fibra::process::{self as process, Inbox};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let pid = inbox.pid();
@@ -141,7 +141,7 @@ impl ProcessId {
     /// The typed address of this process, if it takes messages of type `M`.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox};
+    /// use fibra::process::{self as process, Inbox};
     ///
     /// process::run(|inbox: Inbox<u8>| {
     ///     let id = process::self_id();
@@ -213,7 +213,7 @@ impl<M: Send + 'static> PartialEq<ProcessId> for Pid<M> {
 /// Prints like OTP's references (`#Ref<0.0.0.42>`).
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Signal};
+/// use fibra::process::{self as process, Inbox, Signal};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let (pid, mref) = process::spawn_monitor(|_: Inbox<()>| {});

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// as soon as every message was examined. Receives are cancellation points.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Signal};
+/// use fibra::process::{self as process, Inbox, Signal};
 ///
 /// process::run(|inbox: Inbox<u32>| {
 ///     let me = inbox.pid();
@@ -76,7 +76,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// This process's address.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox};
+    /// use fibra::process::{self as process, Inbox};
     ///
     /// process::run(|inbox: Inbox<u8>| assert!(process::is_alive(inbox.pid())));
     /// ```
@@ -89,7 +89,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// The oldest signal of any kind, waiting for one if there is none.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox};
+    /// use fibra::process::{self as process, Inbox};
     ///
     /// process::run(|inbox: Inbox<u8>| {
     ///     let me = inbox.pid();
@@ -105,7 +105,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// The oldest signal, if there is one now.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox};
+    /// use fibra::process::{self as process, Inbox};
     ///
     /// process::run(|inbox: Inbox<u8>| {
     ///     assert!(inbox.try_recv().is_none());
@@ -120,7 +120,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// The oldest signal, waiting at most `timeout` for one; `None` if none came.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox};
+    /// use fibra::process::{self as process, Inbox};
     /// use std::time::Duration;
     ///
     /// process::run(|inbox: Inbox<u8>| {
@@ -135,7 +135,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// `pred` must not receive itself (that panics).
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox, Signal};
+    /// use fibra::process::{self as process, Inbox, Signal};
     ///
     /// process::run(|inbox: Inbox<char>| {
     ///     let me = inbox.pid();
@@ -154,7 +154,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// `None` if no matching signal came.
     ///
     /// ```
-    /// use fibra_process::{self as process, Inbox, Signal};
+    /// use fibra::process::{self as process, Inbox, Signal};
     /// use std::time::Duration;
     ///
     /// process::run(|inbox: Inbox<u8>| {

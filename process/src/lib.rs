@@ -9,7 +9,7 @@
 //! `fibra::process` and `fibra::receive!`.
 //!
 //! ```
-//! use fibra_process::{self as process, Inbox, Pid, Signal};
+//! use fibra::process::{self as process, Inbox, Pid, Signal};
 //! use std::time::Duration;
 //!
 //! enum Msg {
@@ -25,7 +25,7 @@
 //!         }
 //!     });
 //!     echo.send(Msg::Ping(inbox.pid()));
-//!     fibra_process::receive! { inbox,
+//!     fibra::process::receive! { inbox,
 //!         Signal::Msg(Msg::Pong) => println!("pong"),
 //!         after Duration::from_secs(5) => panic!("no pong"),
 //!     }

@@ -20,7 +20,7 @@
 /// the enclosing code. Guards are evaluated while scanning and must not receive themselves.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Signal};
+/// use fibra::process::{self as process, Inbox, Signal};
 /// use std::time::Duration;
 ///
 /// enum Msg {
@@ -35,7 +35,7 @@
 ///     me.send(Msg::Job(20));
 ///     let mut done = Vec::new();
 ///     loop {
-///         fibra_process::receive! { inbox,
+///         fibra::process::receive! { inbox,
 ///             Signal::Msg(Msg::Job(n)) if n > 10 => done.push(n),
 ///             Signal::Msg(Msg::Stop) if !done.is_empty() => break,
 ///             after Duration::from_secs(5) => panic!("stuck"),

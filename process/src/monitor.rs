@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason, Signal};
+/// use fibra::process::{self as process, Inbox, Reason, Signal};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let worker = process::spawn(|_: Inbox<()>| process::exit_self(Reason::custom("done")));
@@ -66,7 +66,7 @@ pub fn monitor(pid: impl Into<ProcessId>) -> MonitorRef {
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason, Signal};
+/// use fibra::process::{self as process, Inbox, Reason, Signal};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let mref = process::monitor_name("nobody-has-this-name");
@@ -105,12 +105,12 @@ fn nobody(me: &ProcessId) -> ProcessId {
 /// Outside a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason};
+/// use fibra::process::{self as process, Inbox, Reason};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let (worker, mref) = process::spawn_monitor(|_: Inbox<()>| {});
 ///     while process::is_alive(&worker) {
-///         fibra_runtime::yield_now();
+///         fibra::yield_now();
 ///     }
 ///     // It ended, so its Down is in the mailbox: flush removes it.
 ///     assert!(!process::demonitor(mref, true));

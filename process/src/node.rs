@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 /// Exit status of a runtime error (a mailbox limit exceeded), as OTP's runtime errors.
 ///
 /// ```
-/// assert_eq!(fibra_process::RUNTIME_ERROR_STATUS, 70);
+/// assert_eq!(fibra::process::RUNTIME_ERROR_STATUS, 70);
 /// ```
 pub const RUNTIME_ERROR_STATUS: i32 = 70;
 
@@ -142,7 +142,7 @@ impl Node {
 /// the OS process with it.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Signal};
+/// use fibra::process::{self as process, Inbox, Signal};
 ///
 /// let status = process::run(|inbox: Inbox<String>| {
 ///     let me = inbox.pid();
@@ -180,12 +180,12 @@ where
 /// (after flushing stdout).
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox};
+/// use fibra::process::{self as process, Inbox};
 ///
 /// let status = process::run(|_: Inbox<()>| {
 ///     process::spawn(|_: Inbox<()>| process::halt(3));
 ///     loop {
-///         fibra_runtime::park(); // unwound by the halt
+///         fibra::park(); // unwound by the halt
 ///     }
 /// });
 /// assert_eq!(status, 3);

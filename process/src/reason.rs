@@ -8,7 +8,7 @@ use std::fmt;
 /// `{panic,"boom"}`; a custom reason as given).
 ///
 /// ```
-/// use fibra_process::Reason;
+/// use fibra::process::Reason;
 /// assert_eq!(Reason::Killed.to_string(), "killed");
 /// assert_eq!(Reason::Panic("boom".into()).to_string(), "{panic,\"boom\"}");
 /// assert!(!Reason::Shutdown.is_normal());
@@ -36,7 +36,7 @@ impl Reason {
     /// survives.
     ///
     /// ```
-    /// assert!(fibra_process::Reason::Normal.is_normal());
+    /// assert!(fibra::process::Reason::Normal.is_normal());
     /// ```
     pub fn is_normal(&self) -> bool {
         matches!(self, Reason::Normal)
@@ -45,7 +45,7 @@ impl Reason {
     /// A custom reason.
     ///
     /// ```
-    /// assert_eq!(fibra_process::Reason::custom("{bad,1}").to_string(), "{bad,1}");
+    /// assert_eq!(fibra::process::Reason::custom("{bad,1}").to_string(), "{bad,1}");
     /// ```
     pub fn custom(reason: impl Into<String>) -> Reason {
         Reason::Custom(reason.into())

@@ -17,7 +17,7 @@ fn names() -> MutexGuard<'static, HashMap<Arc<str>, ProcessId>> {
 ///
 /// ```
 /// assert_eq!(
-///     fibra_process::RegisterError::NameTaken.to_string(),
+///     fibra::process::RegisterError::NameTaken.to_string(),
 ///     "the name is registered to another process"
 /// );
 /// ```
@@ -48,7 +48,7 @@ impl Error for RegisterError {}
 ///
 /// ```
 /// assert_eq!(
-///     fibra_process::WhereisError::NotRegistered.to_string(),
+///     fibra::process::WhereisError::NotRegistered.to_string(),
 ///     "no process has the name"
 /// );
 /// ```
@@ -82,7 +82,7 @@ impl Error for WhereisError {}
 /// [`RegisterError`]: the name is taken, the process already has a name, or it has ended.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, RegisterError};
+/// use fibra::process::{self as process, Inbox, RegisterError};
 ///
 /// process::run(|inbox: Inbox<u8>| {
 ///     process::register("doc-register", inbox.pid()).unwrap();
@@ -113,7 +113,7 @@ pub fn register(name: impl Into<String>, pid: impl Into<ProcessId>) -> Result<()
 /// Frees `name`; whether a process had it.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox};
+/// use fibra::process::{self as process, Inbox};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     process::register("doc-unregister", inbox.pid()).unwrap();
@@ -146,7 +146,7 @@ pub fn unregister(name: &str) -> bool {
 /// messages of another type than `M`.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, WhereisError};
+/// use fibra::process::{self as process, Inbox, WhereisError};
 ///
 /// process::run(|inbox: Inbox<u8>| {
 ///     process::register("doc-whereis", inbox.pid()).unwrap();
@@ -164,7 +164,7 @@ pub fn whereis<M: Send + 'static>(name: &str) -> Result<Pid<M>, WhereisError> {
 /// The process registered as `name`, untyped.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox};
+/// use fibra::process::{self as process, Inbox};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     process::register("doc-whereis-id", inbox.pid()).unwrap();
@@ -178,7 +178,7 @@ pub fn whereis_id(name: &str) -> Option<ProcessId> {
 /// Every registered name, sorted.
 ///
 /// ```
-/// assert!(!fibra_process::registered().contains(&"never-registered".to_owned()));
+/// assert!(!fibra::process::registered().contains(&"never-registered".to_owned()));
 /// ```
 pub fn registered() -> Vec<String> {
     let mut all: Vec<String> = names().keys().map(|name| name.to_string()).collect();

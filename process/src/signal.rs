@@ -5,7 +5,7 @@ use crate::{MonitorRef, ProcessId, Reason};
 /// One entry of a process's mailbox: a message, or a system signal turned into a message.
 ///
 /// ```
-/// use fibra_process::{Reason, Signal};
+/// use fibra::process::{Reason, Signal};
 /// let s: Signal<u32> = Signal::Msg(7);
 /// assert_eq!(s.into_msg(), Some(7));
 /// ```
@@ -44,7 +44,7 @@ impl<M> Signal<M> {
     /// The message, by reference, if this is one.
     ///
     /// ```
-    /// let s: fibra_process::Signal<&str> = fibra_process::Signal::Msg("hi");
+    /// let s: fibra::process::Signal<&str> = fibra::process::Signal::Msg("hi");
     /// assert_eq!(s.msg(), Some(&"hi"));
     /// ```
     pub fn msg(&self) -> Option<&M> {

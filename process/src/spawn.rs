@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// Configures one spawn: a registered name, the fiber's stack size, a mailbox limit.
 ///
 /// ```
-/// use fibra_process::{self as process, Builder, Inbox};
+/// use fibra::process::{self as process, Builder, Inbox};
 ///
 /// process::run(|_: Inbox<()>| {
 ///     let pid = Builder::new()
@@ -42,7 +42,7 @@ pub struct Builder {
 /// Why a [`Builder`] could not start a process.
 ///
 /// ```
-/// use fibra_process::{self as process, Builder, Inbox, SpawnError};
+/// use fibra::process::{self as process, Builder, Inbox, SpawnError};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     process::register("doc-spawn-error", inbox.pid()).unwrap();
@@ -134,7 +134,7 @@ impl Builder {
     /// Spawns the process linked to the caller (the link exists before it runs).
     ///
     /// ```
-    /// use fibra_process::{self as process, Builder, Inbox, Signal};
+    /// use fibra::process::{self as process, Builder, Inbox, Signal};
     ///
     /// process::run(|inbox: Inbox<()>| {
     ///     process::trap_exit(true);
@@ -164,7 +164,7 @@ impl Builder {
     /// Spawns the process monitored by the caller (the monitor exists before it runs).
     ///
     /// ```
-    /// use fibra_process::{self as process, Builder, Inbox, Reason, Signal};
+    /// use fibra::process::{self as process, Builder, Inbox, Reason, Signal};
     ///
     /// process::run(|inbox: Inbox<()>| {
     ///     let (_, mref) = Builder::new().spawn_monitor(|_: Inbox<()>| {}).unwrap();
@@ -206,7 +206,7 @@ impl Builder {
 /// Outside a fibra runtime, or when no stack can be had.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Signal};
+/// use fibra::process::{self as process, Inbox, Signal};
 ///
 /// process::run(|inbox: Inbox<u64>| {
 ///     let me = inbox.pid();
@@ -233,7 +233,7 @@ where
 /// Outside a process, or when no stack can be had.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason, Signal};
+/// use fibra::process::{self as process, Inbox, Reason, Signal};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     process::trap_exit(true);
@@ -265,7 +265,7 @@ where
 /// Outside a process, or when no stack can be had.
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Reason, Signal};
+/// use fibra::process::{self as process, Inbox, Reason, Signal};
 ///
 /// process::run(|inbox: Inbox<()>| {
 ///     let (pid, mref) = process::spawn_monitor(|_: Inbox<()>| process::exit_self(Reason::Shutdown));

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// Which children a supervisor restarts when one ends and should be restarted.
 ///
 /// ```
-/// let sup = fibra_process::Supervisor::new(fibra_process::Strategy::RestForOne);
+/// let sup = fibra::process::Supervisor::new(fibra::process::Strategy::RestForOne);
 /// # drop(sup);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum Strategy {
 /// When a child that ended is restarted.
 ///
 /// ```
-/// use fibra_process::{ChildSpec, Restart};
+/// use fibra::process::{ChildSpec, Restart};
 ///
 /// let spec = ChildSpec::new("job", || unreachable!("started by a supervisor"))
 ///     .restart(Restart::Transient);
@@ -48,7 +48,7 @@ pub enum Restart {
 /// One child of a [`Supervisor`]: a name and the function that starts it.
 ///
 /// ```
-/// use fibra_process::{self as process, ChildSpec, Inbox};
+/// use fibra::process::{self as process, ChildSpec, Inbox};
 ///
 /// let spec = ChildSpec::new("echo", || {
 ///     process::spawn_link(|inbox: Inbox<()>| loop {
@@ -95,7 +95,7 @@ impl fmt::Debug for ChildSpec {
 /// What a supervisor process answers, through [`call`](crate::call).
 ///
 /// ```
-/// use fibra_process::{self as process, Inbox, Strategy, Supervisor, SupervisorRequest};
+/// use fibra::process::{self as process, Inbox, Strategy, Supervisor, SupervisorRequest};
 /// use std::time::Duration;
 ///
 /// process::run(|_: Inbox<()>| {
@@ -122,7 +122,7 @@ pub enum SupervisorRequest {
 /// if they trap exits (there is no shutdown grace period).
 ///
 /// ```
-/// use fibra_process::{self as process, ChildSpec, Inbox, Strategy, Supervisor, SupervisorRequest};
+/// use fibra::process::{self as process, ChildSpec, Inbox, Strategy, Supervisor, SupervisorRequest};
 /// use std::time::Duration;
 ///
 /// process::run(|_: Inbox<()>| {
@@ -144,7 +144,7 @@ pub enum SupervisorRequest {
 ///             process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5)).unwrap();
 ///         match &now[0].1 {
 ///             Some(pid) if *pid != first => break,
-///             _ => fibra_runtime::yield_now(),
+///             _ => fibra::yield_now(),
 ///         }
 ///     }
 /// });

@@ -22,8 +22,8 @@ use std::task::{Context, Poll, Wake, Waker};
 /// a context inside the future instead, or use [`Handle::block_on`](crate::Handle::block_on).
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let value = fibra_runtime::block_on(async {
+/// fibra::run(|| {
+///     let value = fibra::block_on(async {
 ///         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
 ///         7
 ///     });
@@ -87,11 +87,11 @@ impl Wake for Flagged {
 /// `fut.wait()`: [`block_on`] as a method, so fiber code reads in order.
 ///
 /// ```
-/// use fibra_runtime::WaitExt;
+/// use fibra::WaitExt;
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let (tx, rx) = tokio::sync::oneshot::channel();
-///     fibra_runtime::spawn(move || tx.send(5).unwrap());
+///     fibra::spawn(move || tx.send(5).unwrap());
 ///     assert_eq!(rx.wait().unwrap(), 5);
 /// });
 /// ```

@@ -14,9 +14,9 @@ use std::panic;
 /// finishes and its result is discarded.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let on_a_worker = fibra_runtime::current_worker().is_some();
-///     let in_the_pool = fibra_runtime::blocking(|| fibra_runtime::current_worker().is_none());
+/// fibra::run(|| {
+///     let on_a_worker = fibra::current_worker().is_some();
+///     let in_the_pool = fibra::blocking(|| fibra::current_worker().is_none());
 ///     assert!(on_a_worker && in_the_pool);
 /// });
 /// ```

@@ -10,13 +10,13 @@ use std::sync::Arc;
 /// snapshot of its parent's bindings. Values are shared between snapshots, hence `Send + Sync`.
 ///
 /// ```
-/// fibra_runtime::fiber_local! {
+/// fibra::fiber_local! {
 ///     static REQUEST_ID: u64 = 0;
 /// }
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     REQUEST_ID.scope(7, || {
-///         let child = fibra_runtime::spawn(|| REQUEST_ID.get());
+///         let child = fibra::spawn(|| REQUEST_ID.get());
 ///         assert_eq!(child.join().unwrap(), 7);
 ///     });
 ///     assert_eq!(REQUEST_ID.get(), 0);
@@ -71,8 +71,8 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
     /// Runs `f` with the calling fiber's value.
     ///
     /// ```
-    /// fibra_runtime::fiber_local!(static NAME: String = "anonymous".to_owned(););
-    /// fibra_runtime::run(|| NAME.with(|name| assert_eq!(name, "anonymous")));
+    /// fibra::fiber_local!(static NAME: String = "anonymous".to_owned(););
+    /// fibra::run(|| NAME.with(|name| assert_eq!(name, "anonymous")));
     /// ```
     pub fn with<R>(&'static self, f: impl FnOnce(&T) -> R) -> R {
         let value = self.current();
@@ -84,8 +84,8 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
     /// A clone of the calling fiber's value.
     ///
     /// ```
-    /// fibra_runtime::fiber_local!(static DEPTH: u32 = 1;);
-    /// fibra_runtime::run(|| assert_eq!(DEPTH.get(), 1));
+    /// fibra::fiber_local!(static DEPTH: u32 = 1;);
+    /// fibra::run(|| assert_eq!(DEPTH.get(), 1));
     /// ```
     pub fn get(&'static self) -> T
     where
@@ -98,8 +98,8 @@ impl<T: Send + Sync + 'static> LocalKey<T> {
     /// meanwhile), then restores the previous binding, also when `f` unwinds.
     ///
     /// ```
-    /// fibra_runtime::fiber_local!(static LEVEL: u8 = 0;);
-    /// fibra_runtime::run(|| {
+    /// fibra::fiber_local!(static LEVEL: u8 = 0;);
+    /// fibra::run(|| {
     ///     LEVEL.scope(1, || LEVEL.scope(2, || assert_eq!(LEVEL.get(), 2)));
     ///     assert_eq!(LEVEL.get(), 0);
     /// });

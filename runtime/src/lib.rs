@@ -40,9 +40,9 @@
 //!   (`tests/soundness.rs`: `only_the_unwinding_fiber_sees_panicking`.)
 //!
 //! ```
-//! let results = fibra_runtime::run(|| {
+//! let results = fibra::run(|| {
 //!     let mut slots = vec![0u64; 8];
-//!     fibra_runtime::scope(|s| {
+//!     fibra::scope(|s| {
 //!         for (i, slot) in slots.iter_mut().enumerate() {
 //!             s.spawn(move || *slot = (i as u64).pow(2));
 //!         }

@@ -22,8 +22,8 @@ use std::thread;
 /// `is_cancelled()`, and their stacks stay mapped (their frames may be borrowed from).
 ///
 /// ```
-/// let runtime = fibra_runtime::Runtime::builder().workers(2).build()?;
-/// let answer = runtime.block_on(|| fibra_runtime::spawn(|| 42).join().unwrap());
+/// let runtime = fibra::Runtime::builder().workers(2).build()?;
+/// let answer = runtime.block_on(|| fibra::spawn(|| 42).join().unwrap());
 /// assert_eq!(answer, 42);
 /// # Ok::<(), std::io::Error>(())
 /// ```
@@ -44,13 +44,13 @@ pub struct Runtime {
 /// one line on stderr and the fallback used.
 ///
 /// ```
-/// let runtime = fibra_runtime::Runtime::builder()
+/// let runtime = fibra::Runtime::builder()
 ///     .workers(1)
 ///     .stack_size(128 * 1024)
 ///     .reductions(1000)
 ///     .build()
 ///     .unwrap();
-/// runtime.block_on(|| assert_eq!(fibra_runtime::current_worker(), Some(0)));
+/// runtime.block_on(|| assert_eq!(fibra::current_worker(), Some(0)));
 /// ```
 #[derive(Clone, Debug, Default)]
 #[must_use = "a RuntimeBuilder does nothing until `build` is called"]
@@ -64,7 +64,7 @@ impl RuntimeBuilder {
     /// `workers(0)` is reported on stderr and means 1.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(3).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(3).build().unwrap();
     /// assert_eq!(runtime.handle().workers(), 3);
     /// ```
     pub fn workers(mut self, workers: usize) -> RuntimeBuilder {
@@ -75,8 +75,8 @@ impl RuntimeBuilder {
     /// Default usable stack size of spawned fibers, in bytes.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().stack_size(64 * 1024).build().unwrap();
-    /// runtime.block_on(|| fibra_runtime::spawn(|| ()).join().unwrap());
+    /// let runtime = fibra::Runtime::builder().stack_size(64 * 1024).build().unwrap();
+    /// runtime.block_on(|| fibra::spawn(|| ()).join().unwrap());
     /// ```
     pub fn stack_size(mut self, bytes: usize) -> RuntimeBuilder {
         self.requested.stack_size = Some(bytes);
@@ -86,7 +86,7 @@ impl RuntimeBuilder {
     /// Usable stack size of the main fiber, in bytes.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().main_stack_size(1 << 20).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().main_stack_size(1 << 20).build().unwrap();
     /// runtime.block_on(|| ());
     /// ```
     pub fn main_stack_size(mut self, bytes: usize) -> RuntimeBuilder {
@@ -98,8 +98,8 @@ impl RuntimeBuilder {
     /// the back of its worker's ready queue at its next one.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().reductions(10).build().unwrap();
-    /// runtime.block_on(|| fibra_runtime::checkpoint());
+    /// let runtime = fibra::Runtime::builder().reductions(10).build().unwrap();
+    /// runtime.block_on(|| fibra::checkpoint());
     /// ```
     pub fn reductions(mut self, reductions: u32) -> RuntimeBuilder {
         self.requested.reductions = Some(reductions);
@@ -110,7 +110,7 @@ impl RuntimeBuilder {
     /// stacks returned beyond that goes back to the kernel.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().warm_stacks(8).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().warm_stacks(8).build().unwrap();
     /// runtime.block_on(|| ());
     /// ```
     pub fn warm_stacks(mut self, stacks: usize) -> RuntimeBuilder {
@@ -123,8 +123,8 @@ impl RuntimeBuilder {
     /// runtime's pool is used.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().blocking_threads(4).build().unwrap();
-    /// assert_eq!(runtime.block_on(|| fibra_runtime::blocking(|| 2 + 2)), 4);
+    /// let runtime = fibra::Runtime::builder().blocking_threads(4).build().unwrap();
+    /// assert_eq!(runtime.block_on(|| fibra::blocking(|| 2 + 2)), 4);
     /// ```
     pub fn blocking_threads(mut self, threads: usize) -> RuntimeBuilder {
         self.requested.blocking_threads = Some(threads);
@@ -136,11 +136,11 @@ impl RuntimeBuilder {
     /// again. Without it they are waited for without bound.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder()
+    /// let runtime = fibra::Runtime::builder()
     ///     .shutdown_timeout(std::time::Duration::from_millis(10))
     ///     .build()
     ///     .unwrap();
-    /// runtime.block_on(|| fibra_runtime::detach(|| fibra_runtime::sleep(std::time::Duration::from_secs(3600))));
+    /// runtime.block_on(|| fibra::detach(|| fibra::sleep(std::time::Duration::from_secs(3600))));
     /// ```
     pub fn shutdown_timeout(mut self, timeout: std::time::Duration) -> RuntimeBuilder {
         self.requested.shutdown_timeout = Some(timeout);
@@ -155,11 +155,11 @@ impl RuntimeBuilder {
     ///
     /// ```
     /// let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    /// let runtime = fibra_runtime::Runtime::builder()
+    /// let runtime = fibra::Runtime::builder()
     ///     .tokio_handle(tokio.handle().clone())
     ///     .build()
     ///     .unwrap();
-    /// runtime.block_on(|| fibra_runtime::sleep(std::time::Duration::from_millis(1)));
+    /// runtime.block_on(|| fibra::sleep(std::time::Duration::from_millis(1)));
     /// ```
     pub fn tokio_handle(mut self, handle: tokio::runtime::Handle) -> RuntimeBuilder {
         self.tokio = Some(handle);
@@ -175,7 +175,7 @@ impl RuntimeBuilder {
     /// a current-thread one.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().build()?;
+    /// let runtime = fibra::Runtime::builder().build()?;
     /// runtime.block_on(|| ());
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -218,7 +218,7 @@ impl Runtime {
     /// As [`RuntimeBuilder::build`].
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new()?;
+    /// let runtime = fibra::Runtime::new()?;
     /// assert_eq!(runtime.block_on(|| 1), 1);
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -229,7 +229,7 @@ impl Runtime {
     /// A builder to configure a runtime.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
     /// runtime.block_on(|| ());
     /// ```
     pub fn builder() -> RuntimeBuilder {
@@ -239,7 +239,7 @@ impl Runtime {
     /// A handle for spawning onto this runtime from anywhere.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
     /// let handle = runtime.handle();
     /// let fiber = handle.spawn(|| 5);
     /// runtime.block_on(move || assert_eq!(fiber.join().unwrap(), 5));
@@ -253,7 +253,7 @@ impl Runtime {
     /// The pending external waits (timers, blocking jobs, pending futures), oldest first.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().build().unwrap();
+    /// let runtime = fibra::Runtime::builder().build().unwrap();
     /// assert!(runtime.holds().is_empty());
     /// ```
     pub fn holds(&self) -> Vec<HoldInfo> {
@@ -263,8 +263,8 @@ impl Runtime {
     /// Waits until no detached fiber runs (see [`Handle::drain_detached`]).
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
-    /// runtime.handle().spawn(|| fibra_runtime::detach(|| ())).join().unwrap();
+    /// let runtime = fibra::Runtime::new()?.into_background()?;
+    /// runtime.handle().spawn(|| fibra::detach(|| ())).join().unwrap();
     /// runtime.handle().drain_detached();
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -275,7 +275,7 @@ impl Runtime {
     /// As [`drain_detached`](Self::drain_detached), for at most `timeout`; true if none runs.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new()?;
+    /// let runtime = fibra::Runtime::new()?;
     /// assert!(runtime.drain_detached_timeout(std::time::Duration::from_millis(1)));
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -296,7 +296,7 @@ impl Runtime {
     ///
     /// ```
     /// let greeting = String::from("hello");
-    /// let runtime = fibra_runtime::Runtime::builder().build().unwrap();
+    /// let runtime = fibra::Runtime::builder().build().unwrap();
     /// let length = runtime.block_on(|| greeting.len());
     /// assert_eq!(length, 5);
     /// ```
@@ -357,7 +357,7 @@ impl Runtime {
     /// When the thread cannot be spawned.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build()?.into_background()?;
+    /// let runtime = fibra::Runtime::builder().workers(1).build()?.into_background()?;
     /// let fiber = runtime.handle().spawn(|| 2 + 3);
     /// assert_eq!(futures::executor::block_on(fiber).unwrap(), 5);
     /// # Ok::<(), std::io::Error>(())
@@ -444,7 +444,7 @@ impl BackgroundRuntime {
     /// A handle for spawning onto the runtime.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// let runtime = fibra::Runtime::new()?.into_background()?;
     /// assert_eq!(runtime.handle().spawn(|| 1).join().unwrap(), 1);
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -455,7 +455,7 @@ impl BackgroundRuntime {
     /// The pending external waits, oldest first (see [`Runtime::holds`]).
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// let runtime = fibra::Runtime::new()?.into_background()?;
     /// assert!(runtime.holds().is_empty());
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -467,7 +467,7 @@ impl BackgroundRuntime {
     /// running are abandoned (their joins report cancellation).
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// let runtime = fibra::Runtime::new()?.into_background()?;
     /// runtime.shut_down();
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -479,8 +479,8 @@ impl BackgroundRuntime {
 /// A cheap, clonable reference to a runtime, for spawning onto it from anywhere.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let handle = fibra_runtime::Handle::current();
+/// fibra::run(|| {
+///     let handle = fibra::Handle::current();
 ///     let from_thread = std::thread::spawn(move || handle.spawn(|| 7).join().unwrap());
 ///     assert_eq!(from_thread.join().unwrap(), 7);
 /// });
@@ -498,8 +498,8 @@ impl Handle {
     /// Outside a fibra runtime's worker threads.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let handle = fibra_runtime::Handle::current();
+    /// fibra::run(|| {
+    ///     let handle = fibra::Handle::current();
     ///     assert_eq!(handle.spawn(|| 1).join().unwrap(), 1);
     /// });
     /// ```
@@ -512,7 +512,7 @@ impl Handle {
     /// The runtime of the calling worker, if the caller runs on one.
     ///
     /// ```
-    /// assert!(fibra_runtime::Handle::try_current().is_none());
+    /// assert!(fibra::Handle::try_current().is_none());
     /// ```
     pub fn try_current() -> Option<Handle> {
         with_worker(|local| {
@@ -529,7 +529,7 @@ impl Handle {
     /// When no stack can be had (see [`Builder::spawn`]).
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
     /// let fiber = runtime.handle().spawn(|| "from outside");
     /// runtime.block_on(move || assert_eq!(fiber.join().unwrap(), "from outside"));
     /// ```
@@ -547,9 +547,9 @@ impl Handle {
     /// Waits until no detached fiber of this runtime runs (a cancellation point in a fiber).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::detach(|| fibra_runtime::sleep(std::time::Duration::from_millis(1)));
-    ///     fibra_runtime::Handle::current().drain_detached();
+    /// fibra::run(|| {
+    ///     fibra::detach(|| fibra::sleep(std::time::Duration::from_millis(1)));
+    ///     fibra::Handle::current().drain_detached();
     /// });
     /// ```
     pub fn drain_detached(&self) {
@@ -562,13 +562,13 @@ impl Handle {
     /// use std::time::Duration;
     ///
     /// // The shutdown timeout lets `block_on` cancel the sleeper instead of waiting an hour.
-    /// let runtime = fibra_runtime::Runtime::builder()
+    /// let runtime = fibra::Runtime::builder()
     ///     .shutdown_timeout(Duration::from_millis(1))
     ///     .build()
     ///     .unwrap();
     /// runtime.block_on(|| {
-    ///     fibra_runtime::detach(|| fibra_runtime::sleep(Duration::from_secs(3600)));
-    ///     let handle = fibra_runtime::Handle::current();
+    ///     fibra::detach(|| fibra::sleep(Duration::from_secs(3600)));
+    ///     let handle = fibra::Handle::current();
     ///     assert!(!handle.drain_detached_timeout(Duration::from_millis(1)));
     /// });
     /// ```
@@ -581,7 +581,7 @@ impl Handle {
     /// The pending external waits of this runtime, oldest first (see [`Runtime::holds`]).
     ///
     /// ```
-    /// fibra_runtime::run(|| assert!(fibra_runtime::Handle::current().holds().is_empty()));
+    /// fibra::run(|| assert!(fibra::Handle::current().holds().is_empty()));
     /// ```
     pub fn holds(&self) -> Vec<HoldInfo> {
         self.shared.holds.snapshot()
@@ -595,7 +595,7 @@ impl Handle {
     /// After the runtime has shut down.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new()?.into_background()?;
+    /// let runtime = fibra::Runtime::new()?.into_background()?;
     /// let handle = runtime.handle();
     /// let slept = handle.block_on(async {
     ///     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
@@ -623,7 +623,7 @@ impl Handle {
     /// The runtime's worker count.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
     /// assert_eq!(runtime.handle().workers(), 2);
     /// ```
     pub fn workers(&self) -> usize {
@@ -647,8 +647,8 @@ impl fmt::Debug for Handle {
 /// When the runtime cannot start; inside a fiber; with `f`'s panic.
 ///
 /// ```
-/// let sum = fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// let sum = fibra::run(|| {
+///     fibra::scope(|s| {
 ///         let a = s.spawn(|| 1);
 ///         let b = s.spawn(|| 2);
 ///         a.join().unwrap() + b.join().unwrap()

@@ -11,8 +11,8 @@ use crate::wait::{park_fiber, running_fiber, suspend};
 /// Outside a fiber.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let me = fibra_runtime::current();
+/// fibra::run(|| {
+///     let me = fibra::current();
 ///     assert_eq!(me.name(), Some("main"));
 /// });
 /// ```
@@ -33,9 +33,9 @@ pub fn current() -> Fiber {
 /// Outside a fiber.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     fibra_runtime::current().unpark();
-///     fibra_runtime::park(); // returns at once: the token was there
+/// fibra::run(|| {
+///     fibra::current().unpark();
+///     fibra::park(); // returns at once: the token was there
 /// });
 /// ```
 #[track_caller]
@@ -49,9 +49,9 @@ pub fn park() {
 /// thread.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let other = fibra_runtime::spawn_local(|| "ran while we yielded");
-///     fibra_runtime::yield_now();
+/// fibra::run(|| {
+///     let other = fibra::spawn_local(|| "ran while we yielded");
+///     fibra::yield_now();
 ///     assert!(other.is_finished());
 /// });
 /// ```
@@ -66,11 +66,11 @@ pub fn yield_now() {
 /// yields when the fiber's slice is used up. Outside a fiber it does nothing.
 ///
 /// ```
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let mut sum = 0u64;
 ///     for i in 0..100_000 {
 ///         sum += i;
-///         fibra_runtime::checkpoint();
+///         fibra::checkpoint();
 ///     }
 ///     assert_eq!(sum, 4_999_950_000);
 /// });
@@ -100,8 +100,8 @@ pub fn checkpoint() {
 /// A started fiber stays on one worker, so inside a fiber this never changes.
 ///
 /// ```
-/// assert_eq!(fibra_runtime::current_worker(), None);
-/// fibra_runtime::run(|| assert_eq!(fibra_runtime::current_worker(), Some(0)));
+/// assert_eq!(fibra::current_worker(), None);
+/// fibra::run(|| assert_eq!(fibra::current_worker(), Some(0)));
 /// ```
 pub fn current_worker() -> Option<usize> {
     with_worker(|local| local.map(|local| local.index()))

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 ///
 /// ```
 /// let start = std::time::Instant::now();
-/// fibra_runtime::run(|| fibra_runtime::sleep(std::time::Duration::from_millis(3)));
+/// fibra::run(|| fibra::sleep(std::time::Duration::from_millis(3)));
 /// assert!(start.elapsed() >= std::time::Duration::from_millis(3));
 /// ```
 #[track_caller]
@@ -24,7 +24,7 @@ pub fn sleep(duration: Duration) {
 ///
 /// ```
 /// let deadline = std::time::Instant::now() + std::time::Duration::from_millis(2);
-/// fibra_runtime::run(|| fibra_runtime::sleep_until(deadline));
+/// fibra::run(|| fibra::sleep_until(deadline));
 /// assert!(std::time::Instant::now() >= deadline);
 /// ```
 #[track_caller]
@@ -53,10 +53,10 @@ pub fn sleep_until(deadline: Instant) {
 /// Outside a fiber.
 ///
 /// ```
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     // Nobody unparks us: this returns once the timeout has passed.
 ///     let start = std::time::Instant::now();
-///     fibra_runtime::park_timeout(std::time::Duration::from_millis(2));
+///     fibra::park_timeout(std::time::Duration::from_millis(2));
 ///     assert!(start.elapsed() >= std::time::Duration::from_millis(2));
 /// });
 /// ```

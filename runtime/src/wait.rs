@@ -43,11 +43,11 @@ thread_local! {
 /// // The same code blocks a plain thread and, inside `run`, a fiber.
 /// fn wait_for(flag: &Arc<AtomicBool>, waker_slot: &std::sync::Mutex<Option<std::task::Waker>>) {
 ///     while !flag.load(Ordering::Acquire) {
-///         *waker_slot.lock().unwrap() = Some(fibra_runtime::wait::current_waker());
+///         *waker_slot.lock().unwrap() = Some(fibra::wait::current_waker());
 ///         if flag.load(Ordering::Acquire) {
 ///             break;
 ///         }
-///         fibra_runtime::wait::park_current();
+///         fibra::wait::park_current();
 ///     }
 /// }
 ///
@@ -94,9 +94,9 @@ pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
 /// ```
 /// let start = std::time::Instant::now();
 /// let deadline = start + std::time::Duration::from_millis(2);
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     while std::time::Instant::now() < deadline {
-///         fibra_runtime::wait::park_current_until(deadline);
+///         fibra::wait::park_current_until(deadline);
 ///     }
 /// });
 /// assert!(start.elapsed() >= std::time::Duration::from_millis(2));
@@ -149,8 +149,8 @@ impl FiberTimer {
 /// Whether the caller is a fiber (and [`park_current`] suspends only it).
 ///
 /// ```
-/// assert!(!fibra_runtime::wait::in_fiber());
-/// fibra_runtime::run(|| assert!(fibra_runtime::wait::in_fiber()));
+/// assert!(!fibra::wait::in_fiber());
+/// fibra::run(|| assert!(fibra::wait::in_fiber()));
 /// ```
 pub fn in_fiber() -> bool {
     with_running(|core| core.is_some())
@@ -160,10 +160,10 @@ pub fn in_fiber() -> bool {
 /// is one, else the thread.
 ///
 /// ```
-/// let waker = fibra_runtime::wait::current_waker();
+/// let waker = fibra::wait::current_waker();
 /// waker.wake_by_ref();
 /// // The wake came first, so this returns at once.
-/// fibra_runtime::wait::park_current();
+/// fibra::wait::park_current();
 /// ```
 pub fn park_current() {
     if !park_fiber() {

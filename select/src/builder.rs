@@ -93,8 +93,8 @@ impl<T, R, F: FnOnce(Result<(), SendError<T>>) -> R> Arm<R> for SendArm<'_, T, F
 /// deliver nothing.
 ///
 /// ```
-/// use fibra_select::Select;
-/// let readers: Vec<_> = (0..4).map(|_| fibra_channels::bounded::<u32>(1)).collect();
+/// use fibra::Select;
+/// let readers: Vec<_> = (0..4).map(|_| fibra::chan::bounded::<u32>(1)).collect();
 /// readers[2].0.send(42).unwrap();
 ///
 /// let mut sel = Select::new();
@@ -112,7 +112,7 @@ impl<'a, R> Select<'a, R> {
     /// An empty select.
     ///
     /// ```
-    /// let sel = fibra_select::Select::<()>::new();
+    /// let sel = fibra::Select::<()>::new();
     /// assert!(sel.is_empty());
     /// ```
     pub fn new() -> Self {
@@ -125,11 +125,11 @@ impl<'a, R> Select<'a, R> {
     /// Tries the arms in the order they were added instead of a random order.
     ///
     /// ```
-    /// let (tx_a, rx_a) = fibra_channels::bounded(1);
-    /// let (tx_b, rx_b) = fibra_channels::bounded(1);
+    /// let (tx_a, rx_a) = fibra::chan::bounded(1);
+    /// let (tx_b, rx_b) = fibra::chan::bounded(1);
     /// tx_a.send('a').unwrap();
     /// tx_b.send('b').unwrap();
-    /// let mut sel = fibra_select::Select::new();
+    /// let mut sel = fibra::Select::new();
     /// sel.biased().recv_value(&rx_a, |v| v).recv_value(&rx_b, |v| v);
     /// assert_eq!(sel.select(), 'a');
     /// ```
@@ -142,9 +142,9 @@ impl<'a, R> Select<'a, R> {
     /// channel (`f(None)`).
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded::<u8>(1);
+    /// let (tx, rx) = fibra::chan::bounded::<u8>(1);
     /// drop(tx);
-    /// let mut sel = fibra_select::Select::new();
+    /// let mut sel = fibra::Select::new();
     /// sel.recv(&rx, |msg| msg);
     /// assert_eq!(sel.select(), None);
     /// ```
@@ -162,9 +162,9 @@ impl<'a, R> Select<'a, R> {
     /// Adds a receive that is ready only on a value.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// tx.send(5).unwrap();
-    /// let mut sel = fibra_select::Select::new();
+    /// let mut sel = fibra::Select::new();
     /// sel.recv_value(&rx, |v| v * 2);
     /// assert_eq!(sel.select(), 10);
     /// ```
@@ -183,9 +183,9 @@ impl<'a, R> Select<'a, R> {
     /// value.
     ///
     /// ```
-    /// let timeout = fibra_channels::close_after(std::time::Duration::from_millis(1));
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
-    /// let mut sel = fibra_select::Select::new();
+    /// let timeout = fibra::chan::close_after(std::time::Duration::from_millis(1));
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// let mut sel = fibra::Select::new();
     /// sel.recv_value(&rx, |_| "value").recv_closed(&timeout, || "timed out");
     /// assert_eq!(sel.select(), "timed out");
     /// ```
@@ -205,8 +205,8 @@ impl<'a, R> Select<'a, R> {
     /// dropped undelivered.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(1);
-    /// let mut sel = fibra_select::Select::new();
+    /// let (tx, rx) = fibra::chan::bounded(1);
+    /// let mut sel = fibra::Select::new();
     /// sel.send(&tx, 3, |res| res.is_ok());
     /// assert!(sel.select());
     /// assert_eq!(rx.recv(), Some(3));
@@ -231,8 +231,8 @@ impl<'a, R> Select<'a, R> {
     /// How many arms were added.
     ///
     /// ```
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
-    /// let mut sel = fibra_select::Select::new();
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// let mut sel = fibra::Select::new();
     /// sel.recv(&rx, |_| ());
     /// assert_eq!(sel.len(), 1);
     /// ```
@@ -243,7 +243,7 @@ impl<'a, R> Select<'a, R> {
     /// Whether no arm was added.
     ///
     /// ```
-    /// assert!(fibra_select::Select::<u8>::new().is_empty());
+    /// assert!(fibra::Select::<u8>::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.arms.is_empty()
@@ -257,9 +257,9 @@ impl<'a, R> Select<'a, R> {
     /// channel is closed and no arm accepts that.
     ///
     /// ```
-    /// let (tx, rx) = fibra_channels::bounded(0);
+    /// let (tx, rx) = fibra::chan::bounded(0);
     /// let sender = std::thread::spawn(move || tx.send("hi").unwrap());
-    /// let mut sel = fibra_select::Select::new();
+    /// let mut sel = fibra::Select::new();
     /// sel.recv_value(&rx, |v| v);
     /// assert_eq!(sel.select(), "hi");
     /// sender.join().unwrap();
@@ -272,8 +272,8 @@ impl<'a, R> Select<'a, R> {
     /// Completes an arm that is ready now, or fails without waiting.
     ///
     /// ```
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
-    /// let mut sel = fibra_select::Select::new();
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// let mut sel = fibra::Select::new();
     /// sel.recv(&rx, |_| ());
     /// assert!(sel.try_select().is_err());
     /// ```
@@ -285,8 +285,8 @@ impl<'a, R> Select<'a, R> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let (_tx, rx) = fibra_channels::bounded::<u8>(1);
-    /// let mut sel = fibra_select::Select::new();
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// let mut sel = fibra::Select::new();
     /// sel.recv(&rx, |_| ());
     /// assert!(sel.select_timeout(Duration::from_millis(1)).is_err());
     /// ```
@@ -299,9 +299,9 @@ impl<'a, R> Select<'a, R> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// let (tx, rx) = fibra_channels::bounded(1);
+    /// let (tx, rx) = fibra::chan::bounded(1);
     /// tx.send(1).unwrap();
-    /// let mut sel = fibra_select::Select::new();
+    /// let mut sel = fibra::Select::new();
     /// sel.recv_value(&rx, |v| v);
     /// assert_eq!(sel.select_deadline(Instant::now() + Duration::from_secs(5)), Ok(1));
     /// ```

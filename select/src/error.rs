@@ -6,7 +6,7 @@ use std::fmt;
 /// [`Select::try_select`](crate::Select::try_select) found no arm ready.
 ///
 /// ```
-/// let err = fibra_select::TrySelectError;
+/// let err = fibra::TrySelectError;
 /// assert_eq!(err.to_string(), "no select arm was ready");
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -23,7 +23,7 @@ impl Error for TrySelectError {}
 /// [`Select::select_timeout`](crate::Select::select_timeout) timed out.
 ///
 /// ```
-/// let err = fibra_select::SelectTimeoutError;
+/// let err = fibra::SelectTimeoutError;
 /// assert_eq!(err.to_string(), "timed out waiting on select");
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -1,4 +1,4 @@
-//! fibra's `select!`, `select_biased!` and dynamic [`Select`] over channels (DESIGN §8).
+//! fibra's `select!`, `select_biased!` and dynamic [`Select`] over channels.
 //!
 //! A select waits on several channel operations at once — receives, sends, timer channels —
 //! and completes exactly one: the first to become ready. [`select!`] is fair: every call
@@ -8,12 +8,12 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use fibra_select::select;
+//! use fibra::select;
 //!
-//! fibra_runtime::run(|| {
-//!     let (jobs_tx, jobs) = fibra_channels::bounded(0);
-//!     let (results_tx, results) = fibra_channels::bounded(0);
-//!     fibra_runtime::scope(|s| {
+//! fibra::run(|| {
+//!     let (jobs_tx, jobs) = fibra::chan::bounded(0);
+//!     let (results_tx, results) = fibra::chan::bounded(0);
+//!     fibra::scope(|s| {
 //!         s.spawn(move || {
 //!             for job in jobs.iter() {
 //!                 results_tx.send(job * 2).unwrap();

@@ -39,17 +39,17 @@
 ///
 /// ```
 /// use std::time::Duration;
-/// use fibra_select::select;
+/// use fibra::select;
 ///
-/// let (tx, rx) = fibra_channels::bounded(1);
-/// let (_quit_tx, quit) = fibra_channels::bounded::<()>(1);
+/// let (tx, rx) = fibra::chan::bounded(1);
+/// let (_quit_tx, quit) = fibra::chan::bounded::<()>(1);
 /// tx.send(10).unwrap();
 /// let mut total = 0;
 /// loop {
 ///     select! {
 ///         recv(rx) -> Some(v) => total += v,
 ///         recv(quit) -> None => break,
-///         recv(fibra_channels::close_after(Duration::from_millis(5))) -> _ => break,
+///         recv(fibra::chan::close_after(Duration::from_millis(5))) -> _ => break,
 ///     }
 /// }
 /// assert_eq!(total, 10);
@@ -64,9 +64,9 @@ macro_rules! select {
 /// Like [`select!`], but checks the arms in written order: the first ready arm wins.
 ///
 /// ```
-/// use fibra_select::select_biased;
-/// let (tx_a, rx_a) = fibra_channels::bounded(1);
-/// let (tx_b, rx_b) = fibra_channels::bounded(1);
+/// use fibra::select_biased;
+/// let (tx_a, rx_a) = fibra::chan::bounded(1);
+/// let (tx_b, rx_b) = fibra::chan::bounded(1);
 /// tx_a.send("a").unwrap();
 /// tx_b.send("b").unwrap();
 /// let first = select_biased! {

@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 /// [`reset`](Self::reset).
 ///
 /// ```
-/// use fibra_sync::Barrier;
+/// use fibra::sync::Barrier;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// let (barrier, leaders) = (Barrier::new(4), AtomicUsize::new(0));
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..4 {
 ///             s.spawn(|| {
 ///                 for _round in 0..3 {
@@ -69,7 +69,7 @@ impl BarrierWaitResult {
     /// leader.
     ///
     /// ```
-    /// let b = fibra_sync::Barrier::new(1);
+    /// let b = fibra::sync::Barrier::new(1);
     /// assert_eq!(b.wait().unwrap().index(), 0);
     /// ```
     pub fn index(&self) -> usize {
@@ -79,7 +79,7 @@ impl BarrierWaitResult {
     /// Whether the caller arrived last (and ran the action, if any).
     ///
     /// ```
-    /// let b = fibra_sync::Barrier::new(1);
+    /// let b = fibra::sync::Barrier::new(1);
     /// assert!(b.wait().unwrap().is_leader());
     /// ```
     pub fn is_leader(&self) -> bool {
@@ -117,7 +117,7 @@ impl Barrier {
         /// If `parties` is 0.
         ///
         /// ```should_panic
-        /// fibra_sync::Barrier::new(0);
+        /// fibra::sync::Barrier::new(0);
         /// ```
         pub fn new(parties: usize) -> Barrier {
             assert!(parties > 0, "Barrier::new(0): a barrier needs at least one party");
@@ -136,7 +136,7 @@ impl Barrier {
     /// How many callers each cycle waits for.
     ///
     /// ```
-    /// assert_eq!(fibra_sync::Barrier::new(3).parties(), 3);
+    /// assert_eq!(fibra::sync::Barrier::new(3).parties(), 3);
     /// ```
     pub fn parties(&self) -> usize {
         self.parties
@@ -145,9 +145,9 @@ impl Barrier {
     /// Parks the caller until all parties have arrived.
     ///
     /// ```
-    /// let b = fibra_sync::Barrier::new(2);
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// let b = fibra::sync::Barrier::new(2);
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         let other = s.spawn(|| b.wait().unwrap().index());
     ///         let mine = b.wait().unwrap().index();
     ///         assert_eq!(mine + other.join().unwrap(), 1); // one is 0, the other 1
@@ -165,9 +165,9 @@ impl Barrier {
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
-    /// let (b, phase) = (fibra_sync::Barrier::new(3), AtomicUsize::new(0));
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// let (b, phase) = (fibra::sync::Barrier::new(3), AtomicUsize::new(0));
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         for _ in 0..3 {
     ///             s.spawn(|| {
     ///                 b.wait_with_action(|| { phase.fetch_add(1, Ordering::SeqCst); }).unwrap();
@@ -189,10 +189,10 @@ impl Barrier {
     /// everyone waiting.
     ///
     /// ```
-    /// use fibra_sync::BarrierError;
+    /// use fibra::sync::BarrierError;
     /// use std::time::Duration;
     ///
-    /// let b = fibra_sync::Barrier::new(2);
+    /// let b = fibra::sync::Barrier::new(2);
     /// assert_eq!(b.wait_timeout(Duration::from_millis(1)), Err(BarrierError::TimedOut));
     /// assert!(b.is_broken());
     /// ```
@@ -203,7 +203,7 @@ impl Barrier {
     /// Whether the barrier is broken.
     ///
     /// ```
-    /// assert!(!fibra_sync::Barrier::new(2).is_broken());
+    /// assert!(!fibra::sync::Barrier::new(2).is_broken());
     /// ```
     pub fn is_broken(&self) -> bool {
         self.state.lock().broken
@@ -215,7 +215,7 @@ impl Barrier {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let b = fibra_sync::Barrier::new(2);
+    /// let b = fibra::sync::Barrier::new(2);
     /// let _ = b.wait_timeout(Duration::from_millis(1));
     /// assert!(b.is_broken());
     /// b.reset();

@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 /// it may wake spuriously: wait in a loop, or with [`wait_while`](Self::wait_while).
 ///
 /// ```
-/// use fibra_sync::{Condvar, Mutex};
+/// use fibra::sync::{Condvar, Mutex};
 ///
 /// let (ready, changed) = (Mutex::new(false), Condvar::new());
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         s.spawn(|| {
 ///             *ready.lock() = true;
 ///             changed.notify_all();
@@ -49,7 +49,7 @@ impl WaitResult {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let (m, cv) = (fibra_sync::Mutex::new(()), fibra_sync::Condvar::new());
+    /// let (m, cv) = (fibra::sync::Mutex::new(()), fibra::sync::Condvar::new());
     /// let (_guard, result) = cv.wait_timeout(m.lock(), Duration::from_millis(1));
     /// assert!(result.timed_out());
     /// ```
@@ -63,7 +63,7 @@ impl Condvar {
         /// A condition variable nobody waits on.
         ///
         /// ```
-        /// static CHANGED: fibra_sync::Condvar = fibra_sync::Condvar::new();
+        /// static CHANGED: fibra::sync::Condvar = fibra::sync::Condvar::new();
         /// CHANGED.notify_one(); // nobody waits: nothing happens
         /// ```
         pub fn new() -> Condvar {
@@ -78,11 +78,11 @@ impl Condvar {
     /// again.
     ///
     /// ```
-    /// use fibra_sync::{Condvar, Mutex};
+    /// use fibra::sync::{Condvar, Mutex};
     ///
     /// let (items, added) = (Mutex::new(Vec::new()), Condvar::new());
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         s.spawn(|| {
     ///             items.lock().push(1);
     ///             added.notify_one();
@@ -102,11 +102,11 @@ impl Condvar {
     /// Waits while `condition` holds, re-checking it (with the mutex locked) after every wake.
     ///
     /// ```
-    /// use fibra_sync::{Condvar, Mutex};
+    /// use fibra::sync::{Condvar, Mutex};
     ///
     /// let (count, changed) = (Mutex::new(0), Condvar::new());
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         for _ in 0..3 {
     ///             s.spawn(|| {
     ///                 *count.lock() += 1;
@@ -133,7 +133,7 @@ impl Condvar {
     /// passed first. The mutex is locked again either way.
     ///
     /// ```
-    /// use fibra_sync::{Condvar, Mutex};
+    /// use fibra::sync::{Condvar, Mutex};
     /// use std::time::Duration;
     ///
     /// let (m, cv) = (Mutex::new(0), Condvar::new());
@@ -152,7 +152,7 @@ impl Condvar {
     /// Wakes the longest waiter, if any.
     ///
     /// ```
-    /// fibra_sync::Condvar::new().notify_one();
+    /// fibra::sync::Condvar::new().notify_one();
     /// ```
     pub fn notify_one(&self) {
         self.notify(1);
@@ -161,7 +161,7 @@ impl Condvar {
     /// Wakes every waiter, in the order they started waiting.
     ///
     /// ```
-    /// fibra_sync::Condvar::new().notify_all();
+    /// fibra::sync::Condvar::new().notify_all();
     /// ```
     pub fn notify_all(&self) {
         self.notify(usize::MAX);

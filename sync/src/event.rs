@@ -14,11 +14,11 @@ use std::time::Duration;
 /// [`reset`](Self::reset).
 ///
 /// ```
-/// use fibra_sync::Event;
+/// use fibra::sync::Event;
 ///
 /// let ready = Event::new();
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..3 {
 ///             s.spawn(|| ready.wait());
 ///         }
@@ -37,7 +37,7 @@ impl Event {
         /// An event that is not set.
         ///
         /// ```
-        /// static STARTED: fibra_sync::Event = fibra_sync::Event::new();
+        /// static STARTED: fibra::sync::Event = fibra::sync::Event::new();
         /// assert!(!STARTED.is_set());
         /// ```
         pub fn new() -> Event {
@@ -51,7 +51,7 @@ impl Event {
     /// Sets the event and wakes every waiter.
     ///
     /// ```
-    /// let e = fibra_sync::Event::new();
+    /// let e = fibra::sync::Event::new();
     /// e.set();
     /// e.wait(); // returns at once
     /// ```
@@ -64,7 +64,7 @@ impl Event {
     /// Clears the event: later waits park until the next [`set`](Self::set).
     ///
     /// ```
-    /// let e = fibra_sync::Event::new();
+    /// let e = fibra::sync::Event::new();
     /// e.set();
     /// e.reset();
     /// assert!(!e.is_set());
@@ -76,7 +76,7 @@ impl Event {
     /// Whether the event is set.
     ///
     /// ```
-    /// let e = fibra_sync::Event::new();
+    /// let e = fibra::sync::Event::new();
     /// assert!(!e.is_set());
     /// e.set();
     /// assert!(e.is_set());
@@ -88,9 +88,9 @@ impl Event {
     /// Parks the caller until the event is set.
     ///
     /// ```
-    /// let e = fibra_sync::Event::new();
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// let e = fibra::sync::Event::new();
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         let waiter = s.spawn(|| e.wait());
     ///         e.set();
     ///         waiter.join().unwrap();
@@ -107,7 +107,7 @@ impl Event {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let e = fibra_sync::Event::new();
+    /// let e = fibra::sync::Event::new();
     /// assert!(e.wait_timeout(Duration::from_millis(1)).is_err());
     /// e.set();
     /// assert!(e.wait_timeout(Duration::from_secs(1)).is_ok());
@@ -119,7 +119,7 @@ impl Event {
     /// A future that completes once the event is set.
     ///
     /// ```
-    /// let e = fibra_sync::Event::new();
+    /// let e = fibra::sync::Event::new();
     /// e.set();
     /// futures::executor::block_on(e.wait_async());
     /// ```

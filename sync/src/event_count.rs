@@ -27,13 +27,13 @@ const ONE: usize = 2;
 /// a [`Sequencer`] it orders work by ticket. Reading it never touches a waker or a lock.
 ///
 /// ```
-/// use fibra_sync::{EventCount, Sequencer};
+/// use fibra::sync::{EventCount, Sequencer};
 ///
 /// // Fibers enter a critical section strictly in ticket order.
 /// let (turn, tickets) = (EventCount::new(), Sequencer::new());
 /// let order = std::sync::Mutex::new(Vec::new());
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..5 {
 ///             s.spawn(|| {
 ///                 let t = tickets.ticket();
@@ -59,7 +59,7 @@ impl EventCount {
         /// A count at 0.
         ///
         /// ```
-        /// static STEPS: fibra_sync::EventCount = fibra_sync::EventCount::new();
+        /// static STEPS: fibra::sync::EventCount = fibra::sync::EventCount::new();
         /// assert_eq!(STEPS.read(), 0);
         /// ```
         pub fn new() -> EventCount {
@@ -74,7 +74,7 @@ impl EventCount {
     /// reads the advanced count.
     ///
     /// ```
-    /// let ec = fibra_sync::EventCount::new();
+    /// let ec = fibra::sync::EventCount::new();
     /// ec.advance();
     /// assert_eq!(ec.read(), 1);
     /// ```
@@ -89,7 +89,7 @@ impl EventCount {
     /// Past `usize::MAX / 2`.
     ///
     /// ```
-    /// let ec = fibra_sync::EventCount::new();
+    /// let ec = fibra::sync::EventCount::new();
     /// assert_eq!(ec.advance(), 1);
     /// assert_eq!(ec.advance(), 2);
     /// ```
@@ -109,9 +109,9 @@ impl EventCount {
     /// Parks the caller until the count is at least `value`.
     ///
     /// ```
-    /// let ec = fibra_sync::EventCount::new();
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// let ec = fibra::sync::EventCount::new();
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         let waiter = s.spawn(|| ec.await_value(2));
     ///         ec.advance();
     ///         ec.advance();
@@ -129,7 +129,7 @@ impl EventCount {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let ec = fibra_sync::EventCount::new();
+    /// let ec = fibra::sync::EventCount::new();
     /// assert!(ec.await_value_timeout(1, Duration::from_millis(1)).is_err());
     /// ec.advance();
     /// assert!(ec.await_value_timeout(1, Duration::from_secs(1)).is_ok());
@@ -141,7 +141,7 @@ impl EventCount {
     /// A future that completes once the count is at least `value`.
     ///
     /// ```
-    /// let ec = fibra_sync::EventCount::new();
+    /// let ec = fibra::sync::EventCount::new();
     /// ec.advance();
     /// futures::executor::block_on(ec.await_value_async(1));
     /// ```
@@ -338,7 +338,7 @@ impl<'a, T> Until<'a, T> {
 /// Hands out tickets 0, 1, 2, … : each call to [`ticket`](Self::ticket) gets the next one, once.
 ///
 /// ```
-/// let seq = fibra_sync::Sequencer::new();
+/// let seq = fibra::sync::Sequencer::new();
 /// assert_eq!((seq.ticket(), seq.ticket()), (0, 1));
 /// ```
 pub struct Sequencer {
@@ -349,7 +349,7 @@ impl Sequencer {
     /// A sequencer whose first ticket is 0.
     ///
     /// ```
-    /// static TICKETS: fibra_sync::Sequencer = fibra_sync::Sequencer::new();
+    /// static TICKETS: fibra::sync::Sequencer = fibra::sync::Sequencer::new();
     /// assert_eq!(TICKETS.ticket(), 0);
     /// ```
     pub const fn new() -> Sequencer {
@@ -365,7 +365,7 @@ impl Sequencer {
     /// After `usize::MAX` tickets.
     ///
     /// ```
-    /// let seq = fibra_sync::Sequencer::new();
+    /// let seq = fibra::sync::Sequencer::new();
     /// seq.ticket();
     /// assert_eq!(seq.ticket(), 1);
     /// ```

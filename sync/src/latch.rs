@@ -8,11 +8,11 @@ use std::fmt;
 /// `count` times. Counting down past zero does nothing (it saturates).
 ///
 /// ```
-/// use fibra_sync::CountDownLatch;
+/// use fibra::sync::CountDownLatch;
 ///
 /// let workers_ready = CountDownLatch::new(3);
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..3 {
 ///             s.spawn(|| workers_ready.count_down());
 ///         }
@@ -34,7 +34,7 @@ impl CountDownLatch {
         /// If `count` is 0 (the latch would be open from the start).
         ///
         /// ```should_panic
-        /// fibra_sync::CountDownLatch::new(0);
+        /// fibra::sync::CountDownLatch::new(0);
         /// ```
         pub fn new(count: usize) -> CountDownLatch {
             assert!(count > 0, "CountDownLatch::new(0): a latch must start above zero");
@@ -47,7 +47,7 @@ impl CountDownLatch {
     /// Counts down by one; at zero, releases every waiter.
     ///
     /// ```
-    /// let latch = fibra_sync::CountDownLatch::new(1);
+    /// let latch = fibra::sync::CountDownLatch::new(1);
     /// latch.count_down();
     /// latch.count_down(); // saturates
     /// assert_eq!(latch.count(), 0);
@@ -59,7 +59,7 @@ impl CountDownLatch {
     /// Counts down by `n`, stopping at zero; at zero, releases every waiter.
     ///
     /// ```
-    /// let latch = fibra_sync::CountDownLatch::new(5);
+    /// let latch = fibra::sync::CountDownLatch::new(5);
     /// latch.count_down_n(3);
     /// assert_eq!(latch.count(), 2);
     /// latch.count_down_n(10);
@@ -76,16 +76,16 @@ impl CountDownLatch {
         /// The count left (a snapshot).
         ///
         /// ```
-        /// assert_eq!(fibra_sync::CountDownLatch::new(4).count(), 4);
+        /// assert_eq!(fibra::sync::CountDownLatch::new(4).count(), 4);
         /// ```
         fn count;
 
         /// Parks the caller until the count is zero.
         ///
         /// ```
-        /// let latch = fibra_sync::CountDownLatch::new(1);
-        /// fibra_runtime::run(|| {
-        ///     fibra_runtime::scope(|s| {
+        /// let latch = fibra::sync::CountDownLatch::new(1);
+        /// fibra::run(|| {
+        ///     fibra::scope(|s| {
         ///         let opener = s.spawn(|| latch.count_down());
         ///         latch.wait();
         ///         opener.join().unwrap();
@@ -99,7 +99,7 @@ impl CountDownLatch {
         /// ```
         /// use std::time::Duration;
         ///
-        /// let latch = fibra_sync::CountDownLatch::new(1);
+        /// let latch = fibra::sync::CountDownLatch::new(1);
         /// assert!(latch.wait_timeout(Duration::from_millis(1)).is_err());
         /// latch.count_down();
         /// assert!(latch.wait_timeout(Duration::from_secs(1)).is_ok());
@@ -109,7 +109,7 @@ impl CountDownLatch {
         /// A future that completes once the count is zero.
         ///
         /// ```
-        /// let latch = fibra_sync::CountDownLatch::new(1);
+        /// let latch = fibra::sync::CountDownLatch::new(1);
         /// latch.count_down();
         /// futures::executor::block_on(latch.wait_async());
         /// ```

@@ -15,11 +15,11 @@ use std::ops::Deref;
 /// `FnOnce`; it is dropped once it has produced the value.
 ///
 /// ```
-/// use fibra_sync::Lazy;
+/// use fibra::sync::Lazy;
 ///
 /// static SQUARES: Lazy<Vec<u64>> = Lazy::new(|| (0..10).map(|i| i * i).collect());
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..3 {
 ///             s.spawn(|| assert_eq!(SQUARES[9], 81));
 ///         }
@@ -34,14 +34,14 @@ use std::ops::Deref;
 /// use std::time::Duration;
 ///
 /// static SLOW_ONCE: AtomicBool = AtomicBool::new(true);
-/// static CONFIG: fibra_sync::Lazy<&str> = fibra_sync::Lazy::new(|| {
+/// static CONFIG: fibra::sync::Lazy<&str> = fibra::sync::Lazy::new(|| {
 ///     if SLOW_ONCE.swap(false, Ordering::SeqCst) {
-///         fibra_runtime::sleep(Duration::from_secs(3600));
+///         fibra::sleep(Duration::from_secs(3600));
 ///     }
 ///     "loaded"
 /// });
-/// fibra_runtime::run(|| {
-///     assert!(fibra_runtime::timeout(Duration::from_millis(1), || *CONFIG).is_err());
+/// fibra::run(|| {
+///     assert!(fibra::timeout(Duration::from_millis(1), || *CONFIG).is_err());
 ///     assert_eq!(*CONFIG, "loaded"); // runs the initializer again
 /// });
 /// ```
@@ -62,7 +62,7 @@ impl<T, F> Lazy<T, F> {
         /// A value that `init` computes on first access.
         ///
         /// ```
-        /// let lazy = fibra_sync::Lazy::new(|| 2 + 2);
+        /// let lazy = fibra::sync::Lazy::new(|| 2 + 2);
         /// assert_eq!(*lazy, 4);
         /// ```
         pub fn new(init: F) -> Lazy<T, F> {
@@ -82,12 +82,12 @@ impl<T, F: Fn() -> T> Lazy<T, F> {
     /// If the initializer panicked before (the `Lazy` is poisoned), or panics now.
     ///
     /// ```
-    /// let lazy = fibra_sync::Lazy::new(|| "ready");
-    /// assert_eq!(*fibra_sync::Lazy::force(&lazy), "ready");
+    /// let lazy = fibra::sync::Lazy::new(|| "ready");
+    /// assert_eq!(*fibra::sync::Lazy::force(&lazy), "ready");
     /// ```
     ///
     /// ```should_panic
-    /// let lazy: fibra_sync::Lazy<u8> = fibra_sync::Lazy::new(|| panic!("boom"));
+    /// let lazy: fibra::sync::Lazy<u8> = fibra::sync::Lazy::new(|| panic!("boom"));
     /// let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *lazy));
     /// let _ = *lazy; // poisoned
     /// ```

@@ -1,4 +1,4 @@
-//! fibra's fiber-aware locks and coordination primitives (DESIGN §9).
+//! fibra's fiber-aware locks and coordination primitives.
 //!
 //! Every wait parks the caller instead of spinning or blocking a thread: a fiber is suspended
 //! while its worker goes on running other fibers, a plain thread is parked, and the `*_async`
@@ -9,12 +9,12 @@
 //! and passing on whatever it had just been granted.
 //!
 //! ```
-//! use fibra_sync::{Mutex, Semaphore};
+//! use fibra::sync::{Mutex, Semaphore};
 //!
 //! let total = Mutex::new(0u64);
 //! let slots = Semaphore::new(2);
-//! fibra_runtime::run(|| {
-//!     fibra_runtime::scope(|s| {
+//! fibra::run(|| {
+//!     fibra::scope(|s| {
 //!         for i in 1..=10 {
 //!             let (total, slots) = (&total, &slots);
 //!             s.spawn(move || {
@@ -82,9 +82,9 @@ pub use wait_group::WaitGroup;
 /// ```
 /// use std::time::Duration;
 ///
-/// let lock = fibra_sync::Mutex::new(());
+/// let lock = fibra::sync::Mutex::new(());
 /// let _held = lock.lock();
-/// assert_eq!(lock.lock_timeout(Duration::from_millis(1)).unwrap_err(), fibra_sync::TimedOut);
+/// assert_eq!(lock.lock_timeout(Duration::from_millis(1)).unwrap_err(), fibra::sync::TimedOut);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimedOut;

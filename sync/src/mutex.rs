@@ -22,11 +22,11 @@ use std::time::Duration;
 /// it.
 ///
 /// ```
-/// use fibra_sync::Mutex;
+/// use fibra::sync::Mutex;
 ///
 /// let counter = Mutex::new(0);
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..4 {
 ///             s.spawn(|| {
 ///                 for _ in 0..100 {
@@ -55,7 +55,7 @@ impl<T> Mutex<T> {
         /// A fair mutex: the lock goes to waiters in arrival order.
         ///
         /// ```
-        /// static NAMES: fibra_sync::Mutex<Vec<&str>> = fibra_sync::Mutex::new(Vec::new());
+        /// static NAMES: fibra::sync::Mutex<Vec<&str>> = fibra::sync::Mutex::new(Vec::new());
         /// NAMES.lock().push("a");
         /// assert_eq!(*NAMES.lock(), ["a"]);
         /// ```
@@ -71,7 +71,7 @@ impl<T> Mutex<T> {
         /// An unfair mutex: a caller may take the lock ahead of waiters.
         ///
         /// ```
-        /// let m = fibra_sync::Mutex::new_unfair(1);
+        /// let m = fibra::sync::Mutex::new_unfair(1);
         /// *m.lock() += 1;
         /// assert_eq!(*m.lock(), 2);
         /// ```
@@ -86,7 +86,7 @@ impl<T> Mutex<T> {
     /// The protected value.
     ///
     /// ```
-    /// assert_eq!(fibra_sync::Mutex::new(7).into_inner(), 7);
+    /// assert_eq!(fibra::sync::Mutex::new(7).into_inner(), 7);
     /// ```
     pub fn into_inner(self) -> T {
         self.data.into_inner()
@@ -97,7 +97,7 @@ impl<T: ?Sized> Mutex<T> {
     /// Locks, parking the caller until the lock is free.
     ///
     /// ```
-    /// let m = fibra_sync::Mutex::new(String::new());
+    /// let m = fibra::sync::Mutex::new(String::new());
     /// m.lock().push_str("fibra");
     /// assert_eq!(*m.lock(), "fibra");
     /// ```
@@ -110,7 +110,7 @@ impl<T: ?Sized> Mutex<T> {
     /// Locks if that needs no waiting (on a fair mutex: if nobody is waiting either).
     ///
     /// ```
-    /// let m = fibra_sync::Mutex::new(());
+    /// let m = fibra::sync::Mutex::new(());
     /// let held = m.try_lock().unwrap();
     /// assert!(m.try_lock().is_none());
     /// drop(held);
@@ -125,7 +125,7 @@ impl<T: ?Sized> Mutex<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let m = fibra_sync::Mutex::new(1);
+    /// let m = fibra::sync::Mutex::new(1);
     /// assert_eq!(*m.lock_timeout(Duration::from_secs(1)).unwrap(), 1);
     /// let _held = m.lock();
     /// assert!(m.lock_timeout(Duration::from_millis(1)).is_err());
@@ -139,7 +139,7 @@ impl<T: ?Sized> Mutex<T> {
     /// (or, if the lock had just been handed to it, hands it on).
     ///
     /// ```
-    /// let m = fibra_sync::Mutex::new(1);
+    /// let m = fibra::sync::Mutex::new(1);
     /// futures::executor::block_on(async {
     ///     *m.lock_async().await += 1;
     /// });
@@ -155,7 +155,7 @@ impl<T: ?Sized> Mutex<T> {
     /// Whether the lock is held (a snapshot, for diagnostics).
     ///
     /// ```
-    /// let m = fibra_sync::Mutex::new(());
+    /// let m = fibra::sync::Mutex::new(());
     /// let held = m.lock();
     /// assert!(m.is_locked());
     /// drop(held);
@@ -168,7 +168,7 @@ impl<T: ?Sized> Mutex<T> {
     /// The value, through the exclusive borrow (no locking needed).
     ///
     /// ```
-    /// let mut m = fibra_sync::Mutex::new(1);
+    /// let mut m = fibra::sync::Mutex::new(1);
     /// *m.get_mut() = 2;
     /// assert_eq!(*m.lock(), 2);
     /// ```

@@ -136,13 +136,13 @@ fn after_unwind(on_panic: OnPanic, payload: &(dyn Any + Send)) -> u64 {
 /// meanwhile, or a later one — runs its own closure.
 ///
 /// ```
-/// use fibra_sync::Once;
+/// use fibra::sync::Once;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// static INIT: Once = Once::new();
 /// static RUNS: AtomicUsize = AtomicUsize::new(0);
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..4 {
 ///             s.spawn(|| INIT.call_once(|| { RUNS.fetch_add(1, Ordering::SeqCst); }));
 ///         }
@@ -162,7 +162,7 @@ impl Once {
         /// A `Once` that has not run.
         ///
         /// ```
-        /// assert!(!fibra_sync::Once::new().is_completed());
+        /// assert!(!fibra::sync::Once::new().is_completed());
         /// ```
         pub fn new() -> Once {
             Once {
@@ -179,7 +179,7 @@ impl Once {
     /// `call_once` on the same `Once` (which would deadlock).
     ///
     /// ```
-    /// let once = fibra_sync::Once::new();
+    /// let once = fibra::sync::Once::new();
     /// let mut runs = 0;
     /// once.call_once(|| runs += 1);
     /// once.call_once(|| runs += 1);
@@ -187,7 +187,7 @@ impl Once {
     /// ```
     ///
     /// ```should_panic
-    /// let once = fibra_sync::Once::new();
+    /// let once = fibra::sync::Once::new();
     /// let _ = std::panic::catch_unwind(|| once.call_once(|| panic!("boom")));
     /// once.call_once(|| {}); // poisoned
     /// ```
@@ -201,7 +201,7 @@ impl Once {
     /// Whether a call has completed.
     ///
     /// ```
-    /// let once = fibra_sync::Once::new();
+    /// let once = fibra::sync::Once::new();
     /// once.call_once(|| {});
     /// assert!(once.is_completed());
     /// ```

@@ -15,11 +15,11 @@ use std::mem::MaybeUninit;
 /// into its own cell panics instead of deadlocking.
 ///
 /// ```
-/// use fibra_sync::OnceCell;
+/// use fibra::sync::OnceCell;
 ///
 /// static CONFIG: OnceCell<String> = OnceCell::new();
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..4 {
 ///             s.spawn(|| assert_eq!(CONFIG.get_or_init(|| "loaded".to_string()), "loaded"));
 ///         }
@@ -45,7 +45,7 @@ impl<T> OnceCell<T> {
         /// An empty cell.
         ///
         /// ```
-        /// assert!(fibra_sync::OnceCell::<u8>::new().get().is_none());
+        /// assert!(fibra::sync::OnceCell::<u8>::new().get().is_none());
         /// ```
         pub fn new() -> OnceCell<T> {
             OnceCell::with_policy(OnPanic::Retry)
@@ -66,7 +66,7 @@ impl<T> OnceCell<T> {
     /// The value, if the cell has been written. Never waits.
     ///
     /// ```
-    /// let cell = fibra_sync::OnceCell::new();
+    /// let cell = fibra::sync::OnceCell::new();
     /// assert_eq!(cell.get(), None);
     /// cell.set(3).unwrap();
     /// assert_eq!(cell.get(), Some(&3));
@@ -81,7 +81,7 @@ impl<T> OnceCell<T> {
     /// The value, through the exclusive borrow.
     ///
     /// ```
-    /// let mut cell = fibra_sync::OnceCell::new();
+    /// let mut cell = fibra::sync::OnceCell::new();
     /// cell.set(1).unwrap();
     /// *cell.get_mut().unwrap() += 1;
     /// assert_eq!(cell.get(), Some(&2));
@@ -97,7 +97,7 @@ impl<T> OnceCell<T> {
     /// while another caller is initializing it.
     ///
     /// ```
-    /// let cell = fibra_sync::OnceCell::new();
+    /// let cell = fibra::sync::OnceCell::new();
     /// assert_eq!(cell.set(1), Ok(()));
     /// assert_eq!(cell.set(2), Err(2));
     /// ```
@@ -116,7 +116,7 @@ impl<T> OnceCell<T> {
     /// panic propagates and the cell stays empty.
     ///
     /// ```
-    /// let cell = fibra_sync::OnceCell::new();
+    /// let cell = fibra::sync::OnceCell::new();
     /// assert_eq!(*cell.get_or_init(|| 5), 5);
     /// assert_eq!(*cell.get_or_init(|| 6), 5);
     /// ```
@@ -131,7 +131,7 @@ impl<T> OnceCell<T> {
     /// returned and leaves the cell empty.
     ///
     /// ```
-    /// let cell = fibra_sync::OnceCell::new();
+    /// let cell = fibra::sync::OnceCell::new();
     /// assert_eq!(cell.get_or_try_init(|| "no".parse::<u8>()).is_err(), true);
     /// assert_eq!(cell.get_or_try_init(|| "7".parse::<u8>()), Ok(&7));
     /// ```
@@ -149,7 +149,7 @@ impl<T> OnceCell<T> {
     /// The value, if written.
     ///
     /// ```
-    /// let cell = fibra_sync::OnceCell::new();
+    /// let cell = fibra::sync::OnceCell::new();
     /// cell.set("x").unwrap();
     /// assert_eq!(cell.into_inner(), Some("x"));
     /// ```

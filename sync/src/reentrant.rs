@@ -22,7 +22,7 @@ const NOBODY: u64 = 0;
 /// std's (unstable) `ReentrantLock`; put a `RefCell` inside for mutation.
 ///
 /// ```
-/// use fibra_sync::ReentrantMutex;
+/// use fibra::sync::ReentrantMutex;
 /// use std::cell::RefCell;
 ///
 /// let log = ReentrantMutex::new(RefCell::new(Vec::new()));
@@ -33,7 +33,7 @@ const NOBODY: u64 = 0;
 ///         nested(log, depth + 1); // re-locks: same fiber
 ///     }
 /// }
-/// fibra_runtime::run(|| nested(&log, 1));
+/// fibra::run(|| nested(&log, 1));
 /// assert_eq!(*log.lock().borrow(), [1, 2, 3]);
 /// ```
 pub struct ReentrantMutex<T: ?Sized> {
@@ -58,7 +58,7 @@ impl<T> ReentrantMutex<T> {
         /// An unlocked re-entrant mutex; waiters are served in arrival order.
         ///
         /// ```
-        /// static LOCK: fibra_sync::ReentrantMutex<u8> = fibra_sync::ReentrantMutex::new(1);
+        /// static LOCK: fibra::sync::ReentrantMutex<u8> = fibra::sync::ReentrantMutex::new(1);
         /// assert_eq!(*LOCK.lock(), 1);
         /// ```
         pub fn new(value: T) -> ReentrantMutex<T> {
@@ -74,7 +74,7 @@ impl<T> ReentrantMutex<T> {
     /// The protected value.
     ///
     /// ```
-    /// assert_eq!(fibra_sync::ReentrantMutex::new(3).into_inner(), 3);
+    /// assert_eq!(fibra::sync::ReentrantMutex::new(3).into_inner(), 3);
     /// ```
     pub fn into_inner(self) -> T {
         self.data
@@ -89,7 +89,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// If one owner's lock count would overflow `usize`.
     ///
     /// ```
-    /// let m = fibra_sync::ReentrantMutex::new(5);
+    /// let m = fibra::sync::ReentrantMutex::new(5);
     /// let a = m.lock();
     /// let b = m.lock();
     /// assert_eq!(*a + *b, 10);
@@ -102,7 +102,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// Locks or re-locks if that needs no waiting.
     ///
     /// ```
-    /// let m = fibra_sync::ReentrantMutex::new(());
+    /// let m = fibra::sync::ReentrantMutex::new(());
     /// let _a = m.try_lock().unwrap();
     /// assert!(m.try_lock().is_some()); // the owner re-locks
     /// std::thread::scope(|s| {
@@ -122,7 +122,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let m = fibra_sync::ReentrantMutex::new(());
+    /// let m = fibra::sync::ReentrantMutex::new(());
     /// let _a = m.lock();
     /// assert!(m.lock_timeout(Duration::from_millis(1)).is_ok()); // the owner re-locks
     /// std::thread::scope(|s| {
@@ -136,7 +136,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// Whether anyone holds the lock (a snapshot, for diagnostics).
     ///
     /// ```
-    /// let m = fibra_sync::ReentrantMutex::new(());
+    /// let m = fibra::sync::ReentrantMutex::new(());
     /// assert!(!m.is_locked());
     /// let _g = m.lock();
     /// assert!(m.is_locked());
@@ -148,7 +148,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// The value, through the exclusive borrow (no locking needed).
     ///
     /// ```
-    /// let mut m = fibra_sync::ReentrantMutex::new(1);
+    /// let mut m = fibra::sync::ReentrantMutex::new(1);
     /// *m.get_mut() = 2;
     /// assert_eq!(*m.lock(), 2);
     /// ```

@@ -29,11 +29,11 @@ const MAX_READERS: usize = MAX_PERMITS;
 /// no writer holds the lock, even past waiting writers. No poisoning.
 ///
 /// ```
-/// use fibra_sync::RwLock;
+/// use fibra::sync::RwLock;
 ///
 /// let config = RwLock::new(vec![1, 2]);
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         s.spawn(|| config.write().push(3));
 ///         s.spawn(|| assert!(config.read().len() >= 2));
 ///     });
@@ -56,7 +56,7 @@ impl<T> RwLock<T> {
         /// A writer-priority lock.
         ///
         /// ```
-        /// static TABLE: fibra_sync::RwLock<u32> = fibra_sync::RwLock::new(0);
+        /// static TABLE: fibra::sync::RwLock<u32> = fibra::sync::RwLock::new(0);
         /// *TABLE.write() = 5;
         /// assert_eq!(*TABLE.read(), 5);
         /// ```
@@ -72,7 +72,7 @@ impl<T> RwLock<T> {
         /// A reader-priority lock: readers enter whenever no writer holds it.
         ///
         /// ```
-        /// let lock = fibra_sync::RwLock::new_reader_priority(1);
+        /// let lock = fibra::sync::RwLock::new_reader_priority(1);
         /// let a = lock.read();
         /// let b = lock.read();
         /// assert_eq!(*a + *b, 2);
@@ -88,7 +88,7 @@ impl<T> RwLock<T> {
     /// The protected value.
     ///
     /// ```
-    /// assert_eq!(fibra_sync::RwLock::new("v").into_inner(), "v");
+    /// assert_eq!(fibra::sync::RwLock::new("v").into_inner(), "v");
     /// ```
     pub fn into_inner(self) -> T {
         self.data.into_inner()
@@ -100,7 +100,7 @@ impl<T: ?Sized> RwLock<T> {
     /// priority, is waiting ahead of it).
     ///
     /// ```
-    /// let lock = fibra_sync::RwLock::new(3);
+    /// let lock = fibra::sync::RwLock::new(3);
     /// assert_eq!(*lock.read(), 3);
     /// ```
     pub fn read(&self) -> RwLockReadGuard<'_, T> {
@@ -112,7 +112,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Locks for reading if that needs no waiting.
     ///
     /// ```
-    /// let lock = fibra_sync::RwLock::new(0);
+    /// let lock = fibra::sync::RwLock::new(0);
     /// let _r = lock.read();
     /// assert!(lock.try_read().is_some());
     /// assert!(lock.try_write().is_none());
@@ -126,7 +126,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let lock = fibra_sync::RwLock::new(0);
+    /// let lock = fibra::sync::RwLock::new(0);
     /// let w = lock.write();
     /// assert!(lock.read_timeout(Duration::from_millis(1)).is_err());
     /// drop(w);
@@ -140,7 +140,7 @@ impl<T: ?Sized> RwLock<T> {
     /// A future that locks for reading.
     ///
     /// ```
-    /// let lock = fibra_sync::RwLock::new(4);
+    /// let lock = fibra::sync::RwLock::new(4);
     /// let v = futures::executor::block_on(async { *lock.read_async().await });
     /// assert_eq!(v, 4);
     /// ```
@@ -154,7 +154,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Locks for writing, parking the caller until no reader or writer holds the lock.
     ///
     /// ```
-    /// let lock = fibra_sync::RwLock::new(3);
+    /// let lock = fibra::sync::RwLock::new(3);
     /// *lock.write() += 1;
     /// assert_eq!(*lock.read(), 4);
     /// ```
@@ -167,7 +167,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Locks for writing if that needs no waiting.
     ///
     /// ```
-    /// let lock = fibra_sync::RwLock::new(0);
+    /// let lock = fibra::sync::RwLock::new(0);
     /// let _w = lock.try_write().unwrap();
     /// assert!(lock.try_read().is_none());
     /// ```
@@ -182,7 +182,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let lock = fibra_sync::RwLock::new(0);
+    /// let lock = fibra::sync::RwLock::new(0);
     /// let r = lock.read();
     /// assert!(lock.write_timeout(Duration::from_millis(1)).is_err());
     /// drop(r);
@@ -196,7 +196,7 @@ impl<T: ?Sized> RwLock<T> {
     /// A future that locks for writing.
     ///
     /// ```
-    /// let lock = fibra_sync::RwLock::new(4);
+    /// let lock = fibra::sync::RwLock::new(4);
     /// futures::executor::block_on(async { *lock.write_async().await = 5 });
     /// assert_eq!(lock.into_inner(), 5);
     /// ```
@@ -210,7 +210,7 @@ impl<T: ?Sized> RwLock<T> {
     /// The value, through the exclusive borrow (no locking needed).
     ///
     /// ```
-    /// let mut lock = fibra_sync::RwLock::new(1);
+    /// let mut lock = fibra::sync::RwLock::new(1);
     /// *lock.get_mut() = 2;
     /// assert_eq!(*lock.read(), 2);
     /// ```

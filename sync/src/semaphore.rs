@@ -17,19 +17,19 @@ use std::time::{Duration, Instant};
 /// permits until it has all it asked for). Permits come back when their [`Permit`] is dropped.
 ///
 /// ```
-/// use fibra_sync::Semaphore;
+/// use fibra::sync::Semaphore;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// let slots = Semaphore::new(3);
 /// let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         for _ in 0..10 {
 ///             s.spawn(|| {
 ///                 let _permit = slots.acquire();
 ///                 let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
 ///                 most.fetch_max(now, Ordering::SeqCst);
-///                 fibra_runtime::yield_now();
+///                 fibra::yield_now();
 ///                 inside.fetch_sub(1, Ordering::SeqCst);
 ///             });
 ///         }
@@ -55,7 +55,7 @@ impl Semaphore {
         /// If `permits` exceeds [`Semaphore::MAX_PERMITS`].
         ///
         /// ```
-        /// static POOL: fibra_sync::Semaphore = fibra_sync::Semaphore::new(4);
+        /// static POOL: fibra::sync::Semaphore = fibra::sync::Semaphore::new(4);
         /// assert_eq!(POOL.available_permits(), 4);
         /// ```
         pub fn new(permits: usize) -> Semaphore {
@@ -74,7 +74,7 @@ impl Semaphore {
         /// If `max` is 0 or exceeds [`Semaphore::MAX_PERMITS`].
         ///
         /// ```
-        /// let sem = fibra_sync::Semaphore::bounded(2);
+        /// let sem = fibra::sync::Semaphore::bounded(2);
         /// let permit = sem.acquire();
         /// sem.add_permits(1); // back to 2: fine
         /// permit.forget();
@@ -82,7 +82,7 @@ impl Semaphore {
         /// ```
         ///
         /// ```should_panic
-        /// let sem = fibra_sync::Semaphore::bounded(2);
+        /// let sem = fibra::sync::Semaphore::bounded(2);
         /// sem.add_permits(1); // 3 > 2
         /// ```
         pub fn bounded(max: usize) -> Semaphore {
@@ -96,7 +96,7 @@ impl Semaphore {
     /// The permits that could be taken right now (0 while anyone is waiting).
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(5);
+    /// let sem = fibra::sync::Semaphore::new(5);
     /// let _p = sem.acquire_n(2);
     /// assert_eq!(sem.available_permits(), 3);
     /// ```
@@ -112,7 +112,7 @@ impl Semaphore {
     /// [`Semaphore::MAX_PERMITS`].
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(0);
+    /// let sem = fibra::sync::Semaphore::new(0);
     /// sem.add_permits(2);
     /// assert_eq!(sem.available_permits(), 2);
     /// ```
@@ -123,7 +123,7 @@ impl Semaphore {
     /// Takes one permit, parking the caller until it is available.
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let sem = fibra::sync::Semaphore::new(1);
     /// let permit = sem.acquire();
     /// assert_eq!(permit.count(), 1);
     /// ```
@@ -138,7 +138,7 @@ impl Semaphore {
     /// If `n` exceeds the bound (or [`Semaphore::MAX_PERMITS`]): the wait could never end.
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(4);
+    /// let sem = fibra::sync::Semaphore::new(4);
     /// let three = sem.acquire_n(3);
     /// assert!(sem.try_acquire_n(2).is_none());
     /// drop(three);
@@ -152,7 +152,7 @@ impl Semaphore {
     /// Takes one permit if that needs no waiting (and nobody is waiting).
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let sem = fibra::sync::Semaphore::new(1);
     /// let p = sem.try_acquire().unwrap();
     /// assert!(sem.try_acquire().is_none());
     /// drop(p);
@@ -164,7 +164,7 @@ impl Semaphore {
     /// Takes `n` permits if that needs no waiting (and nobody is waiting).
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(2);
+    /// let sem = fibra::sync::Semaphore::new(2);
     /// assert!(sem.try_acquire_n(3).is_none());
     /// assert_eq!(sem.try_acquire_n(2).unwrap().count(), 2);
     /// ```
@@ -177,7 +177,7 @@ impl Semaphore {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let sem = fibra::sync::Semaphore::new(1);
     /// let held = sem.acquire();
     /// assert!(sem.acquire_timeout(Duration::from_millis(1)).is_err());
     /// drop(held);
@@ -196,7 +196,7 @@ impl Semaphore {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let sem = fibra_sync::Semaphore::new(2);
+    /// let sem = fibra::sync::Semaphore::new(2);
     /// assert!(sem.acquire_n_timeout(3, Duration::from_millis(1)).is_err());
     /// assert_eq!(sem.available_permits(), 2);
     /// ```
@@ -207,7 +207,7 @@ impl Semaphore {
     /// A future that takes one permit.
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(1);
+    /// let sem = fibra::sync::Semaphore::new(1);
     /// let permit = futures::executor::block_on(sem.acquire_async());
     /// assert_eq!(permit.count(), 1);
     /// ```
@@ -223,7 +223,7 @@ impl Semaphore {
     /// As [`acquire_n`](Self::acquire_n).
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(3);
+    /// let sem = fibra::sync::Semaphore::new(3);
     /// let permit = futures::executor::block_on(sem.acquire_n_async(3));
     /// assert_eq!(permit.count(), 3);
     /// ```
@@ -271,7 +271,7 @@ impl Permit<'_> {
     /// How many permits this holds.
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(2);
+    /// let sem = fibra::sync::Semaphore::new(2);
     /// assert_eq!(sem.acquire_n(2).count(), 2);
     /// ```
     pub fn count(&self) -> usize {
@@ -281,7 +281,7 @@ impl Permit<'_> {
     /// Drops the permits without giving them back: the semaphore has that many fewer.
     ///
     /// ```
-    /// let sem = fibra_sync::Semaphore::new(2);
+    /// let sem = fibra::sync::Semaphore::new(2);
     /// sem.acquire().forget();
     /// assert_eq!(sem.available_permits(), 1);
     /// ```
@@ -344,7 +344,7 @@ impl fmt::Debug for SemaphoreAcquire<'_> {
 /// As [`Semaphore::acquire_n`], for any request, or if the counts for one semaphore overflow.
 ///
 /// ```
-/// use fibra_sync::{acquire_all, Semaphore};
+/// use fibra::sync::{acquire_all, Semaphore};
 ///
 /// let (forks, plates) = (Semaphore::new(2), Semaphore::new(1));
 /// let held = acquire_all(&[(&forks, 2), (&plates, 1)]);
@@ -360,7 +360,7 @@ pub fn acquire_all<'a>(requests: &[(&'a Semaphore, usize)]) -> Vec<Permit<'a>> {
 /// timeout, holds none.
 ///
 /// ```
-/// use fibra_sync::{acquire_all_timeout, Semaphore};
+/// use fibra::sync::{acquire_all_timeout, Semaphore};
 /// use std::time::Duration;
 ///
 /// let (a, b) = (Semaphore::new(1), Semaphore::new(1));

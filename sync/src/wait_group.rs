@@ -9,16 +9,16 @@ use std::fmt;
 /// until the counter is back at zero. Reusable once it is.
 ///
 /// ```
-/// use fibra_sync::WaitGroup;
+/// use fibra::sync::WaitGroup;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use std::sync::Arc;
 ///
 /// let (wg, finished) = (Arc::new(WaitGroup::new()), Arc::new(AtomicUsize::new(0)));
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     for _ in 0..4 {
 ///         wg.add(1);
 ///         let (wg, finished) = (wg.clone(), finished.clone());
-///         fibra_runtime::spawn(move || {
+///         fibra::spawn(move || {
 ///             finished.fetch_add(1, Ordering::SeqCst);
 ///             wg.done();
 ///         });
@@ -36,7 +36,7 @@ impl WaitGroup {
         /// A wait group at zero.
         ///
         /// ```
-        /// static TASKS: fibra_sync::WaitGroup = fibra_sync::WaitGroup::new();
+        /// static TASKS: fibra::sync::WaitGroup = fibra::sync::WaitGroup::new();
         /// TASKS.wait(); // zero: returns at once
         /// ```
         pub fn new() -> WaitGroup {
@@ -53,7 +53,7 @@ impl WaitGroup {
     /// If the counter would overflow.
     ///
     /// ```
-    /// let wg = fibra_sync::WaitGroup::new();
+    /// let wg = fibra::sync::WaitGroup::new();
     /// wg.add(2);
     /// assert_eq!(wg.count(), 2);
     /// ```
@@ -71,7 +71,7 @@ impl WaitGroup {
     /// counter").
     ///
     /// ```should_panic
-    /// fibra_sync::WaitGroup::new().done();
+    /// fibra::sync::WaitGroup::new().done();
     /// ```
     pub fn done(&self) {
         if self.counter.update(|count| count.checked_sub(1)).is_err() {
@@ -83,17 +83,17 @@ impl WaitGroup {
         /// The counter (a snapshot).
         ///
         /// ```
-        /// assert_eq!(fibra_sync::WaitGroup::new().count(), 0);
+        /// assert_eq!(fibra::sync::WaitGroup::new().count(), 0);
         /// ```
         fn count;
 
         /// Parks the caller until the counter is zero.
         ///
         /// ```
-        /// let wg = fibra_sync::WaitGroup::new();
+        /// let wg = fibra::sync::WaitGroup::new();
         /// wg.add(1);
-        /// fibra_runtime::run(|| {
-        ///     fibra_runtime::scope(|s| {
+        /// fibra::run(|| {
+        ///     fibra::scope(|s| {
         ///         let worker = s.spawn(|| wg.done());
         ///         wg.wait();
         ///         worker.join().unwrap();
@@ -107,7 +107,7 @@ impl WaitGroup {
         /// ```
         /// use std::time::Duration;
         ///
-        /// let wg = fibra_sync::WaitGroup::new();
+        /// let wg = fibra::sync::WaitGroup::new();
         /// wg.add(1);
         /// assert!(wg.wait_timeout(Duration::from_millis(1)).is_err());
         /// wg.done();
@@ -118,7 +118,7 @@ impl WaitGroup {
         /// A future that completes once the counter is zero.
         ///
         /// ```
-        /// let wg = fibra_sync::WaitGroup::new();
+        /// let wg = fibra::sync::WaitGroup::new();
         /// futures::executor::block_on(wg.wait_async());
         /// ```
         fn wait_async;

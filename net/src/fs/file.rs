@@ -35,8 +35,8 @@ pub const CHUNK: usize = 256 * 1024;
 /// use std::io::{Read, Seek, SeekFrom, Write};
 ///
 /// let path = std::env::temp_dir().join(format!("fibra-doc-file-{}", std::process::id()));
-/// fibra_runtime::run(|| {
-///     let mut file = fibra_net::fs::File::options()
+/// fibra::run(|| {
+///     let mut file = fibra::fs::File::options()
 ///         .read(true)
 ///         .write(true)
 ///         .create(true)
@@ -50,7 +50,7 @@ pub const CHUNK: usize = 256 * 1024;
 ///     let mut text = String::new();
 ///     file.read_to_string(&mut text).unwrap();
 ///     assert_eq!(text.lines().count(), 100);
-///     fibra_net::fs::remove_file(&path).unwrap();
+///     fibra::fs::remove_file(&path).unwrap();
 /// });
 /// ```
 pub struct File {
@@ -321,14 +321,14 @@ impl fmt::Debug for File {
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("fibra-doc-append-{}", std::process::id()));
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     use std::io::Write;
 ///     for word in ["a", "b"] {
-///         let mut file = fibra_net::fs::File::options().append(true).create(true).open(&path).unwrap();
+///         let mut file = fibra::fs::File::options().append(true).create(true).open(&path).unwrap();
 ///         file.write_all(word.as_bytes()).unwrap();
 ///     }
-///     assert_eq!(fibra_net::fs::read_to_string(&path).unwrap(), "ab");
-///     fibra_net::fs::remove_file(&path).unwrap();
+///     assert_eq!(fibra::fs::read_to_string(&path).unwrap(), "ab");
+///     fibra::fs::remove_file(&path).unwrap();
 /// });
 /// ```
 #[derive(Clone, Debug)]

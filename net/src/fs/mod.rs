@@ -9,13 +9,13 @@
 //!
 //! ```
 //! let dir = std::env::temp_dir().join(format!("fibra-doc-fs-{}", std::process::id()));
-//! fibra_runtime::run(|| {
-//!     fibra_net::fs::create_dir_all(&dir).unwrap();
+//! fibra::run(|| {
+//!     fibra::fs::create_dir_all(&dir).unwrap();
 //!     let path = dir.join("greeting.txt");
-//!     fibra_net::fs::write(&path, "hello from a fiber").unwrap();
-//!     assert_eq!(fibra_net::fs::read_to_string(&path).unwrap(), "hello from a fiber");
-//!     assert_eq!(fibra_net::fs::metadata(&path).unwrap().len(), 18);
-//!     fibra_net::fs::remove_dir_all(&dir).unwrap();
+//!     fibra::fs::write(&path, "hello from a fiber").unwrap();
+//!     assert_eq!(fibra::fs::read_to_string(&path).unwrap(), "hello from a fiber");
+//!     assert_eq!(fibra::fs::metadata(&path).unwrap().len(), 18);
+//!     fibra::fs::remove_dir_all(&dir).unwrap();
 //! });
 //! ```
 
@@ -37,10 +37,10 @@ use std::path::{Path, PathBuf};
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("fibra-doc-read-{}", std::process::id()));
-/// fibra_runtime::run(|| {
-///     fibra_net::fs::write(&path, [1, 2, 3]).unwrap();
-///     assert_eq!(fibra_net::fs::read(&path).unwrap(), [1, 2, 3]);
-///     fibra_net::fs::remove_file(&path).unwrap();
+/// fibra::run(|| {
+///     fibra::fs::write(&path, [1, 2, 3]).unwrap();
+///     assert_eq!(fibra::fs::read(&path).unwrap(), [1, 2, 3]);
+///     fibra::fs::remove_file(&path).unwrap();
 /// });
 /// ```
 pub fn read<P: AsRef<Path>>(path: P) -> io::Result<Vec<u8>> {
@@ -78,11 +78,11 @@ pub fn write<P: AsRef<Path>, C: AsRef<[u8]>>(path: P, contents: C) -> io::Result
 ///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("fibra-doc-read-dir-{}", std::process::id()));
-/// fibra_runtime::run(|| {
-///     fibra_net::fs::create_dir_all(dir.join("sub")).unwrap();
-///     fibra_net::fs::write(dir.join("file"), b"").unwrap();
-///     assert_eq!(fibra_net::fs::read_dir(&dir).unwrap().count(), 2);
-///     fibra_net::fs::remove_dir_all(&dir).unwrap();
+/// fibra::run(|| {
+///     fibra::fs::create_dir_all(dir.join("sub")).unwrap();
+///     fibra::fs::write(dir.join("file"), b"").unwrap();
+///     assert_eq!(fibra::fs::read_dir(&dir).unwrap().count(), 2);
+///     fibra::fs::remove_dir_all(&dir).unwrap();
 /// });
 /// ```
 pub fn read_dir<P: AsRef<Path>>(path: P) -> io::Result<ReadDir> {

@@ -38,9 +38,9 @@ const MAX_HEADERS: usize = 64;
 /// ```
 /// use std::io::{Read, Write};
 ///
-/// fibra_runtime::run(|| {
-///     let server = fibra_net::net::http::hello_server("127.0.0.1:0").unwrap();
-///     let mut conn = fibra_net::net::TcpStream::connect(server.local_addr()).unwrap();
+/// fibra::run(|| {
+///     let server = fibra::net::http::hello_server("127.0.0.1:0").unwrap();
+///     let mut conn = fibra::net::TcpStream::connect(server.local_addr()).unwrap();
 ///     conn.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
 ///     let mut reply = String::new();
 ///     conn.read_to_string(&mut reply).unwrap();
@@ -69,8 +69,8 @@ pub struct HelloServer {
 /// Outside a fibra runtime; use [`HelloServer::serve`] with a [`Handle`] from elsewhere.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let server = fibra_net::net::http::hello_server("127.0.0.1:0").unwrap();
+/// fibra::run(|| {
+///     let server = fibra::net::http::hello_server("127.0.0.1:0").unwrap();
 ///     println!("serving on http://{}", server.local_addr());
 ///     server.stop();
 /// });
@@ -84,9 +84,9 @@ impl HelloServer {
     /// Serves `listener` from fibers spawned on `handle`'s runtime.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::new().unwrap().into_background().unwrap();
-    /// let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    /// let server = fibra_net::net::http::HelloServer::serve(&runtime.handle(), listener);
+    /// let runtime = fibra::Runtime::new().unwrap().into_background().unwrap();
+    /// let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let server = fibra::net::http::HelloServer::serve(&runtime.handle(), listener);
     /// assert!(server.local_addr().ip().is_loopback());
     /// server.stop();
     /// ```

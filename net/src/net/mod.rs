@@ -5,13 +5,13 @@
 //! plain thread blocks instead). Every call is a cancellation point.
 //!
 //! ```
-//! use fibra_net::net::{TcpListener, TcpStream};
+//! use fibra::net::{TcpListener, TcpStream};
 //! use std::io::{Read, Write};
 //!
-//! fibra_runtime::run(|| {
+//! fibra::run(|| {
 //!     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
 //!     let addr = listener.local_addr().unwrap();
-//!     fibra_runtime::spawn(move || {
+//!     fibra::spawn(move || {
 //!         let (conn, _) = listener.accept().unwrap();
 //!         std::io::copy(&mut &conn, &mut &conn).unwrap();
 //!     });

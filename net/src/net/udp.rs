@@ -12,13 +12,13 @@ use std::net::SocketAddr;
 /// Every call is a cancellation point; a cancelled `recv` took no datagram.
 ///
 /// ```
-/// use fibra_net::net::UdpSocket;
+/// use fibra::net::UdpSocket;
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let a = UdpSocket::bind("127.0.0.1:0").unwrap();
 ///     let b = UdpSocket::bind("127.0.0.1:0").unwrap();
 ///     let b_addr = b.local_addr().unwrap();
-///     let receiver = fibra_runtime::spawn(move || {
+///     let receiver = fibra::spawn(move || {
 ///         let mut buf = [0; 16];
 ///         let (n, from) = b.recv_from(&mut buf).unwrap();
 ///         (buf[..n].to_vec(), from)
@@ -55,9 +55,9 @@ impl UdpSocket {
     /// address.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let a = fibra_net::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    ///     let b = fibra_net::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    /// fibra::run(|| {
+    ///     let a = fibra::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    ///     let b = fibra::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     ///     a.connect(b.local_addr().unwrap()).unwrap();
     ///     b.connect(a.local_addr().unwrap()).unwrap();
     ///     a.send(b"hi").unwrap();
@@ -97,8 +97,8 @@ impl UdpSocket {
     /// As [`recv_from`](Self::recv_from).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let socket = fibra_net::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    /// fibra::run(|| {
+    ///     let socket = fibra::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     ///     let addr = socket.local_addr().unwrap();
     ///     socket.send_to(b"twice", addr).unwrap();
     ///     let mut buf = [0; 8];

@@ -17,10 +17,10 @@ use std::time::Duration;
 /// in the background once it exits.
 ///
 /// ```
-/// use fibra_net::os::Command;
+/// use fibra::os::Command;
 /// use std::time::Duration;
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let mut child = Command::new("sleep").arg("30").spawn().unwrap();
 ///     assert!(child.wait_timeout(Duration::from_millis(10)).unwrap().is_none());
 ///     child.kill().unwrap();
@@ -119,8 +119,8 @@ impl Child {
     /// The OS's `wait` errors.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let mut child = fibra_net::os::Command::new("sleep").arg("30").spawn().unwrap();
+    /// fibra::run(|| {
+    ///     let mut child = fibra::os::Command::new("sleep").arg("30").spawn().unwrap();
     ///     assert!(child.try_wait().unwrap().is_none());
     ///     child.kill().unwrap();
     ///     child.wait().unwrap();
@@ -143,9 +143,9 @@ impl Child {
     /// Outside a fibra fiber (the second reader is a fiber).
     ///
     /// ```
-    /// use fibra_net::os::{Command, Stdio};
+    /// use fibra::os::{Command, Stdio};
     ///
-    /// fibra_runtime::run(|| {
+    /// fibra::run(|| {
     ///     let child = Command::new("echo").arg("captured").stdout(Stdio::piped()).spawn().unwrap();
     ///     let output = child.wait_with_output().unwrap();
     ///     assert_eq!(output.stdout, b"captured\n");

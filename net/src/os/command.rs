@@ -15,9 +15,9 @@ use std::path::Path;
 /// [`output`]: Self::output
 ///
 /// ```
-/// use fibra_net::os::Command;
+/// use fibra::os::Command;
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let output = Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]).output().unwrap();
 ///     assert_eq!(output.status.code(), Some(3));
 ///     assert_eq!(output.stdout, b"out\n");
@@ -122,10 +122,10 @@ impl Command {
     /// Outside a fibra runtime (or a tokio runtime's context): something must reap the child.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let mut child = fibra_net::os::Command::new("true").spawn().unwrap();
+    /// fibra::run(|| {
+    ///     let mut child = fibra::os::Command::new("true").spawn().unwrap();
     ///     assert!(child.wait().unwrap().success());
-    ///     let missing = fibra_net::os::Command::new("/no/such/program").spawn().unwrap_err();
+    ///     let missing = fibra::os::Command::new("/no/such/program").spawn().unwrap_err();
     ///     assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
     /// });
     /// ```
@@ -146,8 +146,8 @@ impl Command {
     /// As [`spawn`](Self::spawn).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let status = fibra_net::os::Command::new("sh").args(["-c", "exit 4"]).status().unwrap();
+    /// fibra::run(|| {
+    ///     let status = fibra::os::Command::new("sh").args(["-c", "exit 4"]).status().unwrap();
     ///     assert_eq!(status.code(), Some(4));
     /// });
     /// ```

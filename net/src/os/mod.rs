@@ -6,13 +6,13 @@
 //! dropped [`Child`] that is still running is reaped in the background, never left a zombie.
 //!
 //! ```
-//! use fibra_net::os::{Command, Stdio};
+//! use fibra::os::{Command, Stdio};
 //! use std::io::{Read, Write};
 //!
-//! fibra_runtime::run(|| {
+//! fibra::run(|| {
 //!     let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
 //!     let mut stdin = child.stdin.take().unwrap();
-//!     let writer = fibra_runtime::spawn(move || stdin.write_all(b"through cat").unwrap());
+//!     let writer = fibra::spawn(move || stdin.write_all(b"through cat").unwrap());
 //!     let mut out = String::new();
 //!     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
 //!     writer.join().unwrap();

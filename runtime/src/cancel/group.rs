@@ -15,10 +15,10 @@ use std::sync::Arc;
 /// fiber spawned into it is not cancelled with its spawner.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let group = fibra_runtime::CancelGroup::new();
-///     let worker = fibra_runtime::Builder::new()
-///         .spawn_in(&group.child(), || fibra_runtime::sleep(std::time::Duration::from_secs(3600)))
+/// fibra::run(|| {
+///     let group = fibra::CancelGroup::new();
+///     let worker = fibra::Builder::new()
+///         .spawn_in(&group.child(), || fibra::sleep(std::time::Duration::from_secs(3600)))
 ///         .unwrap();
 ///     group.cancel(); // cancels the child group too
 ///     assert!(worker.join().unwrap_err().is_cancelled());
@@ -54,7 +54,7 @@ impl CancelGroup {
     /// Whether this group (or a group it is inside) has been cancelled.
     ///
     /// ```
-    /// let parent = fibra_runtime::CancelGroup::new();
+    /// let parent = fibra::CancelGroup::new();
     /// let child = parent.child();
     /// parent.cancel();
     /// assert!(child.is_cancelled());

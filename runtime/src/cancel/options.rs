@@ -21,14 +21,14 @@ pub enum CancelCause {
 /// [`scope_with`](crate::scope_with).
 ///
 /// ```
-/// let outcome = fibra_runtime::run(|| {
-///     fibra_runtime::scope_with(
-///         fibra_runtime::ScopeOptions::new().timeout(std::time::Duration::from_millis(1)),
-///         |_| fibra_runtime::sleep(std::time::Duration::from_secs(3600)),
+/// let outcome = fibra::run(|| {
+///     fibra::scope_with(
+///         fibra::ScopeOptions::new().timeout(std::time::Duration::from_millis(1)),
+///         |_| fibra::sleep(std::time::Duration::from_secs(3600)),
 ///     )
 /// });
 /// let cancelled = outcome.unwrap_err();
-/// assert_eq!(cancelled.cause(), fibra_runtime::CancelCause::Deadline);
+/// assert_eq!(cancelled.cause(), fibra::CancelCause::Deadline);
 /// assert_eq!(cancelled.to_string(), "scope cancelled: its deadline passed");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,13 +59,13 @@ impl Error for Cancelled {}
 /// earlier of deadline and timeout counts).
 ///
 /// ```
-/// let token = fibra_runtime::CancelToken::new();
-/// let options = fibra_runtime::ScopeOptions::new()
+/// let token = fibra::CancelToken::new();
+/// let options = fibra::ScopeOptions::new()
 ///     .token(token.clone())
 ///     .timeout(std::time::Duration::from_secs(5));
 /// token.cancel();
-/// let outcome = fibra_runtime::run(|| fibra_runtime::scope_with(options, |_| fibra_runtime::park()));
-/// assert_eq!(outcome.unwrap_err().cause(), fibra_runtime::CancelCause::Token);
+/// let outcome = fibra::run(|| fibra::scope_with(options, |_| fibra::park()));
+/// assert_eq!(outcome.unwrap_err().cause(), fibra::CancelCause::Token);
 /// ```
 #[derive(Clone, Debug, Default)]
 #[must_use = "options do nothing until given to scope_with"]

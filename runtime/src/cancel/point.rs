@@ -118,16 +118,16 @@ fn unwind((origin, cause): (u64, CancelCause)) -> ! {
 /// that arrives meanwhile takes effect at the first point after `f`.
 ///
 /// ```
-/// let token = fibra_runtime::CancelToken::new();
+/// let token = fibra::CancelToken::new();
 /// token.cancel();
-/// let outcome = fibra_runtime::run(|| {
-///     fibra_runtime::scope_with(fibra_runtime::ScopeOptions::new().token(token), |_| {
-///         let cleaned = fibra_runtime::shield(|| {
-///             fibra_runtime::sleep(std::time::Duration::from_millis(1));
+/// let outcome = fibra::run(|| {
+///     fibra::scope_with(fibra::ScopeOptions::new().token(token), |_| {
+///         let cleaned = fibra::shield(|| {
+///             fibra::sleep(std::time::Duration::from_millis(1));
 ///             true
 ///         });
 ///         assert!(cleaned);
-///         fibra_runtime::checkpoint(); // unwinds here
+///         fibra::checkpoint(); // unwinds here
 ///         unreachable!()
 ///     })
 /// });
@@ -148,7 +148,7 @@ pub fn shield<R>(f: impl FnOnce() -> R) -> R {
 /// Whether the caller's scope has been cancelled (and the caller is not shielded).
 ///
 /// ```
-/// fibra_runtime::run(|| assert!(!fibra_runtime::is_cancelled()));
+/// fibra::run(|| assert!(!fibra::is_cancelled()));
 /// ```
 pub fn is_cancelled() -> bool {
     pending().is_some()
@@ -162,7 +162,7 @@ pub fn is_cancelled() -> bool {
 /// [`Cancelled`] with the cause.
 ///
 /// ```
-/// fibra_runtime::run(|| assert!(fibra_runtime::check_cancel().is_ok()));
+/// fibra::run(|| assert!(fibra::check_cancel().is_ok()));
 /// ```
 pub fn check_cancel() -> Result<(), Cancelled> {
     match pending() {
@@ -175,12 +175,12 @@ pub fn check_cancel() -> Result<(), Cancelled> {
 /// with [`std::panic::resume_unwind`].
 ///
 /// ```
-/// let token = fibra_runtime::CancelToken::new();
+/// let token = fibra::CancelToken::new();
 /// token.cancel();
-/// let _ = fibra_runtime::run(|| {
-///     fibra_runtime::scope_with(fibra_runtime::ScopeOptions::new().token(token), |_| {
-///         let caught = std::panic::catch_unwind(|| fibra_runtime::checkpoint()).unwrap_err();
-///         assert!(fibra_runtime::is_cancellation(&*caught));
+/// let _ = fibra::run(|| {
+///     fibra::scope_with(fibra::ScopeOptions::new().token(token), |_| {
+///         let caught = std::panic::catch_unwind(|| fibra::checkpoint()).unwrap_err();
+///         assert!(fibra::is_cancellation(&*caught));
 ///         std::panic::resume_unwind(caught);
 ///     })
 /// });

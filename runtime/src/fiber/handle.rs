@@ -8,9 +8,9 @@ use std::task::Waker;
 /// A unique identifier of a fiber in this process, like [`std::thread::ThreadId`].
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let a = fibra_runtime::current().id();
-///     let b = fibra_runtime::spawn(|| fibra_runtime::current().id()).join().unwrap();
+/// fibra::run(|| {
+///     let a = fibra::current().id();
+///     let b = fibra::spawn(|| fibra::current().id()).join().unwrap();
 ///     assert_ne!(a, b);
 /// });
 /// ```
@@ -21,7 +21,7 @@ impl FiberId {
     /// The identifier as a number, unique for the life of the process.
     ///
     /// ```
-    /// fibra_runtime::run(|| assert!(fibra_runtime::current().id().as_u64() > 0));
+    /// fibra::run(|| assert!(fibra::current().id().as_u64() > 0));
     /// ```
     pub fn as_u64(self) -> u64 {
         self.0
@@ -43,16 +43,16 @@ impl fmt::Display for FiberId {
 /// use std::sync::atomic::{AtomicBool, Ordering};
 /// use std::sync::Arc;
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let ready = Arc::new(AtomicBool::new(false));
-///     let me = fibra_runtime::current();
+///     let me = fibra::current();
 ///     let flag = ready.clone();
-///     let helper = fibra_runtime::spawn(move || {
+///     let helper = fibra::spawn(move || {
 ///         flag.store(true, Ordering::Release);
 ///         me.unpark();
 ///     });
 ///     while !ready.load(Ordering::Acquire) {
-///         fibra_runtime::park();
+///         fibra::park();
 ///     }
 ///     helper.join().unwrap();
 /// });

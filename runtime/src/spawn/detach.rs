@@ -85,7 +85,7 @@ impl Supervisor {
 ///
 /// let done = Arc::new(AtomicBool::new(false));
 /// let flag = done.clone();
-/// fibra_runtime::run(move || fibra_runtime::detach(move || flag.store(true, Ordering::SeqCst)));
+/// fibra::run(move || fibra::detach(move || flag.store(true, Ordering::SeqCst)));
 /// // `run` drained the detached fiber before returning.
 /// assert!(done.load(Ordering::SeqCst));
 /// ```

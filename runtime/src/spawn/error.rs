@@ -8,8 +8,8 @@ use std::fmt;
 /// before it finished).
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let error = fibra_runtime::spawn(|| panic!("boom")).join().unwrap_err();
+/// fibra::run(|| {
+///     let error = fibra::spawn(|| panic!("boom")).join().unwrap_err();
 ///     assert!(error.is_panic());
 ///     assert_eq!(error.to_string(), "fiber panicked: boom");
 ///     let payload = error.into_panic();
@@ -41,8 +41,8 @@ impl JoinError {
     /// Whether the fiber panicked.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     assert!(fibra_runtime::spawn(|| panic!()).join().unwrap_err().is_panic());
+    /// fibra::run(|| {
+    ///     assert!(fibra::spawn(|| panic!()).join().unwrap_err().is_panic());
     /// });
     /// ```
     pub fn is_panic(&self) -> bool {
@@ -52,8 +52,8 @@ impl JoinError {
     /// Whether the fiber was cancelled before it could finish.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     assert!(!fibra_runtime::spawn(|| panic!()).join().unwrap_err().is_cancelled());
+    /// fibra::run(|| {
+    ///     assert!(!fibra::spawn(|| panic!()).join().unwrap_err().is_cancelled());
     /// });
     /// ```
     pub fn is_cancelled(&self) -> bool {
@@ -67,8 +67,8 @@ impl JoinError {
     /// If the fiber was cancelled rather than panicking.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let payload = fibra_runtime::spawn(|| panic!("{}", 7)).join().unwrap_err().into_panic();
+    /// fibra::run(|| {
+    ///     let payload = fibra::spawn(|| panic!("{}", 7)).join().unwrap_err().into_panic();
     ///     assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some("7"));
     /// });
     /// ```
@@ -80,8 +80,8 @@ impl JoinError {
     /// The panic payload, or the error itself if the fiber was cancelled.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let error = fibra_runtime::spawn(|| panic!()).join().unwrap_err();
+    /// fibra::run(|| {
+    ///     let error = fibra::spawn(|| panic!()).join().unwrap_err();
     ///     assert!(error.try_into_panic().is_ok());
     /// });
     /// ```

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 /// panic cancels the other fibers and is re-raised once all have ended.
 ///
 /// ```
-/// let squares = fibra_runtime::run(|| fibra_runtime::parallel_map(0..10u64, |x| x * x));
+/// let squares = fibra::run(|| fibra::parallel_map(0..10u64, |x| x * x));
 /// assert_eq!(squares, [0, 1, 4, 9, 16, 25, 36, 49, 64, 81]);
 /// ```
 #[track_caller]
@@ -29,8 +29,8 @@ where
 /// If `limit` is zero; and as `parallel_map`.
 ///
 /// ```
-/// let lengths = fibra_runtime::run(|| {
-///     fibra_runtime::parallel_map_limited(["a", "bb", "ccc"], 2, |s| s.len())
+/// let lengths = fibra::run(|| {
+///     fibra::parallel_map_limited(["a", "bb", "ccc"], 2, |s| s.len())
 /// });
 /// assert_eq!(lengths, [1, 2, 3]);
 /// ```
@@ -94,11 +94,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// ```
 /// use std::time::Duration;
 ///
-/// let winner = fibra_runtime::run(|| {
+/// let winner = fibra::run(|| {
 ///     let slow: Box<dyn FnOnce() -> &'static str + Send> =
-///         Box::new(|| { fibra_runtime::sleep(Duration::from_secs(3600)); "slow" });
+///         Box::new(|| { fibra::sleep(Duration::from_secs(3600)); "slow" });
 ///     let fast: Box<dyn FnOnce() -> &'static str + Send> = Box::new(|| "fast");
-///     fibra_runtime::race(vec![slow, fast])
+///     fibra::race(vec![slow, fast])
 /// });
 /// assert_eq!(winner, "fast");
 /// ```

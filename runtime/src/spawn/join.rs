@@ -17,8 +17,8 @@ use std::task::{Context, Poll, Waker};
 /// `join` blocks a fiber (or a plain thread); `.await` suits async code.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let handle = fibra_runtime::spawn(|| 6 * 7);
+/// fibra::run(|| {
+///     let handle = fibra::spawn(|| 6 * 7);
 ///     assert_eq!(handle.join().unwrap(), 42);
 /// });
 /// ```
@@ -43,7 +43,7 @@ impl<T> JoinHandle<T> {
     /// From a fiber this parks only the fiber; from any other thread it blocks the thread.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
     /// // From a plain thread, while the runtime runs.
     /// let handle = runtime.handle().spawn(|| 6 * 7);
     /// let waiter = std::thread::spawn(move || handle.join());
@@ -61,10 +61,10 @@ impl<T> JoinHandle<T> {
     /// Whether the fiber has finished (its result is waiting).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let handle = fibra_runtime::spawn(|| ());
+    /// fibra::run(|| {
+    ///     let handle = fibra::spawn(|| ());
     ///     while !handle.is_finished() {
-    ///         fibra_runtime::yield_now();
+    ///         fibra::yield_now();
     ///     }
     ///     handle.join().unwrap();
     /// });
@@ -76,8 +76,8 @@ impl<T> JoinHandle<T> {
     /// The fiber being joined.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let handle = fibra_runtime::Builder::new().name("worker").spawn(|| ()).unwrap();
+    /// fibra::run(|| {
+    ///     let handle = fibra::Builder::new().name("worker").spawn(|| ()).unwrap();
     ///     assert_eq!(handle.fiber().name(), Some("worker"));
     ///     handle.join().unwrap();
     /// });

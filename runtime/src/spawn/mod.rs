@@ -36,11 +36,11 @@ use std::sync::Arc;
 /// overflow report) and a stack size.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let handle = fibra_runtime::Builder::new()
+/// fibra::run(|| {
+///     let handle = fibra::Builder::new()
 ///         .name("parser")
 ///         .stack_size(256 * 1024)
-///         .spawn(|| fibra_runtime::current().name().map(str::to_owned))
+///         .spawn(|| fibra::current().name().map(str::to_owned))
 ///         .unwrap();
 ///     assert_eq!(handle.join().unwrap().as_deref(), Some("parser"));
 /// });
@@ -98,8 +98,8 @@ impl Builder {
     /// Names the fiber.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let h = fibra_runtime::Builder::new().name("x").spawn(|| ()).unwrap();
+    /// fibra::run(|| {
+    ///     let h = fibra::Builder::new().name("x").spawn(|| ()).unwrap();
     ///     assert_eq!(h.fiber().name(), Some("x"));
     ///     h.join().unwrap();
     /// });
@@ -112,8 +112,8 @@ impl Builder {
     /// Sets the usable stack size in bytes (rounded up to whole pages, at least 16 KiB).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let h = fibra_runtime::Builder::new().stack_size(64 * 1024).spawn(|| 1).unwrap();
+    /// fibra::run(|| {
+    ///     let h = fibra::Builder::new().stack_size(64 * 1024).spawn(|| 1).unwrap();
     ///     assert_eq!(h.join().unwrap(), 1);
     /// });
     /// ```
@@ -144,8 +144,8 @@ impl Builder {
     /// Outside a fibra runtime.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let h = fibra_runtime::Builder::new().spawn(|| "hi").unwrap();
+    /// fibra::run(|| {
+    ///     let h = fibra::Builder::new().spawn(|| "hi").unwrap();
     ///     assert_eq!(h.join().unwrap(), "hi");
     /// });
     /// ```
@@ -167,10 +167,10 @@ impl Builder {
     /// As [`Builder::spawn`].
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(1).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
     /// let handle = runtime.handle();
     /// let total = runtime.block_on(|| {
-    ///     let h = fibra_runtime::Builder::new().spawn_on(&handle, || 2).unwrap();
+    ///     let h = fibra::Builder::new().spawn_on(&handle, || 2).unwrap();
     ///     h.join().unwrap()
     /// });
     /// assert_eq!(total, 2);
@@ -202,19 +202,19 @@ impl Builder {
     /// ```
     /// use std::time::Duration;
     ///
-    /// fibra_runtime::run(|| {
-    ///     let group = fibra_runtime::CancelGroup::new();
-    ///     let token = fibra_runtime::CancelToken::new();
+    /// fibra::run(|| {
+    ///     let group = fibra::CancelGroup::new();
+    ///     let token = fibra::CancelToken::new();
     ///     let mut worker = None;
-    ///     let options = fibra_runtime::ScopeOptions::new().token(token.clone());
-    ///     let outcome = fibra_runtime::scope_with(options, |_| {
-    ///         let spawn = fibra_runtime::Builder::new().spawn_in(&group, || {
-    ///             fibra_runtime::sleep(Duration::from_millis(2));
+    ///     let options = fibra::ScopeOptions::new().token(token.clone());
+    ///     let outcome = fibra::scope_with(options, |_| {
+    ///         let spawn = fibra::Builder::new().spawn_in(&group, || {
+    ///             fibra::sleep(Duration::from_millis(2));
     ///             7
     ///         });
     ///         worker = Some(spawn.unwrap());
     ///         token.cancel();
-    ///         fibra_runtime::sleep(Duration::from_secs(3600)); // unwound by the token
+    ///         fibra::sleep(Duration::from_secs(3600)); // unwound by the token
     ///     });
     ///     assert!(outcome.is_err());
     ///     // The spawner's scope was cancelled, not the group: the worker ran to its end.
@@ -252,9 +252,9 @@ impl Builder {
     /// ```
     /// use std::rc::Rc;
     ///
-    /// fibra_runtime::run(|| {
+    /// fibra::run(|| {
     ///     let shared = Rc::new(5);
-    ///     let h = fibra_runtime::Builder::new().spawn_local(move || *shared + 1).unwrap();
+    ///     let h = fibra::Builder::new().spawn_local(move || *shared + 1).unwrap();
     ///     assert_eq!(h.join().unwrap(), 6);
     /// });
     /// ```
@@ -281,10 +281,10 @@ impl Builder {
     /// As [`Builder::spawn`].
     ///
     /// ```
-    /// fibra_runtime::run(|| {
+    /// fibra::run(|| {
     ///     let words = ["a", "bb", "ccc"];
-    ///     let total = fibra_runtime::scope(|s| {
-    ///         let h = fibra_runtime::Builder::new()
+    ///     let total = fibra::scope(|s| {
+    ///         let h = fibra::Builder::new()
     ///             .name("counter")
     ///             .spawn_scoped(s, || words.iter().map(|w| w.len()).sum::<usize>())
     ///             .unwrap();
@@ -314,8 +314,8 @@ impl Builder {
 /// Outside a fibra runtime, or when no stack can be had (see [`Builder::spawn`]).
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     let handles: Vec<_> = (0..10u64).map(|i| fibra_runtime::spawn(move || i * i)).collect();
+/// fibra::run(|| {
+///     let handles: Vec<_> = (0..10u64).map(|i| fibra::spawn(move || i * i)).collect();
 ///     let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
 ///     assert_eq!(sum, 285);
 /// });
@@ -341,10 +341,10 @@ where
 /// use std::cell::Cell;
 /// use std::rc::Rc;
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let counter = Rc::new(Cell::new(0));
 ///     let c = counter.clone();
-///     fibra_runtime::spawn_local(move || c.set(c.get() + 1)).join().unwrap();
+///     fibra::spawn_local(move || c.set(c.get() + 1)).join().unwrap();
 ///     assert_eq!(counter.get(), 1);
 /// });
 /// ```

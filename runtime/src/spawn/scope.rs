@@ -32,10 +32,10 @@ use std::task::Waker;
 /// Outside a fiber of a fibra runtime; and as described above.
 ///
 /// ```
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let mut numbers = vec![1, 2, 3, 4, 5, 6];
 ///     let total = std::sync::atomic::AtomicU64::new(0);
-///     fibra_runtime::scope(|s| {
+///     fibra::scope(|s| {
 ///         for chunk in numbers.chunks_mut(2) {
 ///             let total = &total;
 ///             s.spawn(move || {
@@ -80,13 +80,13 @@ where
 /// ```
 /// use std::time::Duration;
 ///
-/// let outcome = fibra_runtime::run(|| {
-///     fibra_runtime::scope_with(fibra_runtime::ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
-///         s.spawn(|| fibra_runtime::sleep(Duration::from_secs(3600)));
-///         fibra_runtime::sleep(Duration::from_secs(3600));
+/// let outcome = fibra::run(|| {
+///     fibra::scope_with(fibra::ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
+///         s.spawn(|| fibra::sleep(Duration::from_secs(3600)));
+///         fibra::sleep(Duration::from_secs(3600));
 ///     })
 /// });
-/// assert_eq!(outcome.unwrap_err().cause(), fibra_runtime::CancelCause::Deadline);
+/// assert_eq!(outcome.unwrap_err().cause(), fibra::CancelCause::Deadline);
 /// ```
 #[track_caller]
 pub fn scope_with<'env, F, T>(options: ScopeOptions, f: F) -> Result<T, Cancelled>
@@ -195,9 +195,9 @@ impl<'scope> Scope<'scope, '_> {
     /// non-panicking form).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
+    /// fibra::run(|| {
     ///     let greeting = String::from("hello");
-    ///     let length = fibra_runtime::scope(|s| s.spawn(|| greeting.len()).join().unwrap());
+    ///     let length = fibra::scope(|s| s.spawn(|| greeting.len()).join().unwrap());
     ///     assert_eq!(length, 5);
     /// });
     /// ```
@@ -265,8 +265,8 @@ impl fmt::Debug for Scope<'_, '_> {
 /// An owned permission to join a scoped fiber.
 ///
 /// ```
-/// fibra_runtime::run(|| {
-///     fibra_runtime::scope(|s| {
+/// fibra::run(|| {
+///     fibra::scope(|s| {
 ///         let handle = s.spawn(|| 1 + 1);
 ///         assert_eq!(handle.join().unwrap(), 2);
 ///     });
@@ -286,8 +286,8 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// next cancellation point then unwinds it.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         let child = s.spawn(|| 20 + 1);
     ///         assert_eq!(child.join().unwrap(), 21);
     ///     });
@@ -300,11 +300,11 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// Whether the fiber has finished.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         let handle = s.spawn(|| ());
     ///         while !handle.is_finished() {
-    ///             fibra_runtime::yield_now();
+    ///             fibra::yield_now();
     ///         }
     ///     });
     /// });
@@ -316,8 +316,8 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// The fiber being joined.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     fibra_runtime::scope(|s| {
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
     ///         let handle = s.spawn(|| ());
     ///         assert_eq!(handle.fiber().name(), None);
     ///     });

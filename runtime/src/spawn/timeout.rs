@@ -32,10 +32,10 @@ impl Error for Elapsed {}
 /// ```
 /// use std::time::Duration;
 ///
-/// fibra_runtime::run(|| {
-///     let quick = fibra_runtime::timeout(Duration::from_secs(5), || 1);
+/// fibra::run(|| {
+///     let quick = fibra::timeout(Duration::from_secs(5), || 1);
 ///     assert_eq!(quick, Ok(1));
-///     let slow = fibra_runtime::timeout(Duration::from_millis(1), || fibra_runtime::sleep(Duration::from_secs(3600)));
+///     let slow = fibra::timeout(Duration::from_millis(1), || fibra::sleep(Duration::from_secs(3600)));
 ///     assert_eq!(slow.unwrap_err().to_string(), "deadline has elapsed");
 /// });
 /// ```

@@ -16,13 +16,13 @@ use tokio::io::Interest;
 /// `accept` took no connection, and the listener stays usable.
 ///
 /// ```
-/// use fibra_net::net::{TcpListener, TcpStream};
+/// use fibra::net::{TcpListener, TcpStream};
 /// use std::io::{Read, Write};
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
 ///     let addr = listener.local_addr().unwrap();
-///     let client = fibra_runtime::spawn(move || {
+///     let client = fibra::spawn(move || {
 ///         let mut stream = TcpStream::connect(addr).unwrap();
 ///         stream.write_all(b"ping").unwrap();
 ///     });
@@ -48,9 +48,9 @@ impl TcpListener {
     /// `InvalidInput` when `addr` names no address.
     ///
     /// ```
-    /// let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
     /// assert_ne!(listener.local_addr().unwrap().port(), 0);
-    /// let taken = fibra_net::net::TcpListener::bind(listener.local_addr().unwrap()).unwrap_err();
+    /// let taken = fibra::net::TcpListener::bind(listener.local_addr().unwrap()).unwrap_err();
     /// assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
     /// ```
     pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
@@ -64,10 +64,10 @@ impl TcpListener {
     /// The OS's accept errors (for example `WouldBlock` in non-blocking mode).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
     ///     let addr = listener.local_addr().unwrap();
-    ///     let client = fibra_runtime::spawn(move || fibra_net::net::TcpStream::connect(addr).unwrap());
+    ///     let client = fibra::spawn(move || fibra::net::TcpStream::connect(addr).unwrap());
     ///     let (_conn, peer) = listener.accept().unwrap();
     ///     assert_eq!(peer, client.join().unwrap().local_addr().unwrap());
     /// });
@@ -90,12 +90,12 @@ impl TcpListener {
     /// without the peer addresses).
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
     ///     let addr = listener.local_addr().unwrap();
-    ///     fibra_runtime::spawn(move || {
+    ///     fibra::spawn(move || {
     ///         for _ in 0..3 {
-    ///             fibra_net::net::TcpStream::connect(addr).unwrap();
+    ///             fibra::net::TcpStream::connect(addr).unwrap();
     ///         }
     ///     });
     ///     assert_eq!(listener.incoming().take(3).filter(Result::is_ok).count(), 3);

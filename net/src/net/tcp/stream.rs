@@ -22,13 +22,13 @@ use tokio::io::Interest;
 /// buffer (the writes that completed before the cancellation).
 ///
 /// ```
-/// use fibra_net::net::{TcpListener, TcpStream};
+/// use fibra::net::{TcpListener, TcpStream};
 /// use std::io::{BufRead, BufReader, Write};
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
 ///     let addr = listener.local_addr().unwrap();
-///     fibra_runtime::spawn(move || {
+///     fibra::spawn(move || {
 ///         let (conn, _) = listener.accept().unwrap();
 ///         let mut line = String::new();
 ///         BufReader::new(&conn).read_line(&mut line).unwrap();
@@ -55,14 +55,14 @@ impl TcpStream {
     /// `InvalidInput` when `addr` names no address; the last address's error when all fail.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
     ///     let port = listener.local_addr().unwrap().port();
     ///     // Host names resolve off the worker; each address is tried in turn.
-    ///     let stream = fibra_net::net::TcpStream::connect(("localhost", port)).unwrap();
+    ///     let stream = fibra::net::TcpStream::connect(("localhost", port)).unwrap();
     ///     assert_eq!(stream.peer_addr().unwrap().port(), port);
     ///     drop(listener);
-    ///     let refused = fibra_net::net::TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+    ///     let refused = fibra::net::TcpStream::connect(("127.0.0.1", port)).unwrap_err();
     ///     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
     /// });
     /// ```
@@ -80,10 +80,10 @@ impl TcpStream {
     /// ```
     /// use std::time::Duration;
     ///
-    /// fibra_runtime::run(|| {
-    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
     ///     let addr = listener.local_addr().unwrap();
-    ///     let stream = fibra_net::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    ///     let stream = fibra::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
     ///     assert_eq!(stream.peer_addr().unwrap(), addr);
     /// });
     /// ```
@@ -144,9 +144,9 @@ impl TcpStream {
     /// ```
     /// use std::io::{Read, Write};
     ///
-    /// fibra_runtime::run(|| {
-    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    ///     let mut client = fibra_net::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let mut client = fibra::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     ///     let (mut conn, _) = listener.accept().unwrap();
     ///     client.write_all(b"x").unwrap();
     ///     let mut buf = [0; 1];
@@ -168,9 +168,9 @@ impl TcpStream {
     /// ```
     /// use std::io::Read;
     ///
-    /// fibra_runtime::run(|| {
-    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    ///     let client = fibra_net::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let client = fibra::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     ///     let (mut conn, _) = listener.accept().unwrap();
     ///     client.shutdown(std::net::Shutdown::Write).unwrap();
     ///     assert_eq!(conn.read(&mut [0; 8]).unwrap(), 0);
@@ -205,9 +205,9 @@ impl TcpStream {
     /// The OS's `setsockopt` errors.
     ///
     /// ```
-    /// fibra_runtime::run(|| {
-    ///     let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    ///     let stream = fibra_net::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let stream = fibra::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     ///     stream.set_nodelay(true).unwrap();
     ///     assert!(stream.nodelay().unwrap());
     /// });

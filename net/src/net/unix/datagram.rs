@@ -12,11 +12,11 @@ use std::path::Path;
 /// datagram.
 ///
 /// ```
-/// use fibra_net::net::UnixDatagram;
+/// use fibra::net::UnixDatagram;
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let (a, b) = UnixDatagram::pair().unwrap();
-///     let receiver = fibra_runtime::spawn(move || {
+///     let receiver = fibra::spawn(move || {
 ///         let mut buf = [0; 8];
 ///         let n = b.recv(&mut buf).unwrap();
 ///         buf[..n].to_vec()

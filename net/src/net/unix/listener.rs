@@ -13,16 +13,16 @@ use tokio::io::Interest;
 /// connection arrives. A cancelled `accept` took no connection.
 ///
 /// ```
-/// use fibra_net::net::{UnixListener, UnixStream};
+/// use fibra::net::{UnixListener, UnixStream};
 /// use std::io::{Read, Write};
 ///
 /// let dir = std::env::temp_dir().join(format!("fibra-doc-unix-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("listener.sock");
 /// let _ = std::fs::remove_file(&path);
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let listener = UnixListener::bind(&path).unwrap();
-///     let client = fibra_runtime::spawn({
+///     let client = fibra::spawn({
 ///         let path = path.clone();
 ///         move || UnixStream::connect(path).unwrap().write_all(b"local").unwrap()
 ///     });

@@ -12,12 +12,12 @@ use std::path::Path;
 /// `Write` (also for `&UnixStream`) that park the calling fiber until the socket is ready.
 ///
 /// ```
-/// use fibra_net::net::UnixStream;
+/// use fibra::net::UnixStream;
 /// use std::io::{Read, Write};
 ///
-/// fibra_runtime::run(|| {
+/// fibra::run(|| {
 ///     let (a, mut b) = UnixStream::pair().unwrap();
-///     let writer = fibra_runtime::spawn(move || (&a).write_all(b"pair").unwrap());
+///     let writer = fibra::spawn(move || (&a).write_all(b"pair").unwrap());
 ///     let mut got = [0; 4];
 ///     b.read_exact(&mut got).unwrap();
 ///     assert_eq!(&got, b"pair");

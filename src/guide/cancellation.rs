@@ -1,0 +1,163 @@
+//! # Structured concurrency and cancellation
+//!
+//! ## Scopes
+//!
+//! [`scope`](crate::scope) has the shape of `std::thread::scope`: fibers spawned with
+//! [`Scope::spawn`](crate::Scope::spawn) may borrow from the caller's stack, and `scope`
+//! returns only after every one of them has finished. A fiber spawned with
+//! [`spawn`](crate::spawn) instead is `'static` and runs until it ends (or its runtime shuts
+//! down); [`detach`](crate::detach) runs one that nobody joins.
+//!
+//! ```
+//! let mut scores = [3, 1, 2];
+//! fibra::run(|| {
+//!     fibra::scope(|s| {
+//!         for score in scores.iter_mut() {
+//!             s.spawn(move || *score *= 10);
+//!         }
+//!     });
+//! });
+//! assert_eq!(scores, [30, 10, 20]);
+//! ```
+//!
+//! ## Cancellation is an unwind
+//!
+//! A cancelled fiber does not stop at an arbitrary instruction: it unwinds, running every
+//! destructor, from its current or next **cancellation point**. Every fibra wait is one —
+//! [`sleep`](crate::sleep), [`block_on`](crate::block_on), channel and [`sync`](crate::sync)
+//! waits, joins, every [`net`](crate::net) call — as are [`checkpoint`](crate::checkpoint) and
+//! [`check_cancel`](crate::check_cancel); [`yield_now`](crate::yield_now) is not. A loop that
+//! computes without waiting is not cancelled until it reaches one; put a `checkpoint()` in it. Do not catch the unwind
+//! (`catch_unwind` sees it as a panic whose payload [`is_cancellation`](crate::is_cancellation)
+//! recognises); if you must, resume it.
+//!
+//! [`scope_with`](crate::scope_with) is a scope that a [`CancelToken`](crate::CancelToken), a
+//! deadline or a timeout cancels ([`ScopeOptions`](crate::ScopeOptions)): the body and every
+//! child unwind, the scope waits for all of them and returns `Err(Cancelled)` saying which
+//! fired ([`Cancelled::cause`](crate::Cancelled::cause)).
+//!
+//! ```
+//! use fibra::{CancelCause, ScopeOptions};
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use std::time::Duration;
+//!
+//! let cleaned_up = AtomicUsize::new(0);
+//! struct Cleanup<'a>(&'a AtomicUsize);
+//! impl Drop for Cleanup<'_> {
+//!     fn drop(&mut self) {
+//!         self.0.fetch_add(1, Ordering::SeqCst);
+//!     }
+//! }
+//!
+//! let outcome = fibra::run(|| {
+//!     fibra::scope_with(ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
+//!         for _ in 0..3 {
+//!             s.spawn(|| {
+//!                 let _guard = Cleanup(&cleaned_up);
+//!                 fibra::sleep(Duration::from_secs(3600));
+//!             });
+//!         }
+//!     })
+//! });
+//! assert_eq!(outcome.unwrap_err().cause(), CancelCause::Deadline);
+//! assert_eq!(cleaned_up.into_inner(), 3, "every child unwound");
+//! ```
+//!
+//! [`timeout`](crate::timeout) is the one-closure form: it runs the closure in the calling
+//! fiber and returns `Err(Elapsed)` if it was cancelled for running out of time.
+//! [`race`](crate::race) runs closures side by side, returns the first to finish and cancels
+//! the rest.
+//!
+//! ## Shielding cleanup
+//!
+//! [`shield`](crate::shield) runs a closure with cancellation points disabled, for cleanup that
+//! must finish (a goodbye message, a flush): a cancellation that arrives meanwhile takes effect
+//! at the first cancellation point after it.
+//!
+//! ```
+//! use fibra::ScopeOptions;
+//! use std::time::Duration;
+//!
+//! let token = fibra::CancelToken::new();
+//! token.cancel();
+//! let outcome = fibra::run(|| {
+//!     fibra::scope_with(ScopeOptions::new().token(token), |_| {
+//!         let flushed = fibra::shield(|| {
+//!             fibra::sleep(Duration::from_millis(1)); // waits despite the cancellation
+//!             true
+//!         });
+//!         assert!(flushed);
+//!         fibra::checkpoint(); // unwinds here
+//!         unreachable!()
+//!     })
+//! });
+//! assert!(outcome.is_err());
+//! ```
+//!
+//! ## What joins report
+//!
+//! A join returns `Ok(value)`, or a [`JoinError`](crate::JoinError) saying why there is no
+//! value: [`is_panic`](crate::JoinError::is_panic) (take the payload with
+//! [`into_panic`](crate::JoinError::into_panic)) or
+//! [`is_cancelled`](crate::JoinError::is_cancelled) — the fiber was cancelled (its
+//! [`CancelGroup`](crate::CancelGroup) or scope was cancelled, or its runtime shut down before
+//! it finished).
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! fibra::run(|| {
+//!     let panicked = fibra::spawn(|| panic!("boom")).join().unwrap_err();
+//!     assert!(panicked.is_panic());
+//!     assert_eq!(panicked.into_panic().downcast_ref::<&str>(), Some(&"boom"));
+//!
+//!     let group = fibra::CancelGroup::new();
+//!     let sleeper = fibra::Builder::new()
+//!         .spawn_in(&group, || fibra::sleep(Duration::from_secs(3600)))
+//!         .unwrap();
+//!     group.cancel();
+//!     assert!(sleeper.join().unwrap_err().is_cancelled());
+//! });
+//! ```
+//!
+//! ## A child's panic, and the scoped-join rule
+//!
+//! A panic in a scoped child cancels its siblings and the scope body. If nobody joined that
+//! child, `scope` re-raises the panic once every fiber has ended (the first panic, in the
+//! order they happened; a panic of the body itself takes precedence).
+//!
+//! A body that joins the child takes the panic itself:
+//! [`ScopedJoinHandle::join`](crate::ScopedJoinHandle::join) returns `Err` with the payload,
+//! **whether the child panicked before the join or during it**, and the scope does not
+//! re-raise that panic. The body was still cancelled by it, though: it unwinds at its next
+//! cancellation point, and `scope`, having no value to return, then panics saying that the
+//! body took the child's panic through `join` but was unwound. A body that handles a child's
+//! panic and wants to return normally does so without reaching another cancellation point.
+//!
+//! ```
+//! use std::panic::{self, AssertUnwindSafe};
+//!
+//! fibra::run(|| {
+//!     // Handled, and no cancellation point after it: the scope returns the body's value.
+//!     let value = fibra::scope(|s| {
+//!         let child = s.spawn(|| panic!("handled"));
+//!         let error = child.join().unwrap_err();
+//!         assert_eq!(error.into_panic().downcast_ref::<&str>(), Some(&"handled"));
+//!         7
+//!     });
+//!     assert_eq!(value, 7);
+//!
+//!     // Handled, then a cancellation point: the body unwinds there.
+//!     let ended = panic::catch_unwind(AssertUnwindSafe(|| {
+//!         fibra::scope(|s| {
+//!             let child = s.spawn(|| panic!("handled"));
+//!             assert!(child.join().unwrap_err().is_panic());
+//!             fibra::checkpoint();
+//!             unreachable!("the body was cancelled by the child's panic")
+//!         })
+//!     }));
+//!     let payload = ended.unwrap_err();
+//!     let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+//!     assert!(message.contains("took that panic through `join`"));
+//! });
+//! ```
