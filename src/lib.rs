@@ -14,6 +14,8 @@
 //! assert_eq!(lengths, [5, 5, 4]);
 //! ```
 
+#![forbid(unsafe_code)]
+
 #[doc(inline)]
 pub use fibra_runtime::{
     block_on, blocking, check_cancel, checkpoint, current, current_worker, detach, fiber_local,

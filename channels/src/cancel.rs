@@ -1,4 +1,4 @@
-//! The cancellation point of every blocking channel operation (DESIGN §5).
+//! The cancellation point of every blocking channel operation.
 //!
 //! Every blocking operation of this crate and of `fibra-select` starts with [`point`] and
 //! parks only in [`crate::wait::block`], through the runtime's park, which is itself a

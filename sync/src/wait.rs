@@ -67,7 +67,7 @@ impl<'a, W: Waitable> Wait<'a, W> {
     pub(crate) fn block(mut self, deadline: Option<Instant>) -> Result<W::Output, TimedOut> {
         let waker = shim::current_waker();
         loop {
-            // Parking is fibra's cancellation point (DESIGN §5): a cancelled fiber unwinds
+            // Parking is fibra's cancellation point: a cancelled fiber unwinds
             // from here, and dropping `self` gives the entry back, passing on whatever the
             // waiter had been granted.
             match deadline {

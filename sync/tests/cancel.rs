@@ -1,4 +1,4 @@
-//! Cancellation (DESIGN §5): a fiber cancelled while it waits unwinds out of the wait, leaves
+//! Cancellation: a fiber cancelled while it waits unwinds out of the wait, leaves
 //! the queue, and passes on whatever it had been granted; guards it held are released.
 
 #![cfg(not(loom))] // loom builds run only the models in the library
