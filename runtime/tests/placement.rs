@@ -130,7 +130,12 @@ fn accept_loop(workers: usize, fibers: usize) -> (Vec<usize>, Vec<usize>) {
                     yield_now();
                 }
                 // Every connection has started once it has counted itself.
-                while started.iter().map(|n| n.load(Ordering::SeqCst)).sum::<usize>() < fibers {
+                while started
+                    .iter()
+                    .map(|n| n.load(Ordering::SeqCst))
+                    .sum::<usize>()
+                    < fibers
+                {
                     yield_now();
                 }
                 let loads = Handle::current().worker_loads();
@@ -156,7 +161,10 @@ fn assert_accept_loop_is_balanced(workers: usize) {
     let (started, loads) = accept_loop(workers, FIBERS);
     assert_eq!(started.iter().sum::<usize>(), FIBERS, "{started:?}");
     let limit = FIBERS * 3 / (2 * workers);
-    assert!(started.iter().all(|&n| n <= limit), "{started:?} over {limit}");
+    assert!(
+        started.iter().all(|&n| n <= limit),
+        "{started:?} over {limit}"
+    );
     // Every connection, the acceptor and the main fiber were alive when the loads were read.
     assert_eq!(loads.iter().sum::<usize>(), FIBERS + 2, "{loads:?}");
 }

@@ -390,7 +390,10 @@ impl Local {
             for core in ready {
                 contain("an abandoned fiber's drop", || drop(core));
             }
-            while let Some(core) = self.unstarted.pop().or_else(|| retry_steal(|| handed.steal()))
+            while let Some(core) = self
+                .unstarted
+                .pop()
+                .or_else(|| retry_steal(|| handed.steal()))
             {
                 contain("an unstarted fiber's drop", || drop(core));
             }
