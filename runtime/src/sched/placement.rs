@@ -22,32 +22,38 @@ pub(crate) const SLACK: usize = 2;
 /// finish, another worker on a hand-off), read relaxed: a stale read only makes one placement
 /// a little less even.
 pub(crate) struct Loads {
-    counts: Box<[AtomicUsize]>,
+    counts: Box<[Count]>,
 }
+
+/// One worker's count, alone in its cache line: the owner changes it on every start and
+/// finish, and sharing a line with another worker's count would make those two workers fight
+/// over it.
+#[repr(align(128))]
+struct Count(AtomicUsize);
 
 impl Loads {
     pub(crate) fn new(workers: usize) -> Loads {
         Loads {
-            counts: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            counts: (0..workers).map(|_| Count(AtomicUsize::new(0))).collect(),
         }
     }
 
     pub(crate) fn add(&self, worker: usize) {
-        self.counts[worker].fetch_add(1, Ordering::Relaxed);
+        self.counts[worker].0.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn remove(&self, worker: usize) {
-        self.counts[worker].fetch_sub(1, Ordering::Relaxed);
+        self.counts[worker].0.fetch_sub(1, Ordering::Relaxed);
     }
 
     pub(crate) fn get(&self, worker: usize) -> usize {
-        self.counts[worker].load(Ordering::Relaxed)
+        self.counts[worker].0.load(Ordering::Relaxed)
     }
 
     pub(crate) fn snapshot(&self) -> Vec<usize> {
         self.counts
             .iter()
-            .map(|count| count.load(Ordering::Relaxed))
+            .map(|count| count.0.load(Ordering::Relaxed))
             .collect()
     }
 
@@ -59,10 +65,10 @@ impl Loads {
         if workers == 1 {
             return None;
         }
-        let mine = self.counts[me].load(Ordering::Relaxed);
+        let mine = self.counts[me].0.load(Ordering::Relaxed);
         let (target, least) = (1..workers)
             .map(|offset| (me + offset) % workers)
-            .map(|worker| (worker, self.counts[worker].load(Ordering::Relaxed)))
+            .map(|worker| (worker, self.counts[worker].0.load(Ordering::Relaxed)))
             .min_by_key(|&(_, load)| load)
             .expect("at least two workers");
         (mine > least + SLACK).then_some(target)
