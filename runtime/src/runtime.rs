@@ -629,6 +629,24 @@ impl Handle {
     pub fn workers(&self) -> usize {
         self.shared.workers()
     }
+
+    /// The load of each worker, indexed like [`current_worker`](crate::current_worker): the
+    /// fibers homed on it (started, or spawned with [`spawn_local`](crate::spawn_local), and
+    /// not finished) plus the unstarted fibers handed to it to start. Unstarted fibers that any
+    /// worker may still take are not counted. A snapshot for tests, benches and diagnostics:
+    /// other workers change it meanwhile.
+    ///
+    /// ```
+    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// let handle = runtime.handle();
+    /// runtime.block_on(move || {
+    ///     // The main fiber runs on worker 0 and is its only fiber.
+    ///     assert_eq!(handle.worker_loads(), [1, 0]);
+    /// });
+    /// ```
+    pub fn worker_loads(&self) -> Vec<usize> {
+        self.shared.worker_loads()
+    }
 }
 
 impl fmt::Debug for Handle {

@@ -28,7 +28,9 @@ pub(crate) struct Core {
     pub(crate) location: &'static Location<'static>,
     pub(crate) stack_size: usize,
     pub(crate) latch: Latch,
-    /// The worker that first ran the fiber, where it stays (the pinning rule).
+    /// The worker that first ran the fiber, where it stays (the pinning rule). Before the
+    /// fiber starts: the worker it is pinned or was handed to, whose load counts it, or
+    /// `NO_HOME`.
     pub(crate) home: AtomicUsize,
     pub(crate) shared: Arc<Shared>,
     /// Only ever touched by the thread that currently runs the fiber: the worker that popped it

@@ -5,6 +5,7 @@ mod current;
 mod exit_barrier;
 mod idle;
 mod parker;
+mod placement;
 mod worker;
 
 pub(crate) use current::{
@@ -22,6 +23,7 @@ use exit_barrier::ExitBarrier;
 use fibra_driver::{Driver, Holds};
 use idle::Idle;
 use parker::Parker;
+use placement::Loads;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -31,6 +33,8 @@ pub(crate) struct Shared {
     parkers: Box<[Parker]>,
     injector: Injector<Arc<Core>>,
     idle: Idle,
+    /// Fibers homed on or handed to each worker (see `placement`).
+    pub(crate) loads: Loads,
     shutdown: AtomicBool,
     /// Keeps worker threads from exiting while fibers may still run (see `ExitBarrier`).
     exit: ExitBarrier,
@@ -51,6 +55,9 @@ struct Remote {
     inbox: SegQueue<Arc<Core>>,
     /// The other end of the worker's queue of unstarted fibers.
     stealer: Stealer<Arc<Core>>,
+    /// Unstarted fibers other workers handed to this one (see `placement`); idle workers may
+    /// still steal them.
+    handoff: Injector<Arc<Core>>,
 }
 
 impl Shared {
@@ -66,11 +73,13 @@ impl Shared {
                 .map(|stealer| Remote {
                     inbox: SegQueue::new(),
                     stealer,
+                    handoff: Injector::new(),
                 })
                 .collect(),
             parkers: (0..workers).map(|_| Parker::new()).collect(),
             injector: Injector::new(),
             idle: Idle::new(workers),
+            loads: Loads::new(workers),
             shutdown: AtomicBool::new(false),
             exit: ExitBarrier::default(),
             config,
@@ -83,6 +92,12 @@ impl Shared {
 
     pub(crate) fn workers(&self) -> usize {
         self.remotes.len()
+    }
+
+    /// Per worker: the fibers homed on it (started or pinned, not finished) and those handed
+    /// to it that have not started yet.
+    pub(crate) fn worker_loads(&self) -> Vec<usize> {
+        self.loads.snapshot()
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {

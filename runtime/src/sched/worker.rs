@@ -4,7 +4,7 @@ use super::containment::{contain, AbortOnUnwind};
 use super::current::{self, EnterWorker};
 use super::idle::Woken;
 use super::Shared;
-use crate::fiber::{Body, Core, Suspend};
+use crate::fiber::{Body, Core, Suspend, NO_HOME};
 use crate::stack::{AltStack, PoolConfig, StackPool};
 use corosensei::CoroutineResult;
 use crossbeam_deque::{Steal, Worker};
@@ -80,6 +80,7 @@ impl Local {
     /// Queues an unstarted fiber here for good: it is homed now, and ready queues are never
     /// stolen from.
     pub(crate) fn pin(&self, core: Arc<Core>) {
+        self.shared.loads.add(self.index);
         core.home.store(self.index, Ordering::Relaxed);
         self.push_ready(core);
     }
@@ -105,10 +106,16 @@ impl Local {
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
             self.drain_inbox();
-            // The oldest unstarted fiber, which newest-first popping could starve.
-            let own = &self.shared.remotes[self.index].stealer;
-            if let Some(core) = retry_steal(|| own.steal()) {
+            // Fibers handed here, then the oldest unstarted fiber, which newest-first popping
+            // could starve.
+            if let Some(core) = self.take_handed_off() {
                 return Some(core);
+            }
+            let own = &self.shared.remotes[self.index].stealer;
+            while let Some(core) = retry_steal(|| own.steal()) {
+                if let Some(core) = self.place(core) {
+                    return Some(core);
+                }
             }
         }
         let ready = self.ready.borrow_mut().pop_front();
@@ -133,15 +140,62 @@ impl Local {
         }
     }
 
+    fn take_handed_off(&self) -> Option<Arc<Core>> {
+        let handed = &self.shared.remotes[self.index].handoff;
+        retry_steal(|| handed.steal())
+    }
+
     fn take_unstarted(&self) -> Option<Arc<Core>> {
-        self.unstarted
-            .pop()
-            .or_else(|| retry_steal(|| self.shared.injector.steal_batch_and_pop(&self.unstarted)))
+        if let Some(core) = self.take_handed_off() {
+            return Some(core);
+        }
+        while let Some(core) = self.unstarted.pop() {
+            if let Some(core) = self.place(core) {
+                return Some(core);
+            }
+        }
+        retry_steal(|| self.shared.injector.steal_batch_and_pop(&self.unstarted))
+    }
+
+    /// Decides where `core`, taken from this worker's own unstarted queue, starts: returns it
+    /// to start here, or hands it to a less loaded worker (see `placement`).
+    fn place(&self, core: Arc<Core>) -> Option<Arc<Core>> {
+        let Some(target) = self.shared.loads.hand_off_target(self.index) else {
+            return Some(core);
+        };
+        let shared = &self.shared;
+        shared.loads.add(target);
+        core.home.store(target, Ordering::Relaxed);
+        shared.remotes[target].handoff.push(core);
+        // The target's parker keeps the token if it is not asleep yet, and its last look
+        // before sleeping sees its hand-off queue: no lost wake-up.
+        shared.parkers[target].unpark();
+        None
+    }
+
+    /// Whether the placement rule would hand this worker's own unstarted fibers to another.
+    fn overloaded(&self) -> bool {
+        self.shared.loads.hand_off_target(self.index).is_some()
+    }
+
+    /// Whether an idle worker may take a fiber handed to `victim`: only when that makes the
+    /// loads more even, so a fiber handed away is never taken back by the worker that handed
+    /// it (the hand-off exists because that worker had more), yet a worker whose thread is
+    /// held by a long call does not keep its hand-offs waiting while others with less idle.
+    fn may_take_handed_to(&self, victim: usize) -> bool {
+        let loads = &self.shared.loads;
+        !self.shared.remotes[victim].handoff.is_empty()
+            && loads.get(self.index) + 1 < loads.get(victim)
     }
 
     /// Unstarted fibers from the injector or other workers, starting with the next worker.
+    /// A worker more loaded than the placement rule lets start fibers takes only from the
+    /// injector: the fibers queued at other workers are started by them or handed to the
+    /// least loaded worker, else an idle worker whose fibers are all parked would collect a
+    /// burst of long-lived ones.
     fn steal(&self) -> Option<Arc<Core>> {
         let workers = self.shared.workers();
+        let may_steal = !self.overloaded();
         retry_steal(|| {
             self.shared
                 .injector
@@ -149,10 +203,15 @@ impl Local {
                 .or_else(|| {
                     (1..workers)
                         .map(|offset| (self.index + offset) % workers)
+                        .filter(|_| may_steal)
                         .map(|victim| {
-                            self.shared.remotes[victim]
-                                .stealer
-                                .steal_batch_and_pop(&self.unstarted)
+                            let remote = &self.shared.remotes[victim];
+                            let stolen = remote.stealer.steal_batch_and_pop(&self.unstarted);
+                            if stolen.is_empty() && self.may_take_handed_to(victim) {
+                                remote.handoff.steal()
+                            } else {
+                                stolen
+                            }
                         })
                         .collect()
                 })
@@ -161,9 +220,12 @@ impl Local {
 
     /// Whether another worker or the injector has something to steal, or our inbox has wakes.
     fn work_visible(&self) -> bool {
+        let own = &self.shared.remotes[self.index];
         !self.shared.injector.is_empty()
-            || !self.shared.remotes[self.index].inbox.is_empty()
-            || self.shared.remotes.iter().any(|r| !r.stealer.is_empty())
+            || !own.inbox.is_empty()
+            || !own.handoff.is_empty()
+            || (!self.overloaded() && self.shared.remotes.iter().any(|r| !r.stealer.is_empty()))
+            || (0..self.shared.workers()).any(|victim| self.may_take_handed_to(victim))
     }
 
     /// Runs `core` until it parks, yields or finishes.
@@ -179,7 +241,7 @@ impl Local {
             let Body::Unstarted(entry, ticket) = mem::replace(body, Body::Done) else {
                 unreachable!()
             };
-            core.home.store(self.index, Ordering::Relaxed);
+            self.settle_home(&core);
             let stack = self.pool.borrow_mut().take(core.stack_size);
             match stack {
                 Ok(stack) => {
@@ -194,6 +256,7 @@ impl Local {
                     *body = Body::Running(ManuallyDrop::new(coroutine), ticket);
                 }
                 Err(error) => {
+                    self.shared.loads.remove(self.index);
                     drop(ticket);
                     contain("a fiber that could not start", || entry(Err(error)));
                     return;
@@ -228,10 +291,25 @@ impl Local {
                 let stack = ManuallyDrop::into_inner(coroutine).into_stack();
                 self.pool.borrow_mut().give(stack);
                 drop(ticket);
+                self.shared.loads.remove(self.index);
                 // The last reference drops the fiber-locals, which are user values.
                 contain("a finished fiber's drop", || drop(core));
             }
         }
+    }
+
+    /// Makes this worker the home of `core`, which starts here, moving its load from the
+    /// worker it was handed to, if another.
+    fn settle_home(&self, core: &Core) {
+        let assigned = core.home.load(Ordering::Relaxed);
+        if assigned == self.index {
+            return;
+        }
+        if assigned != NO_HOME {
+            self.shared.loads.remove(assigned);
+        }
+        self.shared.loads.add(self.index);
+        core.home.store(self.index, Ordering::Relaxed);
     }
 
     /// Blocks this thread until `fiber`, which runs here and has committed to park, is
@@ -303,15 +381,20 @@ impl Local {
     /// once no worker runs fibers any more. A drop may run user code that wakes a fiber on this
     /// worker, so nothing is borrowed while one runs.
     pub(crate) fn abandon(&self) {
+        let handed = &self.shared.remotes[self.index].handoff;
         loop {
             let ready = mem::take(&mut *self.ready.borrow_mut());
-            if ready.is_empty() && self.unstarted.is_empty() {
+            if ready.is_empty() && self.unstarted.is_empty() && handed.is_empty() {
                 return;
             }
             for core in ready {
                 contain("an abandoned fiber's drop", || drop(core));
             }
-            while let Some(core) = self.unstarted.pop() {
+            while let Some(core) = self
+                .unstarted
+                .pop()
+                .or_else(|| retry_steal(|| handed.steal()))
+            {
                 contain("an unstarted fiber's drop", || drop(core));
             }
         }

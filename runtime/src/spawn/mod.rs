@@ -309,6 +309,24 @@ impl Builder {
 
 /// Spawns a fiber on the current runtime and returns a handle to join it.
 ///
+/// # Where the fiber runs
+///
+/// A fiber that has started stays on the worker thread that started it, so the runtime picks
+/// that worker once, at the start. The new fiber waits, unstarted, in the spawning worker's
+/// queue (a spawn from outside the runtime goes to a queue shared by all workers). Each worker
+/// has a load: the fibers living on it plus those handed to it that have not started
+/// (see [`Handle::worker_loads`]). The rule:
+///
+/// - A worker starts a fiber from its own queue itself while its load is at most 2 above the
+///   least loaded worker's; otherwise it hands the fiber to that least loaded worker, which
+///   starts it, and wakes that worker. The hand-off counts on the target at once, so a burst
+///   of long-lived fibers (an accept loop, a fan-out) spreads over the workers even when the
+///   others are slow to wake.
+/// - An idle worker takes unstarted fibers from other workers' queues only while its own
+///   load is within the same margin.
+/// - A fiber that is joined soon after it is spawned usually starts right where it was spawned
+///   (depth first), because the loads barely change in between.
+///
 /// # Panics
 ///
 /// Outside a fibra runtime, or when no stack can be had (see [`Builder::spawn`]).

@@ -1,0 +1,116 @@
+//! Where an unstarted fiber starts, and the per-worker load that decides it.
+//!
+//! A started fiber never moves, so the choice made at its start holds for its whole life. The
+//! rule: a worker about to start a fiber from its own queue of unstarted fibers starts it itself
+//! while its load is at most [`SLACK`] above the least loaded worker's; otherwise it hands the
+//! fiber to that worker. A worker's load counts the fibers homed on it (started or pinned, not
+//! finished) plus those handed to it and not yet started, so a burst of hand-offs spreads even
+//! while the receiving workers have not woken up yet: the decision depends on counts, not on
+//! how fast other threads get a CPU.
+//!
+//! Spawn-then-join trees keep running depth first: the spawner parks on its join, its child
+//! finishes before the load grows, and the loads of workers that run such trees stay within
+//! the slack of each other.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many fibers more than the least loaded worker a worker may hold and still start its own
+/// unstarted fibers itself.
+pub(crate) const SLACK: usize = 2;
+
+/// Per-worker load counters. Written with atomic read-modify-writes (the owner on start and
+/// finish, another worker on a hand-off), read relaxed: a stale read only makes one placement
+/// a little less even.
+pub(crate) struct Loads {
+    counts: Box<[Count]>,
+}
+
+/// One worker's count, alone in its cache line: the owner changes it on every start and
+/// finish, and sharing a line with another worker's count would make those two workers fight
+/// over it.
+#[repr(align(128))]
+struct Count(AtomicUsize);
+
+impl Loads {
+    pub(crate) fn new(workers: usize) -> Loads {
+        Loads {
+            counts: (0..workers).map(|_| Count(AtomicUsize::new(0))).collect(),
+        }
+    }
+
+    pub(crate) fn add(&self, worker: usize) {
+        self.counts[worker].0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn remove(&self, worker: usize) {
+        self.counts[worker].0.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self, worker: usize) -> usize {
+        self.counts[worker].0.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<usize> {
+        self.counts
+            .iter()
+            .map(|count| count.0.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// The worker that should start a fiber taken from `me`'s own queue: `None` for `me`
+    /// itself, else the least loaded other worker (the first such after `me`, so equal loads
+    /// share the hand-offs).
+    pub(crate) fn hand_off_target(&self, me: usize) -> Option<usize> {
+        let workers = self.counts.len();
+        if workers == 1 {
+            return None;
+        }
+        let mine = self.counts[me].0.load(Ordering::Relaxed);
+        let (target, least) = (1..workers)
+            .map(|offset| (me + offset) % workers)
+            .map(|worker| (worker, self.counts[worker].0.load(Ordering::Relaxed)))
+            .min_by_key(|&(_, load)| load)
+            .expect("at least two workers");
+        (mine > least + SLACK).then_some(target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loads(counts: &[usize]) -> Loads {
+        let loads = Loads::new(counts.len());
+        for (worker, &count) in counts.iter().enumerate() {
+            (0..count).for_each(|_| loads.add(worker));
+        }
+        loads
+    }
+
+    #[test]
+    fn a_lone_worker_starts_everything_itself() {
+        assert_eq!(loads(&[100]).hand_off_target(0), None);
+    }
+
+    #[test]
+    fn within_the_slack_a_worker_starts_its_own_fibers() {
+        assert_eq!(loads(&[SLACK, 0]).hand_off_target(0), None);
+        assert_eq!(loads(&[SLACK + 3, 3, 7]).hand_off_target(0), None);
+    }
+
+    #[test]
+    fn beyond_the_slack_the_least_loaded_worker_gets_the_fiber() {
+        assert_eq!(loads(&[SLACK + 1, 0]).hand_off_target(0), Some(1));
+        assert_eq!(loads(&[9, 5, 1, 4]).hand_off_target(0), Some(2));
+        // Equal loads: the first worker after the caller.
+        assert_eq!(loads(&[1, 1, 9, 1]).hand_off_target(2), Some(3));
+    }
+
+    #[test]
+    fn removing_load_undoes_adding_it() {
+        let loads = loads(&[SLACK + 1, 0]);
+        loads.remove(0);
+        assert_eq!(loads.snapshot(), [SLACK, 0]);
+        assert_eq!(loads.hand_off_target(0), None);
+    }
+}
