@@ -3,10 +3,8 @@
 //! 1.5× of an even share. The outcomes are decided by load counts, not by how fast the other
 //! workers wake, so they are asserted exactly.
 
-mod common;
-
-use common::{on, runtime};
 use fibra_runtime::{current_worker, park, spawn, yield_now, Fiber, Handle};
+use fibra_testing::{on, runtime};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
