@@ -2,7 +2,7 @@
 
 use fibra_integration::{FromTokio, IntoTokio, SyncIo};
 use fibra_net::net::{TcpListener, TcpStream, UdpSocket, UnixStream};
-use fibra_runtime::{CancelToken, Runtime, ScopeOptions};
+use fibra_runtime::Runtime;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::time::Duration;
 
@@ -10,26 +10,22 @@ use std::time::Duration;
 fn sync_io_moves_a_megabyte_through_a_small_duplex_under_1_2_and_4_workers() {
     const BYTES: usize = 1 << 20;
     for workers in [1, 2, 4] {
-        let got = Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                // 4 KiB of capacity: the writer parks on a full duplex again and again.
-                let (a, b) = tokio::io::duplex(4096);
-                let writer = fibra_runtime::spawn(move || {
-                    let mut a = SyncIo::new(a);
-                    for i in 0..BYTES / 1024 {
-                        a.write_all(&[(i % 256) as u8; 1024]).unwrap();
-                    }
-                    a.flush().unwrap();
-                    a.shutdown().unwrap();
-                });
-                let mut all = Vec::new();
-                SyncIo::new(b).read_to_end(&mut all).unwrap();
-                writer.join().unwrap();
-                all
+        let got = fibra_testing::on(workers, || {
+            // 4 KiB of capacity: the writer parks on a full duplex again and again.
+            let (a, b) = tokio::io::duplex(4096);
+            let writer = fibra_runtime::spawn(move || {
+                let mut a = SyncIo::new(a);
+                for i in 0..BYTES / 1024 {
+                    a.write_all(&[(i % 256) as u8; 1024]).unwrap();
+                }
+                a.flush().unwrap();
+                a.shutdown().unwrap();
             });
+            let mut all = Vec::new();
+            SyncIo::new(b).read_to_end(&mut all).unwrap();
+            writer.join().unwrap();
+            all
+        });
         assert_eq!(got.len(), BYTES);
         assert!(got
             .chunks(1024)
@@ -73,20 +69,11 @@ fn a_cancelled_sync_io_read_consumed_nothing() {
     fibra_runtime::run(|| {
         let (a, b) = tokio::io::duplex(64);
         let mut b = SyncIo::new(b);
-        let token = CancelToken::new();
-        let canceller = {
-            let token = token.clone();
-            fibra_runtime::spawn(move || {
-                fibra_runtime::sleep(Duration::from_millis(10));
-                token.cancel();
-            })
-        };
-        let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| {
+        let outcome = fibra_testing::cancel_after(Duration::from_millis(10), || {
             let _ = b.read(&mut [0; 8]);
             unreachable!("nothing was written");
         });
         assert!(outcome.is_err());
-        canceller.join().unwrap();
         let mut a = SyncIo::new(a);
         a.write_all(b"kept").unwrap();
         let mut buf = [0; 4];

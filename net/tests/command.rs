@@ -2,7 +2,6 @@
 //! children without a thread each, reaping of dropped children, spawn errors.
 
 use fibra_net::os::{Command, Stdio};
-use fibra_runtime::Runtime;
 use std::io::{self, Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
@@ -11,30 +10,26 @@ use std::time::Duration;
 fn cat_echoes_a_megabyte_written_and_read_by_two_fibers() {
     const BYTES: usize = 1 << 20;
     for workers in [1, 2] {
-        Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                let mut child = Command::new("cat")
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .spawn()
-                    .unwrap();
-                let mut stdin = child.stdin.take().unwrap();
-                let mut stdout = child.stdout.take().unwrap();
-                // More than a pipe holds: both sides must park on full and empty pipes.
-                let writer = fibra_runtime::spawn(move || {
-                    let data: Vec<u8> = (0..BYTES).map(|i| (i % 251) as u8).collect();
-                    stdin.write_all(&data).unwrap();
-                });
-                let mut back = Vec::new();
-                stdout.read_to_end(&mut back).unwrap();
-                writer.join().unwrap();
-                assert_eq!(back.len(), BYTES);
-                assert!(back.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
-                assert_eq!(child.wait().unwrap().code(), Some(0));
+        fibra_testing::on(workers, || {
+            let mut child = Command::new("cat")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let mut stdout = child.stdout.take().unwrap();
+            // More than a pipe holds: both sides must park on full and empty pipes.
+            let writer = fibra_runtime::spawn(move || {
+                let data: Vec<u8> = (0..BYTES).map(|i| (i % 251) as u8).collect();
+                stdin.write_all(&data).unwrap();
             });
+            let mut back = Vec::new();
+            stdout.read_to_end(&mut back).unwrap();
+            writer.join().unwrap();
+            assert_eq!(back.len(), BYTES);
+            assert!(back.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+            assert_eq!(child.wait().unwrap().code(), Some(0));
+        });
     }
 }
 
@@ -71,29 +66,25 @@ fn exit_codes_status_and_output() {
 #[test]
 fn kill_wait_timeout_and_try_wait() {
     for workers in [1, 2] {
-        Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                let mut child = Command::new("sleep").arg("60").spawn().unwrap();
-                assert!(child.id() > 0);
-                assert!(child.try_wait().unwrap().is_none());
-                assert!(child
-                    .wait_timeout(Duration::from_millis(20))
-                    .unwrap()
-                    .is_none());
-                child.kill().unwrap();
-                let status = child
-                    .wait_timeout(Duration::from_secs(30))
-                    .unwrap()
-                    .unwrap();
-                assert_eq!(status.signal(), Some(9));
-                // Waiting again and killing an exited child are fine, as in std.
-                assert_eq!(child.wait().unwrap(), status);
-                assert_eq!(child.try_wait().unwrap(), Some(status));
-                child.kill().unwrap();
-            });
+        fibra_testing::on(workers, || {
+            let mut child = Command::new("sleep").arg("60").spawn().unwrap();
+            assert!(child.id() > 0);
+            assert!(child.try_wait().unwrap().is_none());
+            assert!(child
+                .wait_timeout(Duration::from_millis(20))
+                .unwrap()
+                .is_none());
+            child.kill().unwrap();
+            let status = child
+                .wait_timeout(Duration::from_secs(30))
+                .unwrap()
+                .unwrap();
+            assert_eq!(status.signal(), Some(9));
+            // Waiting again and killing an exited child are fine, as in std.
+            assert_eq!(child.wait().unwrap(), status);
+            assert_eq!(child.try_wait().unwrap(), Some(status));
+            child.kill().unwrap();
+        });
     }
 }
 
@@ -118,7 +109,7 @@ fn threads_of_this_process() -> usize {
 #[test]
 fn a_thousand_children_are_waited_concurrently_without_a_thread_each() {
     const CHILDREN: usize = 1000;
-    let (statuses, threads) = Runtime::builder().workers(2).build().unwrap().block_on(|| {
+    let (statuses, threads) = fibra_testing::on(2, || {
         let children: Vec<_> = (0..CHILDREN)
             .map(|i| {
                 Command::new("sh")

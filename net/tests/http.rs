@@ -2,7 +2,6 @@
 
 use fibra_net::net::http::{hello_server, HELLO};
 use fibra_net::net::TcpStream;
-use fibra_runtime::Runtime;
 use std::io::{self, Read, Write};
 
 /// Reads responses from `conn` into `buffer` until `count` complete ones were parsed, checking
@@ -42,30 +41,26 @@ fn keep_alive_clients_get_every_response_under_1_2_and_4_workers() {
     const CLIENTS: usize = 50;
     const REQUESTS: usize = 20;
     for workers in [1, 2, 4] {
-        let served = Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                let server = hello_server("127.0.0.1:0").unwrap();
-                let addr = server.local_addr();
-                fibra_runtime::scope(|s| {
-                    for _ in 0..CLIENTS {
-                        s.spawn(move || {
-                            let conn = TcpStream::connect(addr).unwrap();
-                            let mut buffer = Vec::new();
-                            for _ in 0..REQUESTS {
-                                (&conn)
-                                    .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-                                    .unwrap();
-                                read_responses(&conn, 1, &mut buffer);
-                            }
-                            assert!(buffer.is_empty());
-                        });
-                    }
-                });
-                server.requests()
+        let served = fibra_testing::on(workers, || {
+            let server = hello_server("127.0.0.1:0").unwrap();
+            let addr = server.local_addr();
+            fibra_runtime::scope(|s| {
+                for _ in 0..CLIENTS {
+                    s.spawn(move || {
+                        let conn = TcpStream::connect(addr).unwrap();
+                        let mut buffer = Vec::new();
+                        for _ in 0..REQUESTS {
+                            (&conn)
+                                .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                                .unwrap();
+                            read_responses(&conn, 1, &mut buffer);
+                        }
+                        assert!(buffer.is_empty());
+                    });
+                }
             });
+            server.requests()
+        });
         assert_eq!(served, (CLIENTS * REQUESTS) as u64, "{workers} workers");
     }
 }
@@ -112,21 +107,17 @@ fn connection_close_and_bad_requests_end_the_connection() {
 #[test]
 fn stopping_closes_connections_and_the_listener() {
     for workers in [1, 2] {
-        Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                let server = hello_server("127.0.0.1:0").unwrap();
-                let addr = server.local_addr();
-                let mut idle = TcpStream::connect(addr).unwrap();
-                idle.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
-                let mut buffer = Vec::new();
-                read_responses(&idle, 1, &mut buffer);
-                server.stop();
-                assert_eq!(idle.read(&mut [0; 16]).unwrap(), 0);
-                let refused = TcpStream::connect(addr).unwrap_err();
-                assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);
-            });
+        fibra_testing::on(workers, || {
+            let server = hello_server("127.0.0.1:0").unwrap();
+            let addr = server.local_addr();
+            let mut idle = TcpStream::connect(addr).unwrap();
+            idle.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+            let mut buffer = Vec::new();
+            read_responses(&idle, 1, &mut buffer);
+            server.stop();
+            assert_eq!(idle.read(&mut [0; 16]).unwrap(), 0);
+            let refused = TcpStream::connect(addr).unwrap_err();
+            assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);
+        });
     }
 }

@@ -2,7 +2,7 @@
 //! threads and error kinds.
 
 use fibra_net::net::{TcpListener, TcpStream};
-use fibra_runtime::{CancelToken, Runtime, ScopeOptions};
+use fibra_runtime::ScopeOptions;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,11 +12,7 @@ fn on_workers<T>(workers: usize, f: impl FnOnce() -> T + Send + 'static) -> T
 where
     T: Send + 'static,
 {
-    Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-        .block_on(f)
+    fibra_testing::on(workers, f)
 }
 
 /// A listener whose every connection is echoed back by a fiber of its own until the peer
@@ -295,22 +291,13 @@ fn a_cancelled_connect_unwinds_and_the_next_connect_works() {
     fibra_runtime::run(|| {
         let (_listener, addr) = full_backlog();
         let mut pending = Vec::new();
-        let token = CancelToken::new();
-        let canceller = {
-            let token = token.clone();
-            fibra_runtime::spawn(move || {
-                fibra_runtime::sleep(Duration::from_millis(50));
-                token.cancel();
-            })
-        };
-        let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| {
+        let outcome = fibra_testing::cancel_after(Duration::from_millis(50), || {
             for _ in 0..64 {
                 pending.push(TcpStream::connect(addr).unwrap());
                 fibra_runtime::checkpoint();
             }
             panic!("64 connects to a full backlog all completed");
         });
-        canceller.join().unwrap();
         assert!(outcome.is_err());
         drop(pending);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -1,7 +1,6 @@
 //! UDP: round trips with exact counts, connected sockets, timeouts, cancellation, errors.
 
 use fibra_net::net::UdpSocket;
-use fibra_runtime::{CancelToken, Runtime, ScopeOptions};
 use std::io;
 use std::time::Duration;
 
@@ -10,38 +9,34 @@ fn round_trips_under_1_2_and_4_workers() {
     const PEERS: usize = 20;
     const ROUNDS: usize = 50;
     for workers in [1, 2, 4] {
-        let echoed = Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                let server = UdpSocket::bind("127.0.0.1:0").unwrap();
-                let addr = server.local_addr().unwrap();
-                let echo = fibra_runtime::spawn(move || {
-                    let mut buf = [0; 64];
-                    for _ in 0..PEERS * ROUNDS {
-                        let (n, from) = server.recv_from(&mut buf).unwrap();
-                        server.send_to(&buf[..n], from).unwrap();
-                    }
-                    PEERS * ROUNDS
-                });
-                fibra_runtime::scope(|s| {
-                    for p in 0..PEERS {
-                        s.spawn(move || {
-                            let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-                            socket.connect(addr).unwrap();
-                            for r in 0..ROUNDS {
-                                let message = [(p * ROUNDS + r) as u8; 32];
-                                socket.send(&message).unwrap();
-                                let mut back = [0; 64];
-                                let n = socket.recv(&mut back).unwrap();
-                                assert_eq!(&back[..n], &message);
-                            }
-                        });
-                    }
-                });
-                echo.join().unwrap()
+        let echoed = fibra_testing::on(workers, || {
+            let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let addr = server.local_addr().unwrap();
+            let echo = fibra_runtime::spawn(move || {
+                let mut buf = [0; 64];
+                for _ in 0..PEERS * ROUNDS {
+                    let (n, from) = server.recv_from(&mut buf).unwrap();
+                    server.send_to(&buf[..n], from).unwrap();
+                }
+                PEERS * ROUNDS
             });
+            fibra_runtime::scope(|s| {
+                for p in 0..PEERS {
+                    s.spawn(move || {
+                        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+                        socket.connect(addr).unwrap();
+                        for r in 0..ROUNDS {
+                            let message = [(p * ROUNDS + r) as u8; 32];
+                            socket.send(&message).unwrap();
+                            let mut back = [0; 64];
+                            let n = socket.recv(&mut back).unwrap();
+                            assert_eq!(&back[..n], &message);
+                        }
+                    });
+                }
+            });
+            echo.join().unwrap()
+        });
         assert_eq!(echoed, PEERS * ROUNDS);
     }
 }
@@ -72,34 +67,21 @@ fn peek_leaves_the_datagram_and_a_timeout_is_would_block() {
 #[test]
 fn a_cancelled_recv_took_no_datagram() {
     for workers in [1, 2] {
-        Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-                let token = CancelToken::new();
-                let canceller = {
-                    let token = token.clone();
-                    fibra_runtime::spawn(move || {
-                        fibra_runtime::sleep(Duration::from_millis(10));
-                        token.cancel();
-                    })
-                };
-                let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| {
-                    let _ = socket.recv_from(&mut [0; 8]);
-                    unreachable!("nothing was sent");
-                });
-                assert!(outcome.is_err());
-                canceller.join().unwrap();
-                let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
-                sender
-                    .send_to(b"kept", socket.local_addr().unwrap())
-                    .unwrap();
-                let mut buf = [0; 8];
-                let (n, _) = socket.recv_from(&mut buf).unwrap();
-                assert_eq!(&buf[..n], b"kept");
+        fibra_testing::on(workers, || {
+            let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let outcome = fibra_testing::cancel_after(Duration::from_millis(10), || {
+                let _ = socket.recv_from(&mut [0; 8]);
+                unreachable!("nothing was sent");
             });
+            assert!(outcome.is_err());
+            let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+            sender
+                .send_to(b"kept", socket.local_addr().unwrap())
+                .unwrap();
+            let mut buf = [0; 8];
+            let (n, _) = socket.recv_from(&mut buf).unwrap();
+            assert_eq!(&buf[..n], b"kept");
+        });
     }
 }
 

@@ -1,7 +1,6 @@
 //! Unix domain sockets: stream echo with exact counts, datagrams by path, error kinds.
 
 use fibra_net::net::{UnixDatagram, UnixListener, UnixStream};
-use fibra_runtime::Runtime;
 use fibra_testing::TempDir;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -13,44 +12,40 @@ fn stream_echo_over_many_connections_under_1_2_and_4_workers() {
     for workers in [1, 2, 4] {
         let dir = TempDir::new(&format!("echo{workers}"));
         let path = dir.path().join("echo.sock");
-        let total = Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(move || {
-                let listener = UnixListener::bind(&path).unwrap();
-                let server = fibra_runtime::spawn(move || {
-                    fibra_runtime::scope(|s| {
-                        let handles: Vec<_> = listener
-                            .incoming()
-                            .take(CONNECTIONS)
-                            .map(|conn| {
-                                let conn = conn.unwrap();
-                                s.spawn(move || io::copy(&mut &conn, &mut &conn).unwrap())
-                            })
-                            .collect();
-                        handles.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
-                    })
-                });
+        let total = fibra_testing::on(workers, move || {
+            let listener = UnixListener::bind(&path).unwrap();
+            let server = fibra_runtime::spawn(move || {
                 fibra_runtime::scope(|s| {
-                    for c in 0..CONNECTIONS {
-                        let path = &path;
-                        s.spawn(move || {
-                            let mut conn = UnixStream::connect(path).unwrap();
-                            for m in 0..MESSAGES {
-                                let message = [(c + m) as u8; 100];
-                                conn.write_all(&message).unwrap();
-                                let mut back = [0; 100];
-                                conn.read_exact(&mut back).unwrap();
-                                assert_eq!(back, message);
-                            }
-                            conn.shutdown(Shutdown::Write).unwrap();
-                            assert_eq!(conn.read(&mut [0; 1]).unwrap(), 0);
-                        });
-                    }
-                });
-                server.join().unwrap()
+                    let handles: Vec<_> = listener
+                        .incoming()
+                        .take(CONNECTIONS)
+                        .map(|conn| {
+                            let conn = conn.unwrap();
+                            s.spawn(move || io::copy(&mut &conn, &mut &conn).unwrap())
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
+                })
             });
+            fibra_runtime::scope(|s| {
+                for c in 0..CONNECTIONS {
+                    let path = &path;
+                    s.spawn(move || {
+                        let mut conn = UnixStream::connect(path).unwrap();
+                        for m in 0..MESSAGES {
+                            let message = [(c + m) as u8; 100];
+                            conn.write_all(&message).unwrap();
+                            let mut back = [0; 100];
+                            conn.read_exact(&mut back).unwrap();
+                            assert_eq!(back, message);
+                        }
+                        conn.shutdown(Shutdown::Write).unwrap();
+                        assert_eq!(conn.read(&mut [0; 1]).unwrap(), 0);
+                    });
+                }
+            });
+            server.join().unwrap()
+        });
         assert_eq!(total, (CONNECTIONS * MESSAGES * 100) as u64);
     }
 }

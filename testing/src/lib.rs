@@ -8,7 +8,9 @@ mod runtimes;
 mod temp_dir;
 
 pub use child::{assert_killed_by, assert_passed, in_child, is_child, run_child};
-pub use runtimes::{let_others_run, on, on_each_worker_count, runtime, WORKER_COUNTS};
+pub use runtimes::{
+    cancel_after, let_others_run, on, on_each_worker_count, runtime, WORKER_COUNTS,
+};
 
 use std::future::Future;
 use std::task::{Context, Poll, Waker};

@@ -1,6 +1,7 @@
 //! Runtimes of a given size for tests.
 
-use fibra_runtime::Runtime;
+use fibra_runtime::{CancelToken, Cancelled, Runtime, ScopeOptions};
+use std::time::Duration;
 
 /// The worker counts every rule whose outcome could depend on scheduling is checked under.
 pub const WORKER_COUNTS: [usize; 3] = [1, 2, 4];
@@ -53,4 +54,29 @@ pub fn let_others_run() {
     for _ in 0..8 {
         fibra_runtime::yield_now();
     }
+}
+
+/// Runs `f` in a `scope_with` whose token another fiber cancels after `delay`, so that a call
+/// `f` parks in is cancelled while parked; the canceller is joined before this returns.
+///
+/// ```
+/// fibra_testing::on(1, || {
+///     let outcome = fibra_testing::cancel_after(std::time::Duration::from_millis(1), || {
+///         fibra_runtime::sleep(std::time::Duration::from_secs(3600))
+///     });
+///     assert!(outcome.is_err());
+/// });
+/// ```
+pub fn cancel_after<T>(delay: Duration, f: impl FnOnce() -> T) -> Result<T, Cancelled> {
+    let token = CancelToken::new();
+    let canceller = {
+        let token = token.clone();
+        fibra_runtime::spawn(move || {
+            fibra_runtime::sleep(delay);
+            token.cancel();
+        })
+    };
+    let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| f());
+    canceller.join().expect("the canceller fiber ends");
+    outcome
 }
