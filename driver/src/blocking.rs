@@ -22,6 +22,15 @@ use tokio::runtime::Handle;
 pub struct BlockingJob<T>(tokio::task::JoinHandle<T>);
 
 /// Runs `f` on the blocking pool of the driver `handle`.
+///
+/// ```
+/// let mut driver = fibra_driver::Driver::start(1).unwrap();
+/// let caller = std::thread::current().id();
+/// let job = fibra_driver::spawn_blocking(driver.handle(), || std::thread::current().id());
+/// // The job ran on a pool thread, not on the caller's.
+/// assert_ne!(driver.handle().block_on(job).unwrap(), caller);
+/// driver.shut_down();
+/// ```
 pub fn spawn_blocking<F, T>(handle: &Handle, f: F) -> BlockingJob<T>
 where
     F: FnOnce() -> T + Send + 'static,
