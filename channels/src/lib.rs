@@ -57,7 +57,6 @@ mod future;
 mod in_wait;
 mod iter;
 #[cfg(not(loom))]
-mod lock;
 pub mod op;
 mod packet;
 mod queue;

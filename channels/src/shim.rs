@@ -11,7 +11,7 @@ use std::time::Instant;
 pub(crate) use loom::sync::atomic::{fence, AtomicUsize, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use crate::lock::SpinLock as Lock;
+pub(crate) use fibra_runtime::loom::sync::SpinLock as Lock;
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicUsize, Ordering};
 

@@ -12,11 +12,13 @@
 #![forbid(unsafe_code)]
 
 mod blocking;
+mod deadline;
 mod driver;
 mod holds;
 mod time;
 
 pub use blocking::{spawn_blocking, BlockingJob};
+pub use deadline::Deadline;
 pub use driver::{Driver, EnterGuard};
 pub use holds::{Hold, HoldInfo, HoldKind, Holds};
-pub use time::{deadline_after, Timer};
+pub use time::Timer;

@@ -1,9 +1,10 @@
 //! Timers on the driver's wheel.
 
+use crate::Deadline;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A deadline on the driver's timer wheel: a future that completes at (never before) its
 /// deadline. Dropping it deregisters it, exactly once.
@@ -23,40 +24,22 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 #[must_use = "a timer does nothing unless polled"]
 pub struct Timer {
-    deadline: Instant,
+    deadline: Deadline,
     sleep: Pin<Box<tokio::time::Sleep>>,
 }
 
-/// Deadlines further out than this are treated as "never": tokio's wheel cannot hold more.
-const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
-
-/// `now + duration`, saturating at a deadline decades away (for `Duration::MAX` and the like),
-/// which no wait ever reaches.
-///
-/// ```
-/// let far = fibra_driver::deadline_after(std::time::Duration::MAX);
-/// assert!(far > std::time::Instant::now());
-/// ```
-pub fn deadline_after(duration: Duration) -> Instant {
-    let now = Instant::now();
-    now + duration.min(FAR_FUTURE)
-}
-
 impl Timer {
-    /// A timer that fires at `deadline`.
+    /// A timer that fires at `deadline` (an [`Instant`](std::time::Instant) or a [`Deadline`]; a never deadline
+    /// never fires).
     ///
     /// # Panics
     ///
     /// Outside the driver's context (tokio's "no reactor running" message).
-    pub fn at(deadline: Instant) -> Timer {
-        let now = Instant::now();
-        let clamped = now
-            .checked_add(FAR_FUTURE)
-            .filter(|&far| far < deadline)
-            .unwrap_or(deadline);
+    pub fn at(deadline: impl Into<Deadline>) -> Timer {
+        let deadline = deadline.into();
         Timer {
             deadline,
-            sleep: Box::pin(tokio::time::sleep_until(clamped.into())),
+            sleep: Box::pin(tokio::time::sleep_until(deadline.timer_instant().into())),
         }
     }
 
@@ -66,7 +49,7 @@ impl Timer {
     ///
     /// As [`Timer::at`].
     pub fn after(duration: Duration) -> Timer {
-        Timer::at(deadline_after(duration))
+        Timer::at(Deadline::after(duration))
     }
 
     /// The deadline asked for.
@@ -75,10 +58,10 @@ impl Timer {
     /// let mut driver = fibra_driver::Driver::start(1).unwrap();
     /// let at = std::time::Instant::now();
     /// let timer = { let _c = driver.enter(); fibra_driver::Timer::at(at) };
-    /// assert_eq!(timer.deadline(), at);
+    /// assert_eq!(timer.deadline(), fibra_driver::Deadline::at(at));
     /// driver.shut_down();
     /// ```
-    pub fn deadline(&self) -> Instant {
+    pub fn deadline(&self) -> Deadline {
         self.deadline
     }
 }
@@ -92,14 +75,13 @@ impl Future for Timer {
         }
         // The wheel has millisecond granularity and rounds up, but the contract is "never
         // early" against `Instant::now()`: re-arm for any remainder.
-        let now = Instant::now();
-        if now >= self.deadline {
+        if self.deadline.has_passed() {
             return Poll::Ready(());
         }
         let deadline = self.deadline;
-        self.sleep.as_mut().reset(deadline.into());
+        self.sleep.as_mut().reset(deadline.timer_instant().into());
         match self.sleep.as_mut().poll(cx) {
-            Poll::Ready(()) if Instant::now() >= deadline => Poll::Ready(()),
+            Poll::Ready(()) if deadline.has_passed() => Poll::Ready(()),
             _ => {
                 cx.waker().wake_by_ref();
                 Poll::Pending

@@ -7,6 +7,7 @@
 
 use crate::thread_wait;
 use fibra_driver::Timer;
+use fibra_runtime::wait::Deadline;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -42,21 +43,21 @@ pub(crate) struct Source<S: AsFd> {
     io: S,
 }
 
-/// When a wait gives up.
+/// When an I/O wait gives up, and with what error.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Deadline {
+pub(crate) enum IoTimeout {
     Never,
     /// Give up after this long, with an error of the given kind.
     After(Duration, io::ErrorKind),
 }
 
-impl Deadline {
+impl IoTimeout {
     /// A std socket timeout (`set_read_timeout`/`set_write_timeout`): on expiry, `WouldBlock`
     /// as std reports it on Unix.
-    pub(crate) fn socket(timeout: Option<Duration>) -> Deadline {
+    pub(crate) fn socket(timeout: Option<Duration>) -> IoTimeout {
         match timeout {
-            Some(timeout) => Deadline::After(timeout, io::ErrorKind::WouldBlock),
-            None => Deadline::Never,
+            Some(timeout) => IoTimeout::After(timeout, io::ErrorKind::WouldBlock),
+            None => IoTimeout::Never,
         }
     }
 }
@@ -121,7 +122,7 @@ impl<S: AsFd> Source<S> {
     pub(crate) fn io<R>(
         &self,
         interest: Interest,
-        deadline: impl FnOnce(&S) -> io::Result<Deadline>,
+        deadline: impl FnOnce(&S) -> io::Result<IoTimeout>,
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
         fibra_runtime::checkpoint();
@@ -138,12 +139,12 @@ impl<S: AsFd> Source<S> {
     fn wait_and_retry<R>(
         &self,
         interest: Interest,
-        deadline: Deadline,
+        deadline: IoTimeout,
         op: &mut dyn FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
         let (give_up, kind) = match deadline {
-            Deadline::Never => (None, io::ErrorKind::WouldBlock),
-            Deadline::After(timeout, kind) => (Some(fibra_driver::deadline_after(timeout)), kind),
+            IoTimeout::Never => (Deadline::NEVER, io::ErrorKind::WouldBlock),
+            IoTimeout::After(timeout, kind) => (Deadline::after(timeout), kind),
         };
         if !fibra_runtime::wait::in_fiber() {
             return thread_wait::retry(self.io.as_fd(), interest, give_up, kind, &mut || {
@@ -151,7 +152,7 @@ impl<S: AsFd> Source<S> {
             });
         }
         let mut registration = self.registration(None)?;
-        let mut timer = give_up.map(Timer::at);
+        let mut timer = (!give_up.is_never()).then(|| Timer::at(give_up));
         loop {
             let ready = {
                 let mut ready = pin!(registration.ready(interest));

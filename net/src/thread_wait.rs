@@ -1,9 +1,9 @@
 //! Waiting on a descriptor from a plain thread, which may block: `poll(2)`.
 
 use crate::source::{timed_out, would_block};
+use fibra_runtime::wait::Deadline;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::time::Instant;
 use tokio::io::Interest;
 
 /// Retries `op` on `fd` until it does not say `WouldBlock`, blocking the thread in `poll(2)`
@@ -11,7 +11,7 @@ use tokio::io::Interest;
 pub(crate) fn retry<R>(
     fd: BorrowedFd<'_>,
     interest: Interest,
-    give_up: Option<Instant>,
+    give_up: Deadline,
     kind: io::ErrorKind,
     op: &mut dyn FnMut() -> io::Result<R>,
 ) -> io::Result<R> {
@@ -28,7 +28,7 @@ pub(crate) fn retry<R>(
 
 /// Blocks until `fd` is ready for `interest` (or reports an error or hang-up, which the next
 /// syscall will surface). `Ok(false)`: `give_up` passed first.
-fn wait(fd: BorrowedFd<'_>, interest: Interest, give_up: Option<Instant>) -> io::Result<bool> {
+fn wait(fd: BorrowedFd<'_>, interest: Interest, give_up: Deadline) -> io::Result<bool> {
     let mut events = 0;
     if interest.is_readable() {
         events |= libc::POLLIN;
@@ -42,17 +42,16 @@ fn wait(fd: BorrowedFd<'_>, interest: Interest, give_up: Option<Instant>) -> io:
         revents: 0,
     };
     loop {
-        let timeout_ms = match give_up {
-            None => -1,
-            Some(give_up) => {
-                let left = give_up.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Ok(false);
-                }
-                // Round up so that the wait never ends before `give_up`.
-                let ms = left.as_nanos().div_ceil(1_000_000);
-                libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX)
+        let timeout_ms = if give_up.is_never() {
+            -1
+        } else {
+            let left = give_up.remaining();
+            if left.is_zero() {
+                return Ok(false);
             }
+            // Round up so that the wait never ends before `give_up`.
+            let ms = left.as_nanos().div_ceil(1_000_000);
+            libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX)
         };
         // SAFETY: `entry` is one valid, initialised `pollfd` that lives across the call, and
         // we pass a count of 1; `fd` is borrowed, so the descriptor stays open meanwhile.

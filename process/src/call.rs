@@ -4,12 +4,12 @@ use crate::core::{DownSink, Watcher};
 use crate::current;
 use crate::id::next_number;
 use crate::{monitor, Pid, ProcessId, Reason};
-use fibra_driver::deadline_after;
+use fibra_runtime::wait::Deadline;
 use futures::task::AtomicWaker;
 use std::error::Error;
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where a [`call`]'s reply goes: put it in a request message, and the callee answers with
 /// [`reply`](ReplyTo::reply). Dropping it unanswered makes the call fail with
@@ -190,7 +190,7 @@ where
     if current::try_current().is_some_and(|me| *pid == me) {
         panic!("fibra::process::call() to the calling process itself, which cannot answer while it waits");
     }
-    let deadline = deadline_after(timeout);
+    let deadline = Deadline::after(timeout);
     let slot = Arc::new(Slot {
         outcome: Mutex::new(Outcome::Waiting),
         waker: AtomicWaker::new(),
@@ -213,7 +213,7 @@ where
         if let Some(result) = slot.take() {
             break result;
         }
-        if Instant::now() >= deadline {
+        if deadline.has_passed() {
             break Err(CallError::Timeout);
         }
         fibra_runtime::wait::park_current_until(deadline);

@@ -2,13 +2,13 @@
 
 use crate::core::Proc;
 use crate::{Pid, Signal};
-use fibra_driver::deadline_after;
+use fibra_runtime::wait::Deadline;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A process's mailbox, owned by the process: it is given to the process's function and
 /// cannot leave its fiber (it is neither `Send` nor `Sync`).
@@ -194,7 +194,7 @@ impl<M: Send + 'static> Inbox<M> {
                 .try_borrow_mut()
                 .expect("a receive inside a receive's pattern or guard"),
         };
-        let mut deadline: Option<Instant> = None;
+        let mut deadline: Option<Deadline> = None;
         loop {
             while let Some(signal) = scan.queue.pop_front() {
                 let down = match &signal {
@@ -223,11 +223,11 @@ impl<M: Send + 'static> Inbox<M> {
             }
             // Every signal was examined.
             let deadline = match (timeout, deadline) {
-                (None, _) => None,
+                (None, _) => Deadline::NEVER,
                 (Some(timeout), None) if timeout.is_zero() => return None,
-                (Some(_), Some(deadline)) if Instant::now() >= deadline => return None,
-                (Some(_), Some(deadline)) => Some(deadline),
-                (Some(timeout), None) => Some(*deadline.insert(deadline_after(timeout))),
+                (Some(_), Some(deadline)) if deadline.has_passed() => return None,
+                (Some(_), Some(deadline)) => deadline,
+                (Some(timeout), None) => *deadline.insert(Deadline::after(timeout)),
             };
             self.proc
                 .mailbox
@@ -236,10 +236,7 @@ impl<M: Send + 'static> Inbox<M> {
             if !self.proc.mailbox.arrivals.is_empty() {
                 continue;
             }
-            match deadline {
-                None => fibra_runtime::wait::park_current(),
-                Some(deadline) => fibra_runtime::wait::park_current_until(deadline),
-            }
+            fibra_runtime::wait::park_current_until(deadline);
         }
     }
 

@@ -5,7 +5,7 @@
 //! put the fiber back on its worker's queue). Only the `WAITING → DISPATCHED` transition enqueues,
 //! and it is a CAS, so a fiber is enqueued at most once per park and never lost.
 
-use crate::shim::{AtomicU8, Ordering};
+use crate::loom::sync::atomic::{AtomicU8, Ordering};
 
 const IDLE: u8 = 0;
 const NOTIFIED: u8 = 1;

@@ -61,10 +61,11 @@ mod fiber_ctx;
 mod fiber_local;
 mod holds;
 mod latch;
+#[doc(hidden)]
+pub mod loom;
 mod outside;
 mod runtime;
 mod sched;
-mod shim;
 mod slab;
 mod spawn;
 mod stack;

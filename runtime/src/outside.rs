@@ -1,18 +1,18 @@
 //! Joiners that wait from outside the runtime's fibers (plain threads, async tasks): their
 //! wakers are kept here so that shutdown can wake them to report the cancellation.
 
-use crate::slab::Slab;
-use std::sync::Mutex;
+use crate::loom::sync::Lock;
+use crate::wait::{Key, WaitList, WakeList};
 use std::task::Waker;
 
 #[derive(Debug, Default)]
 pub(crate) struct Outside {
-    slots: Mutex<Slots>,
+    slots: Lock<Slots>,
 }
 
 #[derive(Debug, Default)]
 struct Slots {
-    wakers: Slab<Waker>,
+    joiners: WaitList<()>,
     shut: bool,
 }
 
@@ -21,37 +21,35 @@ impl Outside {
         Outside::default()
     }
 
-    /// Registers (or, with `key`, replaces) a waker. Returns `None` once shutdown has woken
-    /// everyone: the caller must not wait any more.
-    pub(crate) fn register(&self, key: Option<usize>, waker: &Waker) -> Option<usize> {
-        let mut slots = self.slots.lock().expect("outside-joiner lock poisoned");
+    /// Registers `waker`, or replaces the one registered under `key`. False once shutdown has
+    /// woken everyone (and `key` is gone): the caller must not wait any more.
+    pub(crate) fn register(&self, key: &mut Option<Key>, waker: &Waker) -> bool {
+        let mut slots = self.slots.lock();
         if slots.shut {
-            return None;
-        }
-        if let Some(key) = key {
-            if let Some(old) = slots.wakers.get_mut(key) {
-                if !old.will_wake(waker) {
-                    *old = waker.clone();
-                }
-                return Some(key);
+            if let Some(key) = key.take() {
+                slots.joiners.remove(key);
             }
+            return false;
         }
-        Some(slots.wakers.insert(waker.clone()))
+        match key {
+            Some(key) => slots.joiners.set_waker(key, waker),
+            None => *key = Some(slots.joiners.push_back((), waker.clone())),
+        }
+        true
     }
 
-    pub(crate) fn deregister(&self, key: usize) {
-        let mut slots = self.slots.lock().expect("outside-joiner lock poisoned");
-        slots.wakers.remove(key);
+    pub(crate) fn deregister(&self, key: Key) {
+        self.slots.lock().joiners.remove(key);
     }
 
     pub(crate) fn wake_all(&self) {
-        let wakers = {
-            let mut slots = self.slots.lock().expect("outside-joiner lock poisoned");
-            slots.shut = true;
-            slots.wakers.drain()
-        };
-        for waker in wakers {
-            waker.wake();
+        let mut woken = WakeList::new();
+        let mut slots = self.slots.lock();
+        slots.shut = true;
+        while let Some(waker) = slots.joiners.pop_front() {
+            woken.push(waker);
         }
+        drop(slots);
+        woken.wake_all();
     }
 }

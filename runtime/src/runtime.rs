@@ -553,7 +553,7 @@ impl Handle {
     /// });
     /// ```
     pub fn drain_detached(&self) {
-        self.shared.supervisor.drain(None);
+        self.shared.supervisor.drain(crate::wait::Deadline::NEVER);
     }
 
     /// As [`drain_detached`](Self::drain_detached), for at most `timeout`; true if none runs.
@@ -575,7 +575,7 @@ impl Handle {
     pub fn drain_detached_timeout(&self, timeout: std::time::Duration) -> bool {
         self.shared
             .supervisor
-            .drain(Some(fibra_driver::deadline_after(timeout)))
+            .drain(crate::wait::Deadline::after(timeout))
     }
 
     /// The pending external waits of this runtime, oldest first (see [`Runtime::holds`]).

@@ -1,8 +1,8 @@
 //! Sleeping and timed parking on the driver's timer wheel.
 
 use crate::this_fiber::park;
+use crate::wait::Deadline;
 use crate::wait::{in_fiber, park_current_until, FiberTimer};
-use fibra_driver::deadline_after;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) {
-    sleep_until(deadline_after(duration));
+    sleep_at(Deadline::after(duration));
 }
 
 /// Suspends the calling fiber until `deadline` (never before); on a plain thread, sleeps the
@@ -29,12 +29,14 @@ pub fn sleep(duration: Duration) {
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) {
+    sleep_at(Deadline::at(deadline));
+}
+
+#[track_caller]
+fn sleep_at(deadline: Deadline) {
     if !in_fiber() {
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            if left.is_zero() {
-                break;
-            }
-            thread::sleep(left);
+        while !deadline.has_passed() {
+            thread::sleep(deadline.remaining());
         }
         return;
     }
@@ -66,5 +68,5 @@ pub fn park_timeout(timeout: Duration) {
         in_fiber(),
         "fibra::park_timeout() called outside a fiber of a fibra runtime"
     );
-    park_current_until(deadline_after(timeout));
+    park_current_until(Deadline::after(timeout));
 }

@@ -2,12 +2,12 @@
 //! its own queue entry by whoever releases it, so a waiter of an old generation never mistakes
 //! a later generation's state for its own.
 
-use crate::shim::{self, Lock};
-use crate::wait::{deadline, Wait, Waitable};
-use crate::waiters::{Key, WaitList, Wakers};
+use fibra_runtime::loom::sync::Lock;
+use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
+use fibra_runtime::wait::{Deadline, Wait, Waitable};
 use std::fmt;
 use std::task::Waker;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A cyclic barrier: each [`wait`](Self::wait) parks the caller until `parties` callers have
 /// arrived, then releases them all and starts the next cycle.
@@ -155,7 +155,7 @@ impl Barrier {
     /// });
     /// ```
     pub fn wait(&self) -> Result<BarrierWaitResult, BarrierError> {
-        self.arrive(None::<fn()>, None)
+        self.arrive(None::<fn()>, Deadline::NEVER)
     }
 
     /// Like [`wait`](Self::wait); the last arrival runs `action` before anyone is released
@@ -182,7 +182,7 @@ impl Barrier {
         &self,
         action: impl FnOnce(),
     ) -> Result<BarrierWaitResult, BarrierError> {
-        self.arrive(Some(action), None)
+        self.arrive(Some(action), Deadline::NEVER)
     }
 
     /// Like [`wait`](Self::wait), for at most `timeout`. Timing out breaks the barrier for
@@ -197,7 +197,7 @@ impl Barrier {
     /// assert!(b.is_broken());
     /// ```
     pub fn wait_timeout(&self, timeout: Duration) -> Result<BarrierWaitResult, BarrierError> {
-        self.arrive(None::<fn()>, deadline(timeout))
+        self.arrive(None::<fn()>, Deadline::after(timeout))
     }
 
     /// Whether the barrier is broken.
@@ -222,7 +222,7 @@ impl Barrier {
     /// assert!(!b.is_broken());
     /// ```
     pub fn reset(&self) {
-        let mut wakers = Wakers::new();
+        let mut wakers = WakeList::new();
         let mut state = self.state.lock();
         break_waiters(&mut state, &mut wakers);
         state.broken = false;
@@ -233,7 +233,7 @@ impl Barrier {
     fn arrive(
         &self,
         action: Option<impl FnOnce()>,
-        deadline: Option<Instant>,
+        deadline: Deadline,
     ) -> Result<BarrierWaitResult, BarrierError> {
         let mut state = self.state.lock();
         if state.broken {
@@ -247,9 +247,9 @@ impl Barrier {
                 index,
                 broken: false,
             };
-            let key = state.waiting.push_back(arrival, shim::current_waker());
+            let key = state.waiting.push_back(arrival, current_waker());
             drop(state);
-            return Wait::new(self, key)
+            return Wait::new(Arrivals(self), key)
                 .block(deadline)
                 .unwrap_or(Err(BarrierError::TimedOut));
         }
@@ -263,7 +263,7 @@ impl Barrier {
             action();
             std::mem::forget(on_unwind);
         }
-        let mut wakers = Wakers::new();
+        let mut wakers = WakeList::new();
         let mut state = self.state.lock();
         while state
             .waiting
@@ -280,7 +280,7 @@ impl Barrier {
 }
 
 /// Breaks the barrier and wakes everyone waiting, telling them so.
-fn break_waiters(state: &mut State, wakers: &mut Wakers) {
+fn break_waiters(state: &mut State, wakers: &mut WakeList) {
     state.broken = true;
     while let Some(arrival) = state.waiting.front_mut() {
         arrival.broken = true;
@@ -293,18 +293,22 @@ struct BreakOnUnwind<'a>(&'a Barrier);
 
 impl Drop for BreakOnUnwind<'_> {
     fn drop(&mut self) {
-        let mut wakers = Wakers::new();
+        let mut wakers = WakeList::new();
         break_waiters(&mut self.0.state.lock(), &mut wakers);
     }
 }
 
-impl Waitable for Barrier {
+/// The waits on a [`Barrier`], kept out of its public API.
+#[derive(Clone, Copy)]
+struct Arrivals<'a>(&'a Barrier);
+
+impl Waitable for Arrivals<'_> {
     type State = State;
     type Entry = Arrival;
     type Output = Result<BarrierWaitResult, BarrierError>;
 
     fn lock(&self) -> &Lock<State> {
-        &self.state
+        &self.0.state
     }
 
     fn list(state: &mut State) -> &mut WaitList<Arrival> {
@@ -316,7 +320,7 @@ impl Waitable for Barrier {
         _: &mut State,
         arrival: Arrival,
         _: &Waker,
-        _: &mut Wakers,
+        _: &mut WakeList,
     ) -> Result<Self::Output, Key> {
         Ok(if arrival.broken {
             Err(BarrierError::Broken)
@@ -328,7 +332,7 @@ impl Waitable for Barrier {
         })
     }
 
-    fn abandon(&self, state: &mut State, _: Arrival, woken: bool, wakers: &mut Wakers) {
+    fn abandon(&self, state: &mut State, _: Arrival, woken: bool, wakers: &mut WakeList) {
         // A party that stops waiting (timed out, or unwinding) means this cycle can never
         // complete: everyone else would wait for ever.
         if !woken {

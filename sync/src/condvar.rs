@@ -1,12 +1,13 @@
 //! [`Condvar`]: a [`WaitList`] of parked callers, over fibra's [`MutexGuard`].
 
 use crate::mutex::MutexGuard;
-use crate::shim::{self, AtomicUsize, Lock, Ordering};
-use crate::wait::{deadline, Wait, Waitable};
-use crate::waiters::{Key, WaitList, Wakers};
+use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
+use fibra_runtime::loom::sync::Lock;
+use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
+use fibra_runtime::wait::{Deadline, Wait, Waitable};
 use std::fmt;
 use std::task::Waker;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A condition variable for fibra's [`Mutex`](crate::Mutex): waiting parks the fiber (or
 /// thread), not the worker.
@@ -96,7 +97,7 @@ impl Condvar {
     /// });
     /// ```
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
-        self.wait_until(guard, None).0
+        self.wait_until(guard, Deadline::NEVER).0
     }
 
     /// Waits while `condition` holds, re-checking it (with the mutex locked) after every wake.
@@ -146,7 +147,7 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         timeout: Duration,
     ) -> (MutexGuard<'a, T>, WaitResult) {
-        self.wait_until(guard, deadline(timeout))
+        self.wait_until(guard, Deadline::after(timeout))
     }
 
     /// Wakes the longest waiter, if any.
@@ -171,13 +172,13 @@ impl Condvar {
         if self.queued.load(Ordering::Acquire) == 0 {
             return;
         }
-        let mut wakers = Wakers::new();
+        let mut wakers = WakeList::new();
         let mut list = self.waiters.lock();
         self.wake(&mut list, most, &mut wakers);
     }
 
     /// Wakes up to `most` waiters from the front (under the lock).
-    fn wake(&self, list: &mut WaitList<()>, most: usize, wakers: &mut Wakers) {
+    fn wake(&self, list: &mut WaitList<()>, most: usize, wakers: &mut WakeList) {
         for _ in 0..most {
             match list.pop_front() {
                 Some(waker) => wakers.push(waker),
@@ -194,42 +195,46 @@ impl Condvar {
     fn wait_until<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
-        deadline: Option<Instant>,
+        deadline: Deadline,
     ) -> (MutexGuard<'a, T>, WaitResult) {
         let mutex = guard.mutex;
         let key = {
             let mut list = self.waiters.lock();
-            let key = list.push_back((), shim::current_waker());
+            let key = list.push_back((), current_waker());
             self.count(&list);
             key
         };
         // Joined the queue before unlocking: a notifier that locks the mutex next finds us.
         drop(guard);
-        let timed_out = Wait::new(self, key).block(deadline).is_err();
+        let timed_out = Wait::new(Waiters(self), key).block(deadline).is_err();
         (mutex.lock(), WaitResult(timed_out))
     }
 }
 
-impl Waitable for Condvar {
+/// The waits on a [`Condvar`], kept out of its public API.
+#[derive(Clone, Copy)]
+struct Waiters<'a>(&'a Condvar);
+
+impl Waitable for Waiters<'_> {
     type State = WaitList<()>;
     type Entry = ();
     type Output = ();
 
     fn lock(&self) -> &Lock<WaitList<()>> {
-        &self.waiters
+        &self.0.waiters
     }
 
     fn list(state: &mut WaitList<()>) -> &mut WaitList<()> {
         state
     }
 
-    fn woken(&self, _: &mut WaitList<()>, _: (), _: &Waker, _: &mut Wakers) -> Result<(), Key> {
+    fn woken(&self, _: &mut WaitList<()>, _: (), _: &Waker, _: &mut WakeList) -> Result<(), Key> {
         Ok(())
     }
 
-    fn abandon(&self, list: &mut WaitList<()>, _: (), woken: bool, wakers: &mut Wakers) {
+    fn abandon(&self, list: &mut WaitList<()>, _: (), woken: bool, wakers: &mut WakeList) {
         // A notification that reached a waiter who no longer waits goes to the next one.
-        self.wake(list, usize::from(woken), wakers);
+        self.0.wake(list, usize::from(woken), wakers);
     }
 }
 

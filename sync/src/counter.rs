@@ -4,12 +4,12 @@
 
 use crate::event_count::{EventCount, Until};
 use crate::TimedOut;
+use fibra_runtime::wait::Deadline;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 pub(crate) struct Counter {
     count: AtomicUsize,
@@ -49,7 +49,7 @@ impl Counter {
         before
     }
 
-    pub(crate) fn wait(&self, deadline: Option<Instant>) -> Result<(), TimedOut> {
+    pub(crate) fn wait(&self, deadline: Deadline) -> Result<(), TimedOut> {
         self.reached_zero.wait_until(|| self.is_zero(), deadline)
     }
 

@@ -20,7 +20,7 @@ macro_rules! counter_waits {
         $(#[$wait])*
         pub fn wait(&self) {
             // Without a deadline the wait cannot time out.
-            let _ = self.counter.wait(None);
+            let _ = self.counter.wait(::fibra_runtime::wait::Deadline::NEVER);
         }
 
         $(#[$wait_timeout])*
@@ -28,7 +28,7 @@ macro_rules! counter_waits {
             &self,
             timeout: ::std::time::Duration,
         ) -> ::std::result::Result<(), $crate::TimedOut> {
-            self.counter.wait($crate::wait::deadline(timeout))
+            self.counter.wait(::fibra_runtime::wait::Deadline::after(timeout))
         }
 
         $(#[$wait_async])*

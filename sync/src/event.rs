@@ -1,8 +1,8 @@
 //! [`Event`]: a flag plus the [`EventCount`] that announces its setting.
 
 use crate::event_count::{EventCount, Until};
-use crate::wait::deadline;
 use crate::TimedOut;
+use fibra_runtime::wait::Deadline;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -99,7 +99,7 @@ impl Event {
     /// ```
     pub fn wait(&self) {
         // Without a deadline the wait cannot time out.
-        let _ = self.changed.wait_until(|| self.is_set(), None);
+        let _ = self.changed.wait_until(|| self.is_set(), Deadline::NEVER);
     }
 
     /// Parks the caller until the event is set, for at most `timeout`.
@@ -113,7 +113,8 @@ impl Event {
     /// assert!(e.wait_timeout(Duration::from_secs(1)).is_ok());
     /// ```
     pub fn wait_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
-        self.changed.wait_until(|| self.is_set(), deadline(timeout))
+        self.changed
+            .wait_until(|| self.is_set(), Deadline::after(timeout))
     }
 
     /// A future that completes once the event is set.

@@ -4,16 +4,17 @@
 //! own, and a waiter reads the count, checks the state, and waits for the count to move past
 //! what it read ([`EventCount::wait_until`]); a changer changes the state, then advances.
 
-use crate::shim::{self, AtomicUsize, Lock, Ordering};
-use crate::wait::{deadline, Wait, Waitable};
-use crate::waiters::{Key, WaitList, Wakers};
 use crate::TimedOut;
+use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
+use fibra_runtime::loom::sync::Lock;
+use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
+use fibra_runtime::wait::{Deadline, Wait, Waitable};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicUsize as StdAtomicUsize;
 use std::task::{ready, Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Somebody waits: advancing must look at the queue.
 const WAITERS: usize = 1;
@@ -121,7 +122,7 @@ impl EventCount {
     /// ```
     pub fn await_value(&self, value: usize) {
         // Without a deadline the wait cannot time out.
-        let _ = self.await_until(value, None);
+        let _ = self.await_until(value, Deadline::NEVER);
     }
 
     /// Parks the caller until the count is at least `value`, for at most `timeout`.
@@ -135,7 +136,7 @@ impl EventCount {
     /// assert!(ec.await_value_timeout(1, Duration::from_secs(1)).is_ok());
     /// ```
     pub fn await_value_timeout(&self, value: usize, timeout: Duration) -> Result<(), TimedOut> {
-        self.await_until(value, deadline(timeout))
+        self.await_until(value, Deadline::after(timeout))
     }
 
     /// A future that completes once the count is at least `value`.
@@ -153,13 +154,13 @@ impl EventCount {
         }
     }
 
-    fn await_until(&self, value: usize, deadline: Option<Instant>) -> Result<(), TimedOut> {
+    fn await_until(&self, value: usize, deadline: Deadline) -> Result<(), TimedOut> {
         if self.read() >= value {
             return Ok(());
         }
-        match self.register(value, shim::current_waker()) {
+        match self.register(value, current_waker()) {
             None => Ok(()),
-            Some(key) => Wait::new(self, key).block(deadline),
+            Some(key) => Wait::new(Waiters(self), key).block(deadline),
         }
     }
 
@@ -168,7 +169,7 @@ impl EventCount {
     pub(crate) fn wait_until(
         &self,
         done: impl Fn() -> bool,
-        deadline: Option<Instant>,
+        deadline: Deadline,
     ) -> Result<(), TimedOut> {
         loop {
             // Read first: a change after the check advances past `seen`.
@@ -202,7 +203,7 @@ impl EventCount {
 
     #[cold]
     fn wake_reached(&self, count: usize) {
-        let mut wakers = Wakers::new();
+        let mut wakers = WakeList::new();
         let mut list = self.waiters.lock();
         // Our own count suffices: a later advance that saw WAITERS wakes for its count.
         while list.front().is_some_and(|&value| value <= count) {
@@ -233,13 +234,17 @@ impl fmt::Debug for EventCount {
     }
 }
 
-impl Waitable for EventCount {
+/// The waits on a [`EventCount`], kept out of its public API.
+#[derive(Clone, Copy)]
+struct Waiters<'a>(&'a EventCount);
+
+impl Waitable for Waiters<'_> {
     type State = WaitList<usize>;
     type Entry = usize;
     type Output = ();
 
     fn lock(&self) -> &Lock<WaitList<usize>> {
-        &self.waiters
+        &self.0.waiters
     }
 
     fn list(state: &mut WaitList<usize>) -> &mut WaitList<usize> {
@@ -251,14 +256,14 @@ impl Waitable for EventCount {
         _: &mut WaitList<usize>,
         _: usize,
         _: &Waker,
-        _: &mut Wakers,
+        _: &mut WakeList,
     ) -> Result<(), Key> {
         Ok(())
     }
 
-    fn abandon(&self, list: &mut WaitList<usize>, _: usize, _woken: bool, _: &mut Wakers) {
+    fn abandon(&self, list: &mut WaitList<usize>, _: usize, _woken: bool, _: &mut WakeList) {
         // Every waiter whose value was reached is woken, so nothing is passed on.
-        self.settle(list);
+        self.0.settle(list);
     }
 }
 
@@ -267,7 +272,7 @@ impl Waitable for EventCount {
 pub struct AwaitValue<'a> {
     ec: &'a EventCount,
     value: usize,
-    wait: Option<Wait<'a, EventCount>>,
+    wait: Option<Wait<Waiters<'a>>>,
 }
 
 impl Future for AwaitValue<'_> {
@@ -286,7 +291,7 @@ impl Future for AwaitValue<'_> {
         match this.ec.register(this.value, cx.waker().clone()) {
             None => Poll::Ready(()),
             Some(key) => {
-                this.wait = Some(Wait::new(this.ec, key));
+                this.wait = Some(Wait::new(Waiters(this.ec), key));
                 Poll::Pending
             }
         }

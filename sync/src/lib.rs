@@ -27,8 +27,6 @@
 //! assert_eq!(total.into_inner(), 55);
 //! ```
 
-use std::fmt;
-
 /// Declares a `const fn` in normal builds and a plain `fn` under loom, whose types have no
 /// const constructors: statics need the former, the models the latter.
 macro_rules! const_unless_loom {
@@ -39,8 +37,6 @@ macro_rules! const_unless_loom {
         $(#[$attr])* $vis fn $($rest)*
     };
 }
-
-mod shim;
 
 mod barrier;
 mod condvar;
@@ -58,9 +54,7 @@ mod raw_semaphore;
 mod reentrant;
 mod rwlock;
 mod semaphore;
-mod wait;
 mod wait_group;
-mod waiters;
 
 pub use barrier::{Barrier, BarrierError, BarrierWaitResult};
 pub use condvar::{Condvar, WaitResult};
@@ -77,22 +71,4 @@ pub use rwlock::{RwLock, RwLockRead, RwLockReadGuard, RwLockWrite, RwLockWriteGu
 pub use semaphore::{acquire_all, acquire_all_timeout, Permit, Semaphore, SemaphoreAcquire};
 pub use wait_group::WaitGroup;
 
-/// A `*_timeout` wait ended because its timeout passed first.
-///
-/// ```
-/// use std::time::Duration;
-///
-/// let lock = fibra::sync::Mutex::new(());
-/// let _held = lock.lock();
-/// assert_eq!(lock.lock_timeout(Duration::from_millis(1)).unwrap_err(), fibra::sync::TimedOut);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimedOut;
-
-impl fmt::Display for TimedOut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the wait timed out")
-    }
-}
-
-impl std::error::Error for TimedOut {}
+pub use fibra_runtime::wait::TimedOut;

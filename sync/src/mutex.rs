@@ -1,8 +1,8 @@
 //! [`Mutex`]: one permit of a [`RawSemaphore`], fair (FIFO handoff) or unfair (barging).
 
 use crate::raw_semaphore::{Acquire, RawSemaphore};
-use crate::wait::deadline;
 use crate::TimedOut;
+use fibra_runtime::wait::Deadline;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::future::Future;
@@ -103,7 +103,7 @@ impl<T: ?Sized> Mutex<T> {
     /// ```
     pub fn lock(&self) -> MutexGuard<'_, T> {
         // Without a deadline the wait cannot time out.
-        let _ = self.raw.acquire(1, None);
+        let _ = self.raw.acquire(1, Deadline::NEVER);
         MutexGuard::new(self)
     }
 
@@ -131,7 +131,7 @@ impl<T: ?Sized> Mutex<T> {
     /// assert!(m.lock_timeout(Duration::from_millis(1)).is_err());
     /// ```
     pub fn lock_timeout(&self, timeout: Duration) -> Result<MutexGuard<'_, T>, TimedOut> {
-        self.raw.acquire(1, deadline(timeout))?;
+        self.raw.acquire(1, Deadline::after(timeout))?;
         Ok(MutexGuard::new(self))
     }
 

@@ -4,6 +4,7 @@
 
 use crate::event_count::EventCount;
 use crate::owner::Owner;
+use fibra_runtime::wait::Deadline;
 use std::any::Any;
 use std::convert::Infallible;
 use std::fmt;
@@ -99,7 +100,9 @@ impl OnceState {
                 ),
                 Err(_) => {
                     // Without a deadline the wait cannot time out.
-                    let _ = self.changed.wait_until(|| !self.is_running(), None);
+                    let _ = self
+                        .changed
+                        .wait_until(|| !self.is_running(), Deadline::NEVER);
                 }
             }
         }

@@ -15,14 +15,14 @@
 //!   from waking a waiter per release while one woken waiter has yet to run: whoever clears it
 //!   decides again, under the lock, who to wake.
 
-use crate::shim::{self, AtomicUsize, Lock, Ordering};
-use crate::wait::{Wait, Waitable};
-use crate::waiters::{Key, WaitList, Wakers};
 use crate::TimedOut;
+use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
+use fibra_runtime::loom::sync::Lock;
+use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
+use fibra_runtime::wait::{Deadline, Wait, Waitable};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
 
 /// The queue is not empty.
 const WAITERS: usize = 1;
@@ -101,7 +101,7 @@ impl RawSemaphore {
 
     /// Takes `n` permits, parking the caller until they are granted or `deadline` passes.
     #[inline]
-    pub(crate) fn acquire(&self, n: usize, deadline: Option<Instant>) -> Result<(), TimedOut> {
+    pub(crate) fn acquire(&self, n: usize, deadline: Deadline) -> Result<(), TimedOut> {
         if self.try_acquire(n) {
             return Ok(());
         }
@@ -109,8 +109,8 @@ impl RawSemaphore {
     }
 
     #[cold]
-    fn acquire_slow(&self, n: usize, deadline: Option<Instant>) -> Result<(), TimedOut> {
-        match self.register(n, shim::current_waker()) {
+    fn acquire_slow(&self, n: usize, deadline: Deadline) -> Result<(), TimedOut> {
+        match self.register(n, current_waker()) {
             None => Ok(()),
             Some(key) => Wait::new(self, key).block(deadline),
         }
@@ -174,14 +174,14 @@ impl RawSemaphore {
 
     #[cold]
     fn release_to_waiters(&self, n: usize) {
-        let mut wakers = Wakers::new();
+        let mut wakers = WakeList::new();
         let mut list = self.waiters.lock();
         self.hand_out(&mut list, n, &mut wakers);
     }
 
     #[cold]
     fn wake_unfair(&self) {
-        let mut wakers = Wakers::new();
+        let mut wakers = WakeList::new();
         let mut list = self.waiters.lock();
         self.settle_unfair(&mut list, false, &mut wakers);
     }
@@ -200,7 +200,7 @@ impl RawSemaphore {
 
     /// Fair: gives `n` released permits to the waiters in order, waking each one that has all
     /// it wants; once nobody waits, the rest go back to the word and the fast paths resume.
-    fn hand_out(&self, list: &mut WaitList<Need>, mut n: usize, wakers: &mut Wakers) {
+    fn hand_out(&self, list: &mut WaitList<Need>, mut n: usize, wakers: &mut WakeList) {
         if let Some(head) = list.front() {
             self.bounded(head.got, n);
         }
@@ -234,7 +234,7 @@ impl RawSemaphore {
     /// Unfair: wakes the waiters at the front that the available permits can satisfy, unless a
     /// woken waiter has yet to retry. `retried`: the caller is that waiter, done retrying or
     /// giving up.
-    fn settle_unfair(&self, list: &mut WaitList<Need>, retried: bool, wakers: &mut Wakers) {
+    fn settle_unfair(&self, list: &mut WaitList<Need>, retried: bool, wakers: &mut WakeList) {
         let mut word = self.word.load(Ordering::Relaxed);
         let wake = loop {
             let mut next = word;
@@ -282,7 +282,7 @@ impl RawSemaphore {
         list: &mut WaitList<Need>,
         n: usize,
         waker: &Waker,
-        wakers: &mut Wakers,
+        wakers: &mut WakeList,
     ) -> Result<(), Key> {
         let mut word = self.word.load(Ordering::Relaxed);
         let acquired = loop {
@@ -309,7 +309,7 @@ impl RawSemaphore {
     }
 }
 
-impl Waitable for RawSemaphore {
+impl Waitable for &RawSemaphore {
     type State = WaitList<Need>;
     type Entry = Need;
     type Output = ();
@@ -327,7 +327,7 @@ impl Waitable for RawSemaphore {
         list: &mut WaitList<Need>,
         need: Need,
         waker: &Waker,
-        wakers: &mut Wakers,
+        wakers: &mut WakeList,
     ) -> Result<(), Key> {
         if self.fair {
             debug_assert_eq!(need.got, need.wanted, "woken only once served in full");
@@ -337,7 +337,7 @@ impl Waitable for RawSemaphore {
         }
     }
 
-    fn abandon(&self, list: &mut WaitList<Need>, need: Need, woken: bool, wakers: &mut Wakers) {
+    fn abandon(&self, list: &mut WaitList<Need>, need: Need, woken: bool, wakers: &mut WakeList) {
         if self.fair {
             // What it was handed (all it wanted, if it was woken) goes to the next in line.
             self.hand_out(list, need.got, wakers);
@@ -349,7 +349,7 @@ impl Waitable for RawSemaphore {
 
 enum AcquireState<'a> {
     Start,
-    Waiting(Wait<'a, RawSemaphore>),
+    Waiting(Wait<&'a RawSemaphore>),
     Done,
 }
 

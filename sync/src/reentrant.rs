@@ -2,14 +2,14 @@
 
 use crate::owner::Owner;
 use crate::raw_semaphore::RawSemaphore;
-use crate::wait::deadline;
 use crate::TimedOut;
+use fibra_runtime::wait::Deadline;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// No owner.
 const NOBODY: u64 = 0;
@@ -95,7 +95,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// assert_eq!(*a + *b, 10);
     /// ```
     pub fn lock(&self) -> ReentrantMutexGuard<'_, T> {
-        self.lock_until(None)
+        self.lock_until(Deadline::NEVER)
             .expect("a wait without a deadline does not time out")
     }
 
@@ -130,7 +130,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// });
     /// ```
     pub fn lock_timeout(&self, timeout: Duration) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
-        self.lock_until(deadline(timeout))
+        self.lock_until(Deadline::after(timeout))
     }
 
     /// Whether anyone holds the lock (a snapshot, for diagnostics).
@@ -156,10 +156,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
         &mut self.data
     }
 
-    fn lock_until(
-        &self,
-        deadline: Option<Instant>,
-    ) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
+    fn lock_until(&self, deadline: Deadline) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
         let me = Owner::current();
         if self.is_owner(me) {
             return Ok(self.relock());

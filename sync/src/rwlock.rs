@@ -6,8 +6,8 @@
 //! readers take permits whenever no writer holds the lock: reader priority.
 
 use crate::raw_semaphore::{Acquire, RawSemaphore, MAX_PERMITS};
-use crate::wait::deadline;
 use crate::TimedOut;
+use fibra_runtime::wait::Deadline;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::future::Future;
@@ -105,7 +105,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     pub fn read(&self) -> RwLockReadGuard<'_, T> {
         // Without a deadline the wait cannot time out.
-        let _ = self.raw.acquire(1, None);
+        let _ = self.raw.acquire(1, Deadline::NEVER);
         RwLockReadGuard::new(self)
     }
 
@@ -133,7 +133,7 @@ impl<T: ?Sized> RwLock<T> {
     /// assert!(lock.read_timeout(Duration::from_secs(1)).is_ok());
     /// ```
     pub fn read_timeout(&self, timeout: Duration) -> Result<RwLockReadGuard<'_, T>, TimedOut> {
-        self.raw.acquire(1, deadline(timeout))?;
+        self.raw.acquire(1, Deadline::after(timeout))?;
         Ok(RwLockReadGuard::new(self))
     }
 
@@ -160,7 +160,7 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     pub fn write(&self) -> RwLockWriteGuard<'_, T> {
         // Without a deadline the wait cannot time out.
-        let _ = self.raw.acquire(MAX_READERS, None);
+        let _ = self.raw.acquire(MAX_READERS, Deadline::NEVER);
         RwLockWriteGuard::new(self)
     }
 
@@ -189,7 +189,7 @@ impl<T: ?Sized> RwLock<T> {
     /// assert!(lock.write_timeout(Duration::from_secs(1)).is_ok());
     /// ```
     pub fn write_timeout(&self, timeout: Duration) -> Result<RwLockWriteGuard<'_, T>, TimedOut> {
-        self.raw.acquire(MAX_READERS, deadline(timeout))?;
+        self.raw.acquire(MAX_READERS, Deadline::after(timeout))?;
         Ok(RwLockWriteGuard::new(self))
     }
 

@@ -1,13 +1,13 @@
 //! [`Semaphore`]: a fair [`RawSemaphore`] with RAII permits, and [`acquire_all`] across several.
 
 use crate::raw_semaphore::{Acquire, RawSemaphore, MAX_PERMITS};
-use crate::wait::deadline;
 use crate::TimedOut;
+use fibra_runtime::wait::Deadline;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A counting semaphore that parks the waiting fiber (or thread) instead of blocking its
 /// worker.
@@ -145,7 +145,7 @@ impl Semaphore {
     /// assert!(sem.try_acquire_n(2).is_some());
     /// ```
     pub fn acquire_n(&self, n: usize) -> Permit<'_> {
-        self.acquire_until(n, None)
+        self.acquire_until(n, Deadline::NEVER)
             .expect("a wait without a deadline does not time out")
     }
 
@@ -201,7 +201,7 @@ impl Semaphore {
     /// assert_eq!(sem.available_permits(), 2);
     /// ```
     pub fn acquire_n_timeout(&self, n: usize, timeout: Duration) -> Result<Permit<'_>, TimedOut> {
-        self.acquire_until(n, deadline(timeout))
+        self.acquire_until(n, Deadline::after(timeout))
     }
 
     /// A future that takes one permit.
@@ -236,7 +236,7 @@ impl Semaphore {
         }
     }
 
-    fn acquire_until(&self, n: usize, deadline: Option<Instant>) -> Result<Permit<'_>, TimedOut> {
+    fn acquire_until(&self, n: usize, deadline: Deadline) -> Result<Permit<'_>, TimedOut> {
         self.check_request(n);
         self.raw.acquire(n, deadline)?;
         Ok(Permit { sem: self, n })
@@ -353,7 +353,8 @@ impl fmt::Debug for SemaphoreAcquire<'_> {
 /// assert_eq!((forks.available_permits(), plates.available_permits()), (2, 1));
 /// ```
 pub fn acquire_all<'a>(requests: &[(&'a Semaphore, usize)]) -> Vec<Permit<'a>> {
-    acquire_all_until(requests, None).expect("a wait without a deadline does not time out")
+    acquire_all_until(requests, Deadline::NEVER)
+        .expect("a wait without a deadline does not time out")
 }
 
 /// [`acquire_all`], parking the caller for at most `timeout`: it returns every permit, or, on
@@ -372,12 +373,12 @@ pub fn acquire_all_timeout<'a>(
     requests: &[(&'a Semaphore, usize)],
     timeout: Duration,
 ) -> Result<Vec<Permit<'a>>, TimedOut> {
-    acquire_all_until(requests, deadline(timeout))
+    acquire_all_until(requests, Deadline::after(timeout))
 }
 
 fn acquire_all_until<'a>(
     requests: &[(&'a Semaphore, usize)],
-    deadline: Option<Instant>,
+    deadline: Deadline,
 ) -> Result<Vec<Permit<'a>>, TimedOut> {
     let mut totals: Vec<(&'a Semaphore, usize)> = Vec::with_capacity(requests.len());
     for &(sem, n) in requests {

@@ -130,7 +130,7 @@ macro_rules! timeout_methods {
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::READABLE,
-                    |io| io.read_timeout().map($crate::source::Deadline::socket),
+                    |io| io.read_timeout().map($crate::source::IoTimeout::socket),
                     op,
                 )
             }
@@ -143,7 +143,7 @@ macro_rules! timeout_methods {
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::WRITABLE,
-                    |io| io.write_timeout().map($crate::source::Deadline::socket),
+                    |io| io.write_timeout().map($crate::source::IoTimeout::socket),
                     op,
                 )
             }

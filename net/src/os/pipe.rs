@@ -1,6 +1,6 @@
 //! A child's piped stdin, stdout and stderr: non-blocking pipes on the reactor.
 
-use crate::source::{Deadline, Source};
+use crate::source::{IoTimeout, Source};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -22,7 +22,7 @@ impl Pipe {
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.source.io(
             Interest::READABLE,
-            |_| Ok(Deadline::Never),
+            |_| Ok(IoTimeout::Never),
             |mut file| file.read(buf),
         )
     }
@@ -30,7 +30,7 @@ impl Pipe {
     fn write(&self, buf: &[u8]) -> io::Result<usize> {
         self.source.io(
             Interest::WRITABLE,
-            |_| Ok(Deadline::Never),
+            |_| Ok(IoTimeout::Never),
             |mut file| file.write(buf),
         )
     }

@@ -13,7 +13,7 @@
 //! raiser's value still synchronises with the earlier ones (their release sequences go on
 //! through RMWs only). Model-checked in `hint/loom_tests.rs`.
 
-use crate::shim::{AtomicBool, Ordering};
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) struct CancelHint(AtomicBool);
 

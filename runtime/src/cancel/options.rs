@@ -1,9 +1,12 @@
 //! What `scope_with` is cancelled by, and what it returns when it is.
 
 use super::CancelToken;
+use crate::wait::Deadline;
 use std::error::Error;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(doc)]
+use std::time::Instant;
 
 /// Why a scope was cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,7 +74,7 @@ impl Error for Cancelled {}
 #[must_use = "options do nothing until given to scope_with"]
 pub struct ScopeOptions {
     pub(crate) token: Option<CancelToken>,
-    pub(crate) deadline: Option<Instant>,
+    pub(crate) deadline: Deadline,
 }
 
 impl ScopeOptions {
@@ -86,14 +89,14 @@ impl ScopeOptions {
         self
     }
 
-    /// Cancels the scope at `deadline`.
-    pub fn deadline(mut self, deadline: Instant) -> ScopeOptions {
-        self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
+    /// Cancels the scope at `deadline` (an [`Instant`] or a [`Deadline`]).
+    pub fn deadline(mut self, deadline: impl Into<Deadline>) -> ScopeOptions {
+        self.deadline = self.deadline.min(deadline.into());
         self
     }
 
     /// Cancels the scope once `timeout` has passed from now.
     pub fn timeout(self, timeout: Duration) -> ScopeOptions {
-        self.deadline(fibra_driver::deadline_after(timeout))
+        self.deadline(Deadline::after(timeout))
     }
 }

@@ -5,7 +5,6 @@ use super::{CancelCause, CancelScope, ScopeOptions};
 use crate::sched::Shared;
 use fibra_driver::{Hold, HoldKind, Timer};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Armed for the life of a scope; disarmed (the task aborted, the hold released) on drop.
 pub(crate) struct Trigger {
@@ -30,14 +29,14 @@ impl Trigger {
             cancel.cancel(CancelCause::Token);
             return disarmed;
         }
-        if options.deadline.is_some_and(|d| d <= Instant::now()) {
+        if options.deadline.has_passed() {
             cancel.cancel(CancelCause::Deadline);
             return disarmed;
         }
-        let kind = match (&options.token, options.deadline) {
-            (None, None) => return disarmed,
-            (_, Some(_)) => HoldKind::Timer,
-            (Some(_), None) => HoldKind::CancelToken,
+        let kind = match (&options.token, options.deadline.is_never()) {
+            (None, true) => return disarmed,
+            (_, false) => HoldKind::Timer,
+            (Some(_), true) => HoldKind::CancelToken,
         };
         let hold = crate::holds::take(kind);
         let cancel = cancel.clone();
@@ -49,12 +48,7 @@ impl Trigger {
                     None => std::future::pending().await,
                 }
             };
-            let deadline = async {
-                match options.deadline {
-                    Some(deadline) => Timer::at(deadline).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let deadline = Timer::at(options.deadline);
             tokio::select! {
                 () = token => cancel.cancel(CancelCause::Token),
                 () = deadline => cancel.cancel(CancelCause::Deadline),

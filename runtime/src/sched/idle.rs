@@ -10,7 +10,8 @@
 //! one worker at a time).
 
 use super::parker::Parker;
-use crate::shim::{fence, AtomicUsize, Mutex, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicUsize, Ordering};
+use crate::loom::sync::Mutex;
 
 #[derive(Debug)]
 pub(crate) struct Idle {

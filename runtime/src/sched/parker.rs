@@ -2,7 +2,9 @@
 //! once; unparks coalesce), where an unpark only makes a system call when the worker really
 //! sleeps. The thread itself sleeps in `thread::park`, registered when it starts its loop.
 
-use crate::shim::{thread, AtomicUsize, Mutex, Ordering};
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::loom::sync::Mutex;
+use crate::loom::thread;
 
 const EMPTY: usize = 0;
 const PARKED: usize = 1;

@@ -6,7 +6,7 @@
 //! last use of borrowed data must happen before that read. The decrement is a release and the
 //! owner's read an acquire, so those uses are visible as done.
 
-use crate::shim::{AtomicUsize, Ordering};
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) struct ChildCount(AtomicUsize);
 

@@ -4,12 +4,11 @@ use super::{launch, run_entry, CancelIn, Placement, Spec};
 use crate::cancel::CancelScope;
 use crate::runtime::Handle;
 use crate::sched::Shared;
-use crate::wait::{current_waker, park_current, park_current_until};
+use crate::wait::{current_waker, park_current_until, Deadline};
 use std::panic::Location;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
-use std::time::Instant;
 
 /// What a runtime knows of its detached fibers.
 pub(crate) struct Supervisor {
@@ -39,7 +38,7 @@ impl Supervisor {
     }
 
     /// Waits until no detached fiber runs, or until `deadline`; true if none runs.
-    pub(crate) fn drain(&self, deadline: Option<Instant>) -> bool {
+    pub(crate) fn drain(&self, deadline: Deadline) -> bool {
         loop {
             if self.live.load(Ordering::Acquire) == 0 {
                 return true;
@@ -51,21 +50,20 @@ impl Supervisor {
             if self.live.load(Ordering::Acquire) == 0 {
                 return true;
             }
-            match deadline {
-                Some(deadline) if Instant::now() >= deadline => return false,
-                Some(deadline) => park_current_until(deadline),
-                None => park_current(),
+            if deadline.has_passed() {
+                return false;
             }
+            park_current_until(deadline);
         }
     }
 
     /// At the end of `run`: waits for detached fibers up to `timeout`, then cancels the rest
     /// and waits as long again for them to unwind.
     pub(crate) fn drain_at_exit(&self, timeout: Option<std::time::Duration>) {
-        let deadline = timeout.map(fibra_driver::deadline_after);
-        if !self.drain(deadline) {
+        let deadline = || timeout.map_or(Deadline::NEVER, Deadline::after);
+        if !self.drain(deadline()) {
             self.cancel.cancel(crate::CancelCause::Internal);
-            self.drain(timeout.map(fibra_driver::deadline_after));
+            self.drain(deadline());
         }
     }
 }

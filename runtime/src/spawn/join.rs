@@ -4,7 +4,7 @@ use super::error::JoinError;
 use super::packet::Packet;
 use crate::fiber::Fiber;
 use crate::sched::{with_worker, Shared};
-use crate::wait::{current_waker, in_fiber, park_current, park_fiber_checking, Check};
+use crate::wait::{current_waker, in_fiber, park_current, park_fiber_checking, Check, Key};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -26,7 +26,7 @@ pub struct JoinHandle<T> {
     packet: Arc<Packet<T>>,
     fiber: Fiber,
     /// Our registration with the runtime while awaited from outside its fibers.
-    outside: Option<usize>,
+    outside: Option<Key>,
 }
 
 impl<T> JoinHandle<T> {
@@ -125,7 +125,7 @@ impl<T> fmt::Debug for JoinHandle<T> {
 pub(crate) fn wait<T>(
     packet: &Packet<T>,
     shared: &Shared,
-    outside: &mut Option<usize>,
+    outside: &mut Option<Key>,
 ) -> Result<T, JoinError> {
     // A fiber of this runtime is never left waiting by shutdown (it is abandoned with the
     // fiber it waits for), so only other callers register to be told about it.
@@ -159,7 +159,7 @@ pub(crate) fn wait<T>(
 fn poll_outside<T>(
     packet: &Packet<T>,
     shared: &Shared,
-    outside: &mut Option<usize>,
+    outside: &mut Option<Key>,
     waker: &Waker,
 ) -> Option<Result<T, JoinError>> {
     if let Some(result) = packet.poll_take(waker) {
@@ -168,19 +168,13 @@ fn poll_outside<T>(
         }
         return Some(result);
     }
-    match shared.outside.register(*outside, waker) {
-        Some(key) => {
-            *outside = Some(key);
-            None
-        }
-        // The runtime has shut down and every fiber has stopped: a result is there now or never.
-        None => {
-            *outside = None;
-            Some(
-                packet
-                    .try_take()
-                    .unwrap_or_else(|| Err(JoinError::cancelled())),
-            )
-        }
+    if shared.outside.register(outside, waker) {
+        return None;
     }
+    // The runtime has shut down and every fiber has stopped: a result is there now or never.
+    Some(
+        packet
+            .try_take()
+            .unwrap_or_else(|| Err(JoinError::cancelled())),
+    )
 }

@@ -3,7 +3,7 @@
 //! dropped future had been granted, and partial grants to a large request.
 
 use super::*;
-use crate::shim::AtomicUsize;
+use fibra_runtime::loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
 use std::task::Wake;

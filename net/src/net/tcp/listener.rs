@@ -3,7 +3,7 @@
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::common::descriptor_methods;
 use crate::net::TcpStream;
-use crate::source::{Deadline, Source};
+use crate::source::{IoTimeout, Source};
 use std::io;
 use std::net::SocketAddr;
 use tokio::io::Interest;
@@ -75,7 +75,7 @@ impl TcpListener {
     pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (socket, peer) = self.source.io(
             Interest::READABLE,
-            |_| Ok(Deadline::Never),
+            |_| Ok(IoTimeout::Never),
             |listener| {
                 socket2::SockRef::from(listener).accept4(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
             },

@@ -2,7 +2,7 @@
 
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::common::{descriptor_methods, stream_io, timeout_methods};
-use crate::source::{Deadline, Source};
+use crate::source::{IoTimeout, Source};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
 use std::net::{Shutdown, SocketAddr};
@@ -67,7 +67,7 @@ impl TcpStream {
     /// });
     /// ```
     pub fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
-        each_addr(addr, |addr| TcpStream::connect_with(addr, Deadline::Never))
+        each_addr(addr, |addr| TcpStream::connect_with(addr, IoTimeout::Never))
     }
 
     /// Opens a connection to `addr`, giving up with `TimedOut` after `timeout`.
@@ -94,10 +94,10 @@ impl TcpStream {
                 "cannot set a 0 duration timeout",
             ));
         }
-        TcpStream::connect_with(*addr, Deadline::After(timeout, io::ErrorKind::TimedOut))
+        TcpStream::connect_with(*addr, IoTimeout::After(timeout, io::ErrorKind::TimedOut))
     }
 
-    fn connect_with(addr: SocketAddr, deadline: Deadline) -> io::Result<TcpStream> {
+    fn connect_with(addr: SocketAddr, deadline: IoTimeout) -> io::Result<TcpStream> {
         let socket = Socket::new(
             Domain::for_address(addr),
             Type::STREAM.nonblocking().cloexec(),

@@ -2,7 +2,7 @@
 
 use crate::net::common::descriptor_methods;
 use crate::net::unix::UnixStream;
-use crate::source::{Deadline, Source};
+use crate::source::{IoTimeout, Source};
 use std::io;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
@@ -58,7 +58,7 @@ impl UnixListener {
     pub fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
         let (stream, addr) = self.source.io(
             Interest::READABLE,
-            |_| Ok(Deadline::Never),
+            |_| Ok(IoTimeout::Never),
             |listener| listener.accept(),
         )?;
         Ok((UnixStream::from_std(stream)?, addr))

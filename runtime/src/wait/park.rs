@@ -1,13 +1,15 @@
 //! Blocking the current caller, fiber or plain thread, through one waker-shaped interface.
 //!
-//! Every blocking primitive is written once over these: it registers [`current_waker`] where a
-//! waker will find it, re-checks its condition, and calls [`park_current`]. In a fiber that
-//! parks the fiber (the thread goes on running other fibers); on any other thread it parks the
-//! thread. Wake-ups may be spurious, so callers loop on their condition.
+//! In a fiber a park suspends the fiber (the thread goes on running other fibers); on any
+//! other thread it parks the thread. Under loom the caller is a modelled thread, blocked on a
+//! per-thread notification rather than its park token: loom's join also blocks through the
+//! thread's park state, so a wake that arrives after its waiter saw its completion and moved on
+//! to a join would look to loom like a join woken without its thread finishing.
 
 use crate::fiber::{Core, Fiber, Suspend, Yielder};
 use crate::latch::Park;
 use crate::sched::{charge, with_running, with_worker};
+use fibra_driver::Deadline;
 use fibra_driver::{HoldKind, Timer};
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -15,7 +17,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::thread::{self, Thread};
-use std::time::Instant;
 
 /// Wakes a plain thread blocked in [`park_current`].
 struct ThreadWaker(Thread);
@@ -64,6 +65,9 @@ thread_local! {
 /// setter.join().unwrap();
 /// ```
 pub fn current_waker() -> Waker {
+    #[cfg(loom)]
+    return loom_waiter::current_waker();
+    #[cfg_attr(loom, allow(unreachable_code))]
     match running_fiber() {
         // The fiber's waker is its unpark handle.
         Some(fiber) => Waker::from(fiber.0),
@@ -87,9 +91,9 @@ pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
     }
 }
 
-/// Blocks the caller until [`current_waker`] is woken (or spuriously) or `deadline` has
-/// passed: the fiber if the caller is one (with a timer on the driver's wheel, deregistered
-/// when this returns), else the thread.
+/// Blocks the caller until [`current_waker`] is woken (or spuriously) or `deadline` (an
+/// `Instant` or a [`Deadline`]) has passed: the fiber if the caller is one (with a timer on the
+/// driver's wheel, deregistered when this returns), else the thread.
 ///
 /// ```
 /// let start = std::time::Instant::now();
@@ -102,12 +106,23 @@ pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
 /// assert!(start.elapsed() >= std::time::Duration::from_millis(2));
 /// ```
 #[track_caller]
-pub fn park_current_until(deadline: Instant) {
+pub fn park_current_until(deadline: impl Into<Deadline>) {
+    let deadline = deadline.into();
+    #[cfg(loom)]
+    {
+        // loom has no clock: the models never time out.
+        let _ = deadline;
+        return loom_waiter::park();
+    }
+    #[cfg_attr(loom, allow(unreachable_code))]
     if !in_fiber() {
-        thread::park_timeout(deadline.saturating_duration_since(Instant::now()));
+        match deadline.instant() {
+            Some(_) => thread::park_timeout(deadline.remaining()),
+            None => thread::park(),
+        }
         return;
     }
-    if Instant::now() >= deadline {
+    if deadline.has_passed() {
         return;
     }
     // Kept until the park ends: dropping it would deregister the wake-up.
@@ -129,7 +144,7 @@ impl FiberTimer {
     ///
     /// Outside the driver's context (off a fibra worker).
     #[track_caller]
-    pub(crate) fn at(deadline: Instant) -> FiberTimer {
+    pub(crate) fn at(deadline: Deadline) -> FiberTimer {
         FiberTimer {
             timer: Timer::at(deadline),
             _hold: crate::holds::take(HoldKind::Timer),
@@ -166,6 +181,9 @@ pub fn in_fiber() -> bool {
 /// fibra::wait::park_current();
 /// ```
 pub fn park_current() {
+    #[cfg(loom)]
+    return loom_waiter::park();
+    #[cfg_attr(loom, allow(unreachable_code))]
     if !park_fiber() {
         thread::park();
     }
@@ -266,4 +284,33 @@ pub(crate) fn running_fiber() -> Option<Fiber> {
             }
         })
     })
+}
+
+/// The loom model of a waiting caller (see the module docs).
+#[cfg(loom)]
+mod loom_waiter {
+    use loom::sync::Notify;
+    use std::sync::Arc;
+    use std::task::{Wake, Waker};
+
+    struct Notifier(Arc<Notify>);
+
+    impl Wake for Notifier {
+        fn wake(self: Arc<Self>) {
+            self.0.notify();
+        }
+    }
+
+    loom::thread_local! {
+        static NOTIFY: Arc<Notify> = Arc::new(Notify::new());
+    }
+
+    pub(super) fn current_waker() -> Waker {
+        Waker::from(Arc::new(Notifier(NOTIFY.with(Arc::clone))))
+    }
+
+    /// Blocks the loom thread until its waker is woken (a wake that came first counts).
+    pub(super) fn park() {
+        NOTIFY.with(|notify| notify.wait());
+    }
 }

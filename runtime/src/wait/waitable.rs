@@ -2,14 +2,34 @@
 //! thread), with a deadline, or polled as a future; and giving the entry back when the wait
 //! ends early (a timeout, a dropped future, a fiber unwinding from a cancelled park).
 
-use crate::shim::{self, Lock};
-use crate::waiters::{Key, WaitList, Wakers};
-use crate::TimedOut;
+use super::{current_waker, park_current_until, Deadline, Key, WaitList, WakeList};
+use crate::loom::sync::Lock;
+use std::fmt;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
 
-/// A primitive whose waiters sit in a [`WaitList`] inside its internal lock.
-pub(crate) trait Waitable {
+/// A timed wait ended because its deadline passed first.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let lock = fibra::sync::Mutex::new(());
+/// let _held = lock.lock();
+/// assert_eq!(lock.lock_timeout(Duration::from_millis(1)).unwrap_err(), fibra::sync::TimedOut);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedOut;
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the wait timed out")
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+/// A primitive whose waiters sit in a [`WaitList`] inside its internal lock: usually a
+/// reference to it (or a private wrapper of one, to keep the impl out of its public API).
+pub trait Waitable {
     /// What the internal lock protects.
     type State;
     /// Each waiter's data.
@@ -17,8 +37,10 @@ pub(crate) trait Waitable {
     /// What a waiter that was woken takes away.
     type Output;
 
+    /// The internal lock.
     fn lock(&self) -> &Lock<Self::State>;
 
+    /// The waiter list inside the locked state.
     fn list(state: &mut Self::State) -> &mut WaitList<Self::Entry>;
 
     /// The waiter's entry was woken and removed: finish the wait, or queue it again (with
@@ -28,7 +50,7 @@ pub(crate) trait Waitable {
         state: &mut Self::State,
         entry: Self::Entry,
         waker: &Waker,
-        wakers: &mut Wakers,
+        wakers: &mut WakeList,
     ) -> Result<Self::Output, Key>;
 
     /// The waiter gives up; its entry has been removed, and `woken` says whether it had been
@@ -38,43 +60,35 @@ pub(crate) trait Waitable {
         state: &mut Self::State,
         entry: Self::Entry,
         woken: bool,
-        wakers: &mut Wakers,
+        wakers: &mut WakeList,
     );
-}
-
-/// The deadline `timeout` from now; `None` (wait for ever) when it is too far to represent.
-pub(crate) fn deadline(timeout: Duration) -> Option<Instant> {
-    Instant::now().checked_add(timeout)
 }
 
 /// A registered waiter. Dropping it before the wait has finished gives the entry back through
 /// [`Waitable::abandon`].
-pub(crate) struct Wait<'a, W: Waitable> {
-    on: &'a W,
+pub struct Wait<W: Waitable> {
+    on: W,
     /// `None` once the wait has finished.
     key: Option<Key>,
 }
 
-impl<'a, W: Waitable> Wait<'a, W> {
-    /// Takes over an entry the caller registered with [`shim::current_waker`] (to
+impl<W: Waitable> Wait<W> {
+    /// Takes over an entry the caller registered with [`current_waker`] (to
     /// [`block`](Self::block)) or with a task's waker (to [`poll`](Self::poll)).
-    pub(crate) fn new(on: &'a W, key: Key) -> Self {
+    pub fn new(on: W, key: Key) -> Self {
         Wait { on, key: Some(key) }
     }
 
     /// Parks until the entry is woken and [`Waitable::woken`] finishes the wait, or until
     /// `deadline`.
-    pub(crate) fn block(mut self, deadline: Option<Instant>) -> Result<W::Output, TimedOut> {
-        let waker = shim::current_waker();
+    pub fn block(mut self, deadline: Deadline) -> Result<W::Output, TimedOut> {
+        let waker = current_waker();
         loop {
             // Parking is fibra's cancellation point: a cancelled fiber unwinds
             // from here, and dropping `self` gives the entry back, passing on whatever the
             // waiter had been granted.
-            match deadline {
-                Some(deadline) => shim::park_until(deadline),
-                None => shim::park(),
-            }
-            let mut wakers = Wakers::new();
+            park_current_until(deadline);
+            let mut wakers = WakeList::new();
             let mut state = self.on.lock().lock();
             let key = self.key.take().expect("a blocking wait holds its key");
             let list = W::list(&mut state);
@@ -84,7 +98,7 @@ impl<'a, W: Waitable> Wait<'a, W> {
                     Ok(output) => return Ok(output),
                     Err(key) => self.key = Some(key),
                 }
-            } else if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            } else if deadline.has_passed() {
                 let (entry, _) = list.remove(key);
                 self.on.abandon(&mut state, entry, false, &mut wakers);
                 return Err(TimedOut);
@@ -97,8 +111,8 @@ impl<'a, W: Waitable> Wait<'a, W> {
 
     /// Polls the entry: ready once woken and finished, else pending with `cx`'s waker
     /// registered.
-    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<W::Output> {
-        let mut wakers = Wakers::new();
+    pub fn poll(&mut self, cx: &mut Context<'_>) -> Poll<W::Output> {
+        let mut wakers = WakeList::new();
         let mut state = self.on.lock().lock();
         let key = self.key.take().expect("future polled after completion");
         let list = W::list(&mut state);
@@ -116,10 +130,16 @@ impl<'a, W: Waitable> Wait<'a, W> {
     }
 }
 
-impl<W: Waitable> Drop for Wait<'_, W> {
+impl<W: Waitable> fmt::Debug for Wait<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Wait").field("key", &self.key).finish()
+    }
+}
+
+impl<W: Waitable> Drop for Wait<W> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            let mut wakers = Wakers::new();
+            let mut wakers = WakeList::new();
             let mut state = self.on.lock().lock();
             let (entry, woken) = W::list(&mut state).remove(key);
             self.on.abandon(&mut state, entry, woken, &mut wakers);

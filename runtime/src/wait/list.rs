@@ -8,7 +8,8 @@
 //! looking at its own slot under the lock.
 //!
 //! The list is not thread-safe by itself; each primitive keeps it behind its short internal
-//! lock ([`crate::shim::Lock`]).
+//! lock ([`Lock`](crate::loom::sync::Lock) or [`SpinLock`](crate::loom::sync::SpinLock)), and
+//! wakes what it popped through a [`WakeList`](super::WakeList) once the lock is released.
 
 use std::task::Waker;
 
@@ -17,7 +18,7 @@ const NIL: usize = usize::MAX;
 /// A waiter's claim on its slot. Deliberately neither `Clone` nor `Copy`: it is given back
 /// exactly once, to [`WaitList::remove`].
 #[derive(Debug)]
-pub(crate) struct Key(usize);
+pub struct Key(usize);
 
 struct Slot<T> {
     /// `None` for a free slot.
@@ -34,7 +35,22 @@ struct Entry<T> {
 }
 
 /// A FIFO queue of waiters, each with a waker and a `T`.
-pub(crate) struct WaitList<T> {
+///
+/// ```
+/// use fibra::wait::WaitList;
+///
+/// let mut list = WaitList::new();
+/// let first = list.push_back("first", fibra::wait::current_waker());
+/// let second = list.push_back("second", fibra::wait::current_waker());
+/// // The waking side pops the front waiter and takes its waker (to wake after unlocking).
+/// let waker = list.pop_front().unwrap();
+/// assert!(list.is_woken(&first) && !list.is_woken(&second));
+/// // Each waiter gives its slot back itself, learning whether it had been woken.
+/// assert_eq!(list.remove(second), ("second", false));
+/// assert_eq!(list.remove(first), ("first", true));
+/// waker.wake();
+/// ```
+pub struct WaitList<T> {
     slots: Vec<Slot<T>>,
     head: usize,
     tail: usize,
@@ -42,8 +58,23 @@ pub(crate) struct WaitList<T> {
     queued: usize,
 }
 
+impl<T> Default for WaitList<T> {
+    fn default() -> WaitList<T> {
+        WaitList::new()
+    }
+}
+
+impl<T> std::fmt::Debug for WaitList<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitList")
+            .field("queued", &self.queued)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<T> WaitList<T> {
-    pub(crate) const fn new() -> WaitList<T> {
+    /// An empty list; it allocates when the first waiter is queued.
+    pub const fn new() -> WaitList<T> {
         WaitList {
             slots: Vec::new(),
             head: NIL,
@@ -55,29 +86,29 @@ impl<T> WaitList<T> {
 
     /// Whether no waiter is queued (woken waiters that have not collected their slot do not
     /// count).
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.queued == 0
     }
 
     /// How many waiters are queued.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.queued
     }
 
     /// Queues a waiter at the back.
-    pub(crate) fn push_back(&mut self, data: T, waker: Waker) -> Key {
+    pub fn push_back(&mut self, data: T, waker: Waker) -> Key {
         let tail = self.tail;
         self.insert_after(tail, data, waker)
     }
 
     /// Queues a waiter at the front (one that was woken, lost the race, and keeps its turn).
-    pub(crate) fn push_front(&mut self, data: T, waker: Waker) -> Key {
+    pub fn push_front(&mut self, data: T, waker: Waker) -> Key {
         self.insert_after(NIL, data, waker)
     }
 
     /// Queues a waiter after every waiter whose data is not greater: the queue stays sorted
     /// and FIFO among equals. Walks from the back, where ascending data usually goes.
-    pub(crate) fn push_sorted(&mut self, data: T, waker: Waker) -> Key
+    pub fn push_sorted(&mut self, data: T, waker: Waker) -> Key
     where
         T: Ord,
     {
@@ -89,18 +120,18 @@ impl<T> WaitList<T> {
     }
 
     /// The first queued waiter's data.
-    pub(crate) fn front(&self) -> Option<&T> {
+    pub fn front(&self) -> Option<&T> {
         (self.head != NIL).then(|| self.data(self.head))
     }
 
     /// The first queued waiter's data, for the waking side to update before it wakes it.
-    pub(crate) fn front_mut(&mut self) -> Option<&mut T> {
+    pub fn front_mut(&mut self) -> Option<&mut T> {
         let head = self.head;
         (head != NIL).then(|| &mut self.entry_mut(head).data)
     }
 
     /// The queued waiters' data, front to back.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
         let mut at = self.head;
         std::iter::from_fn(move || {
             (at != NIL).then(|| {
@@ -113,7 +144,7 @@ impl<T> WaitList<T> {
 
     /// Unlinks the first queued waiter and returns its waker, for the caller to wake once it
     /// has released the lock. The waiter's slot and data stay until it collects them.
-    pub(crate) fn pop_front(&mut self) -> Option<Waker> {
+    pub fn pop_front(&mut self) -> Option<Waker> {
         let head = self.head;
         if head == NIL {
             return None;
@@ -123,19 +154,19 @@ impl<T> WaitList<T> {
     }
 
     /// Whether the waiter holding `key` has been woken (unlinked by [`pop_front`](Self::pop_front)).
-    pub(crate) fn is_woken(&self, key: &Key) -> bool {
+    pub fn is_woken(&self, key: &Key) -> bool {
         self.entry(key.0).waker.is_none()
     }
 
     /// Replaces a queued waiter's waker (a future polled with a different one).
-    pub(crate) fn set_waker(&mut self, key: &Key, waker: &Waker) {
+    pub fn set_waker(&mut self, key: &Key, waker: &Waker) {
         if let Some(old) = &mut self.entry_mut(key.0).waker {
             old.clone_from(waker);
         }
     }
 
     /// Gives the slot back: returns its data and whether the waiter had been woken.
-    pub(crate) fn remove(&mut self, key: Key) -> (T, bool) {
+    pub fn remove(&mut self, key: Key) -> (T, bool) {
         let woken = self.is_woken(&key);
         if !woken {
             self.unlink(key.0);
@@ -213,43 +244,6 @@ impl<T> WaitList<T> {
 
     fn data(&self, index: usize) -> &T {
         &self.entry(index).data
-    }
-}
-
-/// Wakers collected under a lock, woken when this is dropped. Declare it before the lock guard
-/// so that the guard is dropped, and the lock released, first: a woken fiber on another worker
-/// then does not run straight into the lock.
-pub(crate) struct Wakers {
-    // The common case, one waker, needs no allocation.
-    first: Option<Waker>,
-    more: Vec<Waker>,
-}
-
-impl Wakers {
-    pub(crate) const fn new() -> Wakers {
-        Wakers {
-            first: None,
-            more: Vec::new(),
-        }
-    }
-
-    pub(crate) fn push(&mut self, waker: Waker) {
-        if self.first.is_none() {
-            self.first = Some(waker);
-        } else {
-            self.more.push(waker);
-        }
-    }
-}
-
-impl Drop for Wakers {
-    fn drop(&mut self) {
-        if let Some(first) = self.first.take() {
-            first.wake();
-        }
-        for waker in self.more.drain(..) {
-            waker.wake();
-        }
     }
 }
 
@@ -360,16 +354,5 @@ mod tests {
         assert_eq!(first.0.load(Ordering::SeqCst), 0);
         assert_eq!(second.0.load(Ordering::SeqCst), 1);
         list.remove(key);
-    }
-
-    #[test]
-    fn wakers_wake_everything_on_drop() {
-        let (count, w) = waker();
-        let mut wakers = Wakers::new();
-        for _ in 0..3 {
-            wakers.push(w.clone());
-        }
-        drop(wakers);
-        assert_eq!(count.0.load(Ordering::SeqCst), 3);
     }
 }
