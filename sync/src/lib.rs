@@ -40,11 +40,11 @@ macro_rules! const_unless_loom {
 
 mod barrier;
 mod condvar;
+mod count_down_latch;
 mod counter;
 mod counter_waits;
 mod event;
 mod event_count;
-mod latch;
 mod lazy;
 mod mutex;
 mod once;
@@ -58,10 +58,10 @@ mod wait_group;
 
 pub use barrier::{Barrier, BarrierError, BarrierWaitResult};
 pub use condvar::{Condvar, WaitResult};
+pub use count_down_latch::CountDownLatch;
 pub use counter::UntilZero;
 pub use event::{Event, EventWait};
 pub use event_count::{AwaitValue, EventCount, Sequencer};
-pub use latch::CountDownLatch;
 pub use lazy::Lazy;
 pub use mutex::{Mutex, MutexGuard, MutexLock};
 pub use once::Once;

@@ -4,7 +4,7 @@
 // tokio compiles its networking out under `--cfg loom`; these tests need it.
 #![cfg(not(loom))]
 
-use fibra_runtime::{Runtime, WaitExt};
+use fibra::{Runtime, WaitExt};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -21,7 +21,7 @@ async fn a_join_handle_is_awaited_in_a_tokio_test() {
     let value = fibra
         .handle()
         .spawn(|| {
-            fibra_runtime::sleep(Duration::from_millis(1));
+            fibra::sleep(Duration::from_millis(1));
             6 * 7
         })
         .await
@@ -95,7 +95,7 @@ async fn block_on_of_a_fibra_runtime_runs_inside_spawn_blocking() {
             .workers(2)
             .build()
             .unwrap()
-            .block_on(|| fibra_runtime::spawn(|| 5).join().unwrap())
+            .block_on(|| fibra::spawn(|| 5).join().unwrap())
     })
     .await
     .unwrap();
