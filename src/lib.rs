@@ -16,6 +16,19 @@
 
 #![forbid(unsafe_code)]
 
+/// Runs `main` as the main fiber of a fibra runtime: `#[fibra::main]` or
+/// `#[fibra::main(workers = 4)]` on a plain `fn main`.
+#[doc(inline)]
+pub use fibra_macros::main;
+/// A test that runs as the main fiber of its own fibra runtime and fails, rather than hangs,
+/// past its timeout: `#[fibra::test]`, `#[fibra::test(workers = 2, timeout = "5s")]`.
+#[doc(inline)]
+pub use fibra_macros::test;
+
+#[doc(hidden)]
+#[path = "attributes.rs"]
+pub mod __private;
+
 #[doc(inline)]
 pub use fibra_runtime::{
     block_on, blocking, check_cancel, checkpoint, current, current_worker, detach, fiber_local,

@@ -1,0 +1,137 @@
+//! fibra's `#[fibra::main]` and `#[fibra::test]` attributes: a `main` or a test whose body runs
+//! as the main fiber of a fibra runtime.
+//!
+//! Both take the option `workers = N` (the runtime's worker threads; default: `FIBRA_WORKERS`,
+//! else one per core), and `#[fibra::test]` also `timeout = "30s"` (units `ms`, `s`, `m`;
+//! default 60 s).
+
+#![forbid(unsafe_code)]
+
+mod options;
+
+use options::Options;
+use proc_macro::TokenStream;
+use quote::quote;
+use syn::parse::Parser;
+use syn::{parse_macro_input, ItemFn};
+
+/// Runs `main` as the main fiber of a fibra runtime, and returns what it returns.
+///
+/// `#[fibra::main(workers = 4)]` fixes the number of worker threads; without it the runtime
+/// takes `FIBRA_WORKERS`, else one per core. The function is a plain `fn`, not an `async fn`:
+/// in a fiber, blocking calls suspend only the fiber (use `fibra::block_on` for a future).
+///
+/// ```
+/// #[fibra::main(workers = 2)]
+/// fn main() -> Result<(), String> {
+///     let (tx, rx) = fibra::chan::bounded(1);
+///     fibra::spawn(move || tx.send("hello").unwrap());
+///     assert_eq!(rx.recv().unwrap(), "hello");
+///     Ok(())
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(args, item, Kind::Main)
+}
+
+/// Runs a test as the main fiber of its own fibra runtime, failing it if it outlasts its
+/// timeout instead of hanging.
+///
+/// Options: `workers = N` (default: as `#[fibra::main]`) and `timeout = "10s"` (`ms`, `s` or
+/// `m`; default 60 s). When the timeout passes, the test's fibers are cancelled and the test
+/// fails with a panic that says so; a test stuck where it cannot be cancelled (a thread-blocking
+/// call) ends the test process after a further grace period, with a message on stderr.
+///
+/// ```
+/// #[fibra::test(workers = 2, timeout = "5s")]
+/// fn ping_pong() {
+///     let (tx, rx) = fibra::chan::bounded(0);
+///     let echo = fibra::spawn(move || rx.recv().unwrap() * 2);
+///     tx.send(21).unwrap();
+///     assert_eq!(echo.join().unwrap(), 42);
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(args, item, Kind::Test)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Main,
+    Test,
+}
+
+fn expand(args: TokenStream, item: TokenStream, kind: Kind) -> TokenStream {
+    let parser = |input: syn::parse::ParseStream<'_>| Options::parse(input, kind == Kind::Test);
+    let options = match parser.parse(args) {
+        Ok(options) => options,
+        Err(error) => return error.to_compile_error().into(),
+    };
+    let function = parse_macro_input!(item as ItemFn);
+    match generate(options, function, kind) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+fn generate(
+    options: Options,
+    function: ItemFn,
+    kind: Kind,
+) -> syn::Result<proc_macro2::TokenStream> {
+    let name = match kind {
+        Kind::Main => "#[fibra::main]",
+        Kind::Test => "#[fibra::test]",
+    };
+    if let Some(asyncness) = &function.sig.asyncness {
+        return Err(syn::Error::new_spanned(
+            asyncness,
+            format!("{name} takes a plain `fn`: in a fiber, blocking calls suspend only the fiber (use `fibra::block_on` to wait for a future)"),
+        ));
+    }
+    if !function.sig.inputs.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &function.sig.inputs,
+            format!("{name} functions take no arguments"),
+        ));
+    }
+    let ItemFn {
+        attrs,
+        vis,
+        sig,
+        block,
+    } = function;
+    let output = match &sig.output {
+        syn::ReturnType::Default => quote!(()),
+        syn::ReturnType::Type(_, ty) => quote!(#ty),
+    };
+    let workers = match options.workers {
+        Some(workers) => quote!(::core::option::Option::Some(#workers)),
+        None => quote!(::core::option::Option::None),
+    };
+    let body = quote!(move || -> #output #block);
+    Ok(match kind {
+        Kind::Main => quote! {
+            #(#attrs)*
+            #vis #sig {
+                ::fibra::__private::main(#workers, #body)
+            }
+        },
+        Kind::Test => {
+            let millis = options.timeout_ms;
+            quote! {
+                #[::core::prelude::v1::test]
+                #(#attrs)*
+                #vis #sig {
+                    ::fibra::__private::test(
+                        #workers,
+                        ::std::time::Duration::from_millis(#millis),
+                        #body,
+                    )
+                }
+            }
+        }
+    })
+}

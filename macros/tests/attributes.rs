@@ -1,0 +1,53 @@
+//! `#[fibra::test]` and `#[fibra::main]` as users write them.
+
+use fibra_testing::{in_child, run_child};
+use std::time::Duration;
+
+#[fibra::test(workers = 2)]
+fn a_test_body_runs_as_a_fiber_on_the_asked_worker_count() {
+    assert!(fibra::wait::in_fiber());
+    assert_eq!(fibra::Handle::current().workers(), 2);
+}
+
+#[fibra::test]
+fn a_test_may_return_a_result() -> Result<(), String> {
+    let value = fibra::spawn(|| 6 * 7).join().map_err(|e| e.to_string())?;
+    assert_eq!(value, 42);
+    Ok(())
+}
+
+mod returns_its_value {
+    #[fibra::main(workers = 1)]
+    pub(super) fn main() -> usize {
+        assert!(fibra::wait::in_fiber());
+        fibra::Handle::current().workers()
+    }
+}
+
+#[test]
+fn main_runs_its_body_in_a_runtime_and_returns_its_value() {
+    assert_eq!(returns_its_value::main(), 1);
+}
+
+#[fibra::test(timeout = "50ms")]
+#[should_panic(expected = "outlasted its timeout of 50ms and was cancelled")]
+fn a_test_parked_past_its_timeout_is_cancelled_and_fails() {
+    fibra::sleep(Duration::from_secs(3600));
+}
+
+#[test]
+fn a_test_that_cannot_be_cancelled_ends_its_process_with_a_message() {
+    const NAME: &str = "a_test_that_cannot_be_cancelled_ends_its_process_with_a_message";
+    if in_child(NAME) {
+        // The body blocks its thread, so the scope's cancellation cannot reach it; the
+        // watchdog ends the process after the grace period.
+        fibra::__private::test(Some(1), Duration::from_millis(10), || loop {
+            std::thread::sleep(Duration::from_secs(1));
+        });
+        return;
+    }
+    let output = run_child(NAME, &[]);
+    assert_eq!(output.status.code(), Some(101), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("could not be cancelled"), "{stderr}");
+}
