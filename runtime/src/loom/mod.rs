@@ -32,7 +32,7 @@ pub mod sync {
 /// Threads: `std`'s or `loom`'s.
 pub mod thread {
     #[cfg(loom)]
-    pub use loom::thread::{current, park, yield_now, Thread};
+    pub use loom::thread::*;
     #[cfg(not(loom))]
-    pub use std::thread::{current, park, yield_now, Thread};
+    pub use std::thread::*;
 }
