@@ -8,6 +8,7 @@
 
 pub mod accept_storm;
 pub mod args;
+pub mod balance;
 pub mod block_on_ready;
 pub mod blocking_roundtrip;
 pub mod cancel_storm;

@@ -3,10 +3,10 @@
 //! usage text, `all`, the dispatch — reads this list.
 
 use crate::{
-    accept_storm, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong, chan_throughput,
-    fs_read, interop_roundtrip, load_http, mutex_contended, mutex_uncontended, parallel_map,
-    parked_memory, proc_ring, select2, semaphore, skynet, spawn_join, tcp_echo, timers,
-    yield_pingpong,
+    accept_storm, balance, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong,
+    chan_throughput, fs_read, interop_roundtrip, load_http, mutex_contended, mutex_uncontended,
+    parallel_map, parked_memory, proc_ring, select2, semaphore, skynet, spawn_join, tcp_echo,
+    timers, yield_pingpong,
 };
 
 /// One benchmark the binary can run.
@@ -49,6 +49,11 @@ pub static BENCHES: &[Bench] = &[
         name: "skynet",
         about: "The 10-ary skynet tree.",
         run: skynet::run,
+    },
+    Bench {
+        name: "balance",
+        about: "One spawner, 1 000 working, yielding, ping-ponging tasks: time and worker share.",
+        run: balance::run,
     },
     Bench {
         name: "timers",

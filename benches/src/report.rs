@@ -16,6 +16,8 @@ pub enum Metric {
     BytesPerTask,
     /// CPU time of the whole process (user + system) for the whole workload, in milliseconds.
     CpuMs,
+    /// The largest of several shares over the smallest (1.0 is even).
+    MaxOverMin,
 }
 
 impl Metric {
@@ -26,6 +28,7 @@ impl Metric {
             Metric::MsTotal => "ms_total",
             Metric::BytesPerTask => "bytes_per_task",
             Metric::CpuMs => "cpu_ms",
+            Metric::MaxOverMin => "max_over_min",
         }
     }
 }

@@ -1,0 +1,203 @@
+//! `balance`: does work spread over the workers when one fiber starts it all? One task spawns
+//! 1 000 tasks that each do 100 rounds of a little CPU work, a `yield_now` and a ping-pong with a
+//! partner task over a pair of capacity-1 channels (a park and an unpark). Metric: ms for the
+//! whole workload, fibra (started fibers never migrate: placement decides) vs tokio
+//! multi-thread (which steals running tasks), 2 workers each.
+//!
+//! A second case, `worker_share`, reports the busiest worker's share of the work rounds over
+//! the idlest one's for each system (1.0 is even), counted by the thread each round ran on.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+use crate::report::{self, Case, Metric, Outcome};
+use crate::rounds::compare_timed;
+use crate::runtimes;
+
+/// Workers of both systems.
+const WORKERS: usize = 2;
+/// Tasks spawned by the one spawner (an even number: they work in pairs).
+const TASKS: u64 = 1_000;
+/// Work rounds per task.
+const ROUNDS_PER_TASK: u32 = 100;
+
+/// Work rounds counted per thread: each task counts its own, then adds them in once.
+#[derive(Default)]
+struct Shares(Mutex<HashMap<ThreadId, u64>>);
+
+impl Shares {
+    fn add(&self, counted: HashMap<ThreadId, u64>) {
+        let mut shares = self.0.lock().expect("shares lock");
+        for (thread, rounds) in counted {
+            *shares.entry(thread).or_default() += rounds;
+        }
+    }
+
+    /// The busiest thread's rounds over the idlest's, over `threads` threads (one that ran
+    /// nothing counts as zero: an infinite ratio).
+    fn max_over_min(&self, threads: usize) -> f64 {
+        let shares = self.0.lock().expect("shares lock");
+        let total: u64 = shares.values().sum();
+        assert_eq!(
+            total,
+            TASKS * u64::from(ROUNDS_PER_TASK),
+            "every work round is counted"
+        );
+        let max = shares.values().copied().max().unwrap_or(0);
+        let min = if shares.len() < threads {
+            0
+        } else {
+            shares.values().copied().min().unwrap_or(0)
+        };
+        max as f64 / min as f64
+    }
+}
+
+/// A little CPU work: about a microsecond.
+fn work(seed: u64) -> u64 {
+    let mut x = seed | 1;
+    for _ in 0..400 {
+        x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+    }
+    x
+}
+
+/// Counts one work round on the current thread.
+fn count(counted: &mut HashMap<ThreadId, u64>) {
+    *counted.entry(std::thread::current().id()).or_default() += 1;
+}
+
+/// Runs the case and prints its JSON lines.
+pub fn run(quick: bool) {
+    let rounds = if quick { 3 } else { 5 };
+    let fibra_shares = Mutex::new(Vec::new());
+    let tokio_shares = Mutex::new(Vec::new());
+    compare_timed(
+        "balance",
+        "2w",
+        Metric::MsTotal,
+        TASKS,
+        rounds,
+        &[
+            ("fibra", &|tasks| {
+                timed(&fibra_shares, |shares| fibra(tasks, shares))
+            }),
+            ("tokio", &|tasks| {
+                timed(&tokio_shares, |shares| tokio(tasks, shares))
+            }),
+        ],
+    );
+    let case = Case {
+        bench: "balance",
+        variant: "worker_share",
+        metric: Metric::MaxOverMin,
+    };
+    let outcomes: Vec<Outcome> = [("fibra", fibra_shares), ("tokio", tokio_shares)]
+        .into_iter()
+        .map(|(system, shares)| {
+            let shares = shares.into_inner().expect("shares lock");
+            Outcome {
+                system,
+                value: report::median(&shares),
+                runs: shares.len(),
+            }
+        })
+        .collect();
+    for line in report::lines(&case, &outcomes) {
+        println!("{line}");
+    }
+}
+
+/// Runs one round with fresh counts and records its worker share.
+fn timed(
+    shares_of_rounds: &Mutex<Vec<f64>>,
+    round: impl FnOnce(&Arc<Shares>) -> Duration,
+) -> Duration {
+    let shares = Arc::default();
+    let elapsed = round(&shares);
+    let share = shares.max_over_min(WORKERS);
+    eprintln!("balance: busiest worker over idlest: {share:.2}");
+    shares_of_rounds.lock().expect("shares lock").push(share);
+    elapsed
+}
+
+/// fibra: the main fiber spawns every task; partners ping-pong over rendezvous pairs.
+fn fibra(tasks: u64, shares: &Arc<Shares>) -> Duration {
+    runtimes::fibra(WORKERS).block_on(|| {
+        let start = Instant::now();
+        fibra::scope(|s| {
+            for pair in 0..tasks / 2 {
+                let (to_b, from_a) = fibra::chan::bounded::<u64>(1);
+                let (to_a, from_b) = fibra::chan::bounded::<u64>(1);
+                s.spawn(move || {
+                    let mut counted = HashMap::new();
+                    for round in 0..ROUNDS_PER_TASK {
+                        count(&mut counted);
+                        let x = work(pair + u64::from(round));
+                        fibra::yield_now();
+                        to_b.send(x).expect("partner alive");
+                        from_b.recv().expect("partner alive");
+                    }
+                    shares.add(counted);
+                });
+                s.spawn(move || {
+                    let mut counted = HashMap::new();
+                    for round in 0..ROUNDS_PER_TASK {
+                        count(&mut counted);
+                        let x = work(pair ^ u64::from(round));
+                        fibra::yield_now();
+                        let got = from_a.recv().expect("partner alive");
+                        to_a.send(got ^ x).expect("partner alive");
+                    }
+                    shares.add(counted);
+                });
+            }
+        });
+        start.elapsed()
+    })
+}
+
+/// tokio: one task spawns every task; partners ping-pong over `tokio::sync::mpsc` pairs.
+fn tokio(tasks: u64, shares: &Arc<Shares>) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    let shares = shares.clone();
+    runtimes::tokio_on_worker(&runtime, async move {
+        let start = Instant::now();
+        let mut handles = Vec::with_capacity(tasks as usize);
+        for pair in 0..tasks / 2 {
+            let (to_b, mut from_a) = tokio::sync::mpsc::channel::<u64>(1);
+            let (to_a, mut from_b) = tokio::sync::mpsc::channel::<u64>(1);
+            let a_shares = shares.clone();
+            handles.push(tokio::spawn(async move {
+                let mut counted = HashMap::new();
+                for round in 0..ROUNDS_PER_TASK {
+                    count(&mut counted);
+                    let x = work(pair + u64::from(round));
+                    tokio::task::yield_now().await;
+                    to_b.send(x).await.expect("partner alive");
+                    from_b.recv().await.expect("partner alive");
+                }
+                a_shares.add(counted);
+            }));
+            let b_shares = shares.clone();
+            handles.push(tokio::spawn(async move {
+                let mut counted = HashMap::new();
+                for round in 0..ROUNDS_PER_TASK {
+                    count(&mut counted);
+                    let x = work(pair ^ u64::from(round));
+                    tokio::task::yield_now().await;
+                    let got = from_a.recv().await.expect("partner alive");
+                    to_a.send(got ^ x).await.expect("partner alive");
+                }
+                b_shares.add(counted);
+            }));
+        }
+        for handle in handles {
+            handle.await.expect("balance task panicked");
+        }
+        start.elapsed()
+    })
+}
