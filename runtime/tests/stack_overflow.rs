@@ -2,21 +2,8 @@
 //! is not a fiber overflow still kills the process with plain SIGSEGV. Both run in a child
 //! process (this test binary, re-run with one test selected) and are checked from outside.
 
-use fibra_testing::{in_child, run_child, runtime};
+use fibra_testing::{assert_killed_by, in_child, run_child, runtime};
 use std::hint::black_box;
-use std::os::unix::process::ExitStatusExt;
-use std::process::Output;
-
-fn killed_by(output: &Output, signal: libc::c_int) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(
-        output.status.signal(),
-        Some(signal),
-        "child status {:?}, stderr:\n{stderr}",
-        output.status
-    );
-    stderr
-}
 
 /// Recurses without bound: a 1 KiB frame the optimiser can neither drop nor turn into a loop.
 #[inline(never)]
@@ -43,7 +30,7 @@ fn fiber_stack_overflow_aborts_naming_the_fiber() {
         });
         unreachable!("the overflowing fiber returned");
     }
-    let stderr = killed_by(&run_child(TEST, &[]), libc::SIGABRT);
+    let stderr = assert_killed_by(&run_child(TEST, &[]), libc::SIGABRT);
     assert!(
         stderr.contains("stack overflow in fiber 'deep'"),
         "stderr:\n{stderr}"
@@ -75,7 +62,7 @@ fn a_non_guard_fault_is_a_plain_sigsegv_not_a_stack_overflow() {
         });
         unreachable!("writing a PROT_NONE page did not fault");
     }
-    let stderr = killed_by(&run_child(TEST, &[]), libc::SIGSEGV);
+    let stderr = assert_killed_by(&run_child(TEST, &[]), libc::SIGSEGV);
     assert!(
         !stderr.contains("stack overflow in fiber"),
         "stderr:\n{stderr}"

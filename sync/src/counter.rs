@@ -5,11 +5,7 @@
 use crate::event_count::{EventCount, Until};
 use crate::TimedOut;
 use fibra_runtime::wait::Deadline;
-use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 
 pub(crate) struct Counter {
     count: AtomicUsize,
@@ -54,7 +50,7 @@ impl Counter {
     }
 
     pub(crate) fn wait_async(&self) -> UntilZero<'_> {
-        UntilZero(Until::new(&self.reached_zero, self, Counter::is_zero))
+        UntilZero::new(Until::new(&self.reached_zero, self, Counter::is_zero))
     }
 
     fn is_zero(&self) -> bool {
@@ -62,21 +58,8 @@ impl Counter {
     }
 }
 
-/// The future of [`CountDownLatch::wait_async`](crate::CountDownLatch::wait_async) and
-/// [`WaitGroup::wait_async`](crate::WaitGroup::wait_async): completes once the count is zero.
-#[must_use = "futures do nothing unless polled"]
-pub struct UntilZero<'a>(Until<'a, Counter>);
-
-impl Future for UntilZero<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.0.poll(cx)
-    }
-}
-
-impl fmt::Debug for UntilZero<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UntilZero").finish_non_exhaustive()
-    }
+until_future! {
+    /// The future of [`CountDownLatch::wait_async`](crate::CountDownLatch::wait_async) and
+    /// [`WaitGroup::wait_async`](crate::WaitGroup::wait_async): completes once the count is zero.
+    UntilZero for Counter
 }

@@ -4,10 +4,7 @@ use crate::event_count::{EventCount, Until};
 use crate::TimedOut;
 use fibra_runtime::wait::Deadline;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// A manual-reset event: [`set`](Self::set) releases every waiter, present and future, until
@@ -125,7 +122,7 @@ impl Event {
     /// futures::executor::block_on(e.wait_async());
     /// ```
     pub fn wait_async(&self) -> EventWait<'_> {
-        EventWait(Until::new(&self.changed, self, Event::is_set))
+        EventWait::new(Until::new(&self.changed, self, Event::is_set))
     }
 }
 
@@ -143,20 +140,7 @@ impl fmt::Debug for Event {
     }
 }
 
-/// The future of [`Event::wait_async`].
-#[must_use = "futures do nothing unless polled"]
-pub struct EventWait<'a>(Until<'a, Event>);
-
-impl Future for EventWait<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.0.poll(cx)
-    }
-}
-
-impl fmt::Debug for EventWait<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EventWait").finish_non_exhaustive()
-    }
+until_future! {
+    /// The future of [`Event::wait_async`].
+    EventWait for Event
 }

@@ -38,6 +38,39 @@ macro_rules! const_unless_loom {
     };
 }
 
+/// Declares a public future that completes once a condition announced through an
+/// [`EventCount`](crate::EventCount) holds: a named wrapper of `event_count::Until`.
+macro_rules! until_future {
+    ($(#[$attr:meta])* $name:ident for $target:ty) => {
+        $(#[$attr])*
+        #[must_use = "futures do nothing unless polled"]
+        pub struct $name<'a>($crate::event_count::Until<'a, $target>);
+
+        impl<'a> $name<'a> {
+            pub(crate) fn new(until: $crate::event_count::Until<'a, $target>) -> Self {
+                $name(until)
+            }
+        }
+
+        impl ::std::future::Future for $name<'_> {
+            type Output = ();
+
+            fn poll(
+                mut self: ::std::pin::Pin<&mut Self>,
+                cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<()> {
+                self.0.poll(cx)
+            }
+        }
+
+        impl ::std::fmt::Debug for $name<'_> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+            }
+        }
+    };
+}
+
 mod barrier;
 mod condvar;
 mod count_down_latch;

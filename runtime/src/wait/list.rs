@@ -250,22 +250,7 @@ impl<T> WaitList<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    use std::task::Wake;
-
-    struct Count(AtomicUsize);
-
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn waker() -> (Arc<Count>, Waker) {
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        (count.clone(), Waker::from(count))
-    }
+    use crate::wait::counting_waker::waker;
 
     fn order<T: Copy>(list: &WaitList<T>) -> Vec<T> {
         list.iter().copied().collect()
@@ -303,7 +288,7 @@ mod tests {
         let other = list.push_back(1, waker().1);
         assert_eq!(list.slots.len(), 2);
         taken.wake();
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(count.get(), 1);
         assert_eq!(list.remove(key), (7, true));
         assert_eq!(list.remove(other), (1, false));
         assert!(list.pop_front().is_none());
@@ -351,8 +336,8 @@ mod tests {
         let key = list.push_back((), w1);
         list.set_waker(&key, &w2);
         list.pop_front().unwrap().wake();
-        assert_eq!(first.0.load(Ordering::SeqCst), 0);
-        assert_eq!(second.0.load(Ordering::SeqCst), 1);
+        assert_eq!(first.get(), 0);
+        assert_eq!(second.get(), 1);
         list.remove(key);
     }
 }

@@ -17,6 +17,8 @@
 //! Every blocking primitive is written over these: it registers [`current_waker`] where a
 //! waker will find it, re-checks its condition, and parks.
 
+#[cfg(all(test, not(loom)))]
+mod counting_waker;
 mod list;
 mod park;
 mod waitable;
