@@ -210,4 +210,39 @@ macro_rules! stream_io {
     };
 }
 
-pub(crate) use {descriptor_methods, stream_io, timeout_methods};
+/// `shutdown`, `local_addr` and `peer_addr` of a Unix socket type whose `source` wraps the std
+/// type of the same name.
+macro_rules! unix_address_methods {
+    ($ty:ident) => {
+        impl $ty {
+            /// Shuts down the read half, the write half or both.
+            ///
+            /// # Errors
+            ///
+            /// The OS's `shutdown` errors.
+            pub fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
+                self.source.get().shutdown(how)
+            }
+
+            /// The local address.
+            ///
+            /// # Errors
+            ///
+            /// The OS's `getsockname` errors.
+            pub fn local_addr(&self) -> std::io::Result<std::os::unix::net::SocketAddr> {
+                self.source.get().local_addr()
+            }
+
+            /// The connected peer's address.
+            ///
+            /// # Errors
+            ///
+            /// The OS's `getpeername` errors: `NotConnected` when not connected.
+            pub fn peer_addr(&self) -> std::io::Result<std::os::unix::net::SocketAddr> {
+                self.source.get().peer_addr()
+            }
+        }
+    };
+}
+
+pub(crate) use {descriptor_methods, stream_io, timeout_methods, unix_address_methods};

@@ -1,9 +1,8 @@
 //! `UnixDatagram`.
 
-use crate::net::common::{descriptor_methods, timeout_methods};
+use crate::net::common::{descriptor_methods, timeout_methods, unix_address_methods};
 use crate::source::Source;
 use std::io;
-use std::net::Shutdown;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
 
@@ -105,34 +104,8 @@ impl UnixDatagram {
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.read_io(|socket| socket.recv(buf))
     }
-
-    /// Shuts down the read half, the write half or both.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `shutdown` errors.
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.source.get().shutdown(how)
-    }
-
-    /// The local address.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockname` errors.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.source.get().local_addr()
-    }
-
-    /// The connected peer's address.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` without [`connect`](Self::connect).
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.source.get().peer_addr()
-    }
 }
 
 descriptor_methods!(UnixDatagram, std::os::unix::net::UnixDatagram);
 timeout_methods!(UnixDatagram, std::os::unix::net::UnixDatagram);
+unix_address_methods!(UnixDatagram);

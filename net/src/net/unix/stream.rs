@@ -1,11 +1,9 @@
 //! `UnixStream`.
 
-use crate::net::common::{descriptor_methods, stream_io, timeout_methods};
+use crate::net::common::{descriptor_methods, stream_io, timeout_methods, unix_address_methods};
 use crate::source::Source;
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::io;
-use std::net::Shutdown;
-use std::os::unix::net::SocketAddr;
 use std::path::Path;
 
 /// A Unix domain stream socket: [`std::os::unix::net::UnixStream`]'s shape, with `Read` and
@@ -62,35 +60,9 @@ impl UnixStream {
         let (a, b) = std::os::unix::net::UnixStream::pair()?;
         Ok((UnixStream::from_std(a)?, UnixStream::from_std(b)?))
     }
-
-    /// Shuts down the read half, the write half or both.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `shutdown` errors.
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.source.get().shutdown(how)
-    }
-
-    /// The local address.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockname` errors.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.source.get().local_addr()
-    }
-
-    /// The peer's address.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getpeername` errors.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.source.get().peer_addr()
-    }
 }
 
 descriptor_methods!(UnixStream, std::os::unix::net::UnixStream);
 timeout_methods!(UnixStream, std::os::unix::net::UnixStream);
+unix_address_methods!(UnixStream);
 stream_io!(UnixStream);
