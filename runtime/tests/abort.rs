@@ -107,3 +107,21 @@ fn an_aborted_join_handle_awaited_from_a_plain_thread_reports_cancelled() {
     assert!(outcome.unwrap_err().is_cancelled());
     runtime.block_on(|| ());
 }
+
+#[test]
+fn an_aborted_running_fiber_unwinds_at_its_next_cancellation_point() {
+    on_each_worker_count(|_| {
+        let rounds = Arc::new(AtomicUsize::new(0));
+        let counted = rounds.clone();
+        let spinner = spawn(move || loop {
+            counted.fetch_add(1, Ordering::SeqCst);
+            yield_now(); // lets the spawner run on one worker
+            fibra_runtime::checkpoint();
+        });
+        while rounds.load(Ordering::SeqCst) < 3 {
+            yield_now();
+        }
+        spinner.abort();
+        assert!(spinner.join().unwrap_err().is_cancelled());
+    });
+}
