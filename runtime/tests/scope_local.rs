@@ -86,3 +86,45 @@ fn spawn_local_on_a_scope_from_a_plain_thread_panics_naming_it() {
         });
     });
 }
+
+#[test]
+fn a_builder_names_a_local_child() {
+    on_each_worker_count(|_| {
+        let here = current_worker();
+        let not_send = Rc::new(());
+        let (name, worker) = scope(|s| {
+            let not_send = &not_send;
+            fibra_runtime::Builder::new()
+                .name("local")
+                .spawn_scoped_local(s, move || {
+                    let _borrowed = Rc::clone(not_send);
+                    let me = fibra_runtime::current();
+                    (me.name().map(str::to_owned), current_worker())
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        });
+        assert_eq!(name.as_deref(), Some("local"));
+        assert_eq!(worker, here);
+    });
+}
+
+#[test]
+fn spawn_local_on_a_scope_from_a_fiber_of_another_runtime_panics_naming_it() {
+    on_each_worker_count(|_| {
+        scope(|s| {
+            let other = fibra_testing::runtime(1);
+            let message = std::thread::scope(|threads| {
+                let thread = threads.spawn(|| other.block_on(|| drop(s.spawn_local(|| ()))));
+                let payload = thread.join().unwrap_err();
+                payload.downcast_ref::<String>().cloned().unwrap()
+            });
+            assert_eq!(
+                message,
+                "fibra::Scope::spawn_local() called from a fiber of another runtime than the \
+                 scope's"
+            );
+        });
+    });
+}
