@@ -112,3 +112,14 @@ fn calls_outside_a_runtime_panic_at_the_callers_line_naming_the_function() {
         );
     }
 }
+
+#[test]
+fn a_zero_limit_panics_at_the_callers_line() {
+    let line = line!() + 1;
+    let (message, file, at) = panic_of(|| drop(fibra_runtime::parallel_map_limited([1], 0, |x| x)));
+    assert_eq!(
+        message,
+        "fibra::parallel_map_limited() needs a limit of at least 1"
+    );
+    assert_eq!((file.as_str(), at), (file!(), line));
+}
