@@ -32,6 +32,8 @@ pub(crate) struct Config {
     /// How stack guards are made: `FIBRA_STACK_GUARD` = `auto` (default), `madvise` or
     /// `mprotect` (the fallback for kernels before 6.13, forced for testing it).
     pub(crate) guard: GuardMode,
+    /// Whether a panic in one of the runtime's fibers is reported with the fiber's name and id.
+    pub(crate) panic_hook: bool,
 }
 
 /// What the builder was explicitly given.
@@ -44,6 +46,7 @@ pub(crate) struct Requested {
     pub(crate) warm_stacks: Option<usize>,
     pub(crate) blocking_threads: Option<usize>,
     pub(crate) shutdown_timeout: Option<std::time::Duration>,
+    pub(crate) panic_hook: Option<bool>,
 }
 
 impl Requested {
@@ -69,6 +72,7 @@ impl Requested {
             shutdown_timeout: self.shutdown_timeout,
             guard: from_env(&var, "FIBRA_STACK_GUARD", parse_guard, "auto")
                 .unwrap_or(GuardMode::Auto),
+            panic_hook: self.panic_hook.unwrap_or(true),
         }
     }
 
@@ -78,23 +82,17 @@ impl Requested {
     }
 
     fn workers_with(&self, var: &impl Fn(&str) -> Option<String>) -> usize {
-        let parallelism = || thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        let fallback = thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        let fallback_text = format!("{fallback} (available parallelism)");
+        // `workers(0)` and `FIBRA_WORKERS=0` are the same mistake: both get the default, and
+        // the same report.
         let wanted = match self.workers {
             Some(0) => {
-                eprintln!("fibra: workers(0) is not a worker count; using 1 worker");
-                1
+                report_ignored("workers(0)", &fallback_text);
+                fallback
             }
             Some(n) => n,
-            None => {
-                let fallback = parallelism();
-                from_env(
-                    var,
-                    "FIBRA_WORKERS",
-                    parse_count,
-                    &format!("{fallback} (available parallelism)"),
-                )
-                .unwrap_or(fallback)
-            }
+            None => from_env(var, "FIBRA_WORKERS", parse_count, &fallback_text).unwrap_or(fallback),
         };
         if wanted > MAX_WORKERS {
             eprintln!("fibra: {wanted} workers is above the limit; using {MAX_WORKERS}");
@@ -113,9 +111,14 @@ fn from_env<T>(
     let raw = var(name)?;
     let parsed = parse(raw.trim());
     if parsed.is_none() {
-        eprintln!("fibra: ignoring {name}={raw:?}: not a valid value; using {fallback}");
+        report_ignored(&format!("{name}={raw:?}"), fallback);
     }
     parsed
+}
+
+/// The one-line report of a setting that is not used, and what is used instead.
+fn report_ignored(setting: &str, fallback: &str) {
+    eprintln!("fibra: ignoring {setting}: not a valid value; using {fallback}");
 }
 
 fn parse_guard(raw: &str) -> Option<GuardMode> {
@@ -191,7 +194,7 @@ mod tests {
             workers: Some(0),
             ..Requested::default()
         };
-        assert_eq!(resolve(zero, &[]).workers, 1);
+        assert_eq!(resolve(zero, &[]).workers, parallelism, "workers(0)");
     }
 
     #[test]

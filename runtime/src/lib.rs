@@ -64,6 +64,7 @@ mod latch;
 #[doc(hidden)]
 pub mod loom;
 mod outside;
+mod panic_hook;
 mod runtime;
 mod sched;
 mod slab;
@@ -83,9 +84,11 @@ pub use fiber::{Fiber, FiberId};
 pub use fiber_local::LocalKey;
 pub use fibra_driver::{HoldInfo, HoldKind};
 pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
+#[doc(hidden)]
+pub use spawn::__race_macro;
 pub use spawn::{
-    detach, parallel_map, parallel_map_limited, race, scope, scope_with, spawn, spawn_local,
-    timeout, Builder, Elapsed, JoinError, JoinHandle, Scope, ScopedJoinHandle,
+    detach, parallel_map, parallel_map_limited, race, race_with, scope, scope_with, spawn,
+    spawn_local, timeout, Builder, Elapsed, JoinError, JoinHandle, Racers, Scope, ScopedJoinHandle,
 };
 pub use this_fiber::{checkpoint, current, current_worker, park, yield_now};
 pub use time::{park_timeout, sleep, sleep_until};

@@ -60,8 +60,8 @@ pub struct RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// Worker threads, including the one that calls `block_on`; clamped to 1..=1024.
-    /// `workers(0)` is reported on stderr and means 1.
+    /// Worker threads, including the one that calls `block_on`; at most 1024. `workers(0)`
+    /// is reported in one line on stderr and the default used, as `FIBRA_WORKERS=0` is.
     ///
     /// ```
     /// let runtime = fibra::Runtime::builder().workers(3).build().unwrap();
@@ -147,6 +147,24 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether a panic in a fiber of this runtime is reported with the fiber's name and id
+    /// (default `true`): `fiber 'parser' (id 7) panicked at src/parse.rs:3:5:` and the message,
+    /// instead of std's `thread 'fibra-worker-1' panicked at …`, which names whichever worker
+    /// ran the fiber. The first runtime built with it installs a panic hook, once per process,
+    /// that hands every other panic (and with `false`, every panic in this runtime's fibers)
+    /// to the hook set before it; a hook set later replaces it, as `std::panic::set_hook` does.
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder().panic_hook(false).build().unwrap();
+    /// // A panic in this runtime's fibers is reported by the previous (here std's) hook.
+    /// let result = runtime.block_on(|| fibra::spawn(|| panic!("as std reports it")).join());
+    /// assert!(result.unwrap_err().is_panic());
+    /// ```
+    pub fn panic_hook(mut self, enabled: bool) -> RuntimeBuilder {
+        self.requested.panic_hook = Some(enabled);
+        self
+    }
+
     /// Attaches to an existing multi-thread tokio runtime instead of starting a driver thread:
     /// its reactor, timers and blocking pool serve the fibers.
     ///
@@ -182,6 +200,9 @@ impl RuntimeBuilder {
     pub fn build(self) -> io::Result<Runtime> {
         let config = self.requested.resolve();
         install_overflow_handler(describe_running);
+        if config.panic_hook {
+            crate::panic_hook::install();
+        }
         let driver = match self.tokio {
             Some(handle) => Driver::attach(handle)?,
             None => Driver::start(config.blocking_threads)?,
@@ -505,8 +526,7 @@ impl Handle {
     /// ```
     #[track_caller]
     pub fn current() -> Handle {
-        Handle::try_current()
-            .unwrap_or_else(|| panic!("fibra::Handle::current() called outside a fibra runtime"))
+        crate::spawn::current_handle("fibra::Handle::current")
     }
 
     /// The runtime of the calling worker, if the caller runs on one.

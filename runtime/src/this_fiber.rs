@@ -18,7 +18,10 @@ use crate::wait::{park_fiber, running_fiber, suspend};
 /// ```
 #[track_caller]
 pub fn current() -> Fiber {
-    running_fiber().unwrap_or_else(|| panic!("fibra::current() called outside a fiber"))
+    match running_fiber() {
+        Some(fiber) => fiber,
+        None => panic!("fibra::current() called outside a fiber"),
+    }
 }
 
 /// Suspends the calling fiber until its unpark token is available, then consumes it

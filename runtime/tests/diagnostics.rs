@@ -2,7 +2,7 @@
 //! stack can be had. Each runs in a child process so its environment and process-wide stack
 //! budget stay its own.
 
-use fibra_testing::{in_child, on, run_child, runtime};
+use fibra_testing::{in_child, on, run_child};
 
 fn stderr_of(test: &str, vars: &[(&str, &str)]) -> String {
     let output = run_child(test, vars);
@@ -37,17 +37,40 @@ fn a_bad_worker_count_in_the_environment_is_reported_in_one_line_and_ignored() {
 }
 
 #[test]
-fn workers_zero_is_reported_and_means_one() {
-    const TEST: &str = "workers_zero_is_reported_and_means_one";
+fn workers_zero_from_the_builder_or_the_environment_means_the_default_and_is_reported_alike() {
+    const TEST: &str =
+        "workers_zero_from_the_builder_or_the_environment_means_the_default_and_is_reported_alike";
+    let parallelism = std::thread::available_parallelism()
+        .unwrap()
+        .get()
+        .min(1024);
     if in_child(TEST) {
-        let runtime = runtime(0);
-        assert_eq!(runtime.handle().workers(), 1);
+        let builder = fibra_runtime::Runtime::builder();
+        let builder = match std::env::var("ZERO_FROM").unwrap().as_str() {
+            "builder" => builder.workers(0),
+            _ => builder,
+        };
+        let runtime = builder.build().unwrap();
+        assert_eq!(runtime.handle().workers(), parallelism);
+        runtime.block_on(|| ());
         return;
     }
-    let stderr = stderr_of(TEST, &[]);
-    assert!(
-        stderr.contains("fibra: workers(0) is not a worker count; using 1 worker"),
-        "stderr:\n{stderr}"
+    let reports = |vars: &[(&str, &str)]| -> Vec<String> {
+        let stderr = stderr_of(TEST, vars);
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("fibra:"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let using = format!("not a valid value; using {parallelism} (available parallelism)");
+    assert_eq!(
+        reports(&[("ZERO_FROM", "builder")]),
+        [format!("fibra: ignoring workers(0): {using}")]
+    );
+    assert_eq!(
+        reports(&[("ZERO_FROM", "env"), ("FIBRA_WORKERS", "0")]),
+        [format!("fibra: ignoring FIBRA_WORKERS=\"0\": {using}")]
     );
 }
 

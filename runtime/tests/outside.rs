@@ -85,13 +85,6 @@ fn a_fibers_panic_reaches_its_joiner_and_the_main_fibers_reaches_the_caller() {
 }
 
 #[test]
-fn workers_zero_means_one() {
-    let runtime = Runtime::builder().workers(0).build().unwrap();
-    assert_eq!(runtime.handle().workers(), 1);
-    runtime.block_on(|| assert_eq!(fibra_runtime::current_worker(), Some(0)));
-}
-
-#[test]
 fn an_impossible_stack_size_fails_in_the_spawner() {
     Runtime::builder().workers(1).build().unwrap().block_on(|| {
         let error = fibra_runtime::Builder::new()

@@ -264,6 +264,7 @@ impl<'a, R> Select<'a, R> {
     /// assert_eq!(sel.select(), "hi");
     /// sender.join().unwrap();
     /// ```
+    #[track_caller]
     pub fn select(self) -> R {
         self.run(Fallback::Block)
             .unwrap_or_else(|| unreachable!("a blocking select returned no arm"))
@@ -310,6 +311,7 @@ impl<'a, R> Select<'a, R> {
             .ok_or(SelectTimeoutError)
     }
 
+    #[track_caller]
     fn run(self, fallback: Fallback) -> Option<R> {
         let mut ops: Vec<Option<&dyn Operation>> =
             self.arms.iter().map(|arm| Some(arm.op())).collect();

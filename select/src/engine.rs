@@ -38,7 +38,8 @@ impl Fallback {
 ///
 /// `select: all arms disabled` when no arm is enabled and there is no default;
 /// `select: all channels closed` when every enabled arm's channel is closed, none accepts that,
-/// and there is no default.
+/// and there is no default; either at the caller's line.
+#[track_caller]
 pub fn select(
     arms: &mut [Option<&dyn Operation>],
     accepts_closed: &[bool],

@@ -64,9 +64,12 @@
 //! ```
 //!
 //! [`timeout`](crate::timeout) is the one-closure form: it runs the closure in the calling
-//! fiber and returns `Err(Elapsed)` if it was cancelled for running out of time.
-//! [`race`](crate::race) runs closures side by side, returns the first to finish and cancels
-//! the rest.
+//! fiber and returns `Err(Elapsed)` if it was unwound for running out of time; a closure that
+//! returns, even after the deadline (it reached no cancellation point since), gives
+//! `Ok(value)`, as tokio's `timeout` does. [`race`](crate::race()) runs closures of one type side
+//! by side, returns the first to finish and cancels the rest; [`race!`](crate::race!) does the
+//! same for closures of different types, unboxed. [`JoinHandle::abort`](crate::JoinHandle::abort)
+//! cancels one spawned fiber, as tokio's `abort` cancels a task.
 //!
 //! ## Shielding cleanup
 //!
@@ -100,8 +103,9 @@
 //! value: [`is_panic`](crate::JoinError::is_panic) (take the payload with
 //! [`into_panic`](crate::JoinError::into_panic)) or
 //! [`is_cancelled`](crate::JoinError::is_cancelled) — the fiber was cancelled (its
-//! [`CancelGroup`](crate::CancelGroup) or scope was cancelled, or its runtime shut down before
-//! it finished).
+//! [`CancelGroup`](crate::CancelGroup) or scope was cancelled, its handle's
+//! [`abort`](crate::JoinHandle::abort) was called, or its runtime shut down before it
+//! finished).
 //!
 //! ```
 //! use std::time::Duration;

@@ -119,6 +119,7 @@ impl Barrier {
         /// ```should_panic
         /// fibra::sync::Barrier::new(0);
         /// ```
+        #[track_caller]
         pub fn new(parties: usize) -> Barrier {
             assert!(parties > 0, "Barrier::new(0): a barrier needs at least one party");
             Barrier {

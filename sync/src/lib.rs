@@ -101,7 +101,9 @@ pub use once::Once;
 pub use once_cell::OnceCell;
 pub use reentrant::{ReentrantMutex, ReentrantMutexGuard};
 pub use rwlock::{RwLock, RwLockRead, RwLockReadGuard, RwLockWrite, RwLockWriteGuard};
-pub use semaphore::{acquire_all, acquire_all_timeout, Permit, Semaphore, SemaphoreAcquire};
+pub use semaphore::{
+    acquire_all, acquire_all_timeout, OwnedSemaphorePermit, Permit, Semaphore, SemaphoreAcquire,
+};
 pub use wait_group::WaitGroup;
 
 pub use fibra_runtime::wait::TimedOut;

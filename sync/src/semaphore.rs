@@ -1,4 +1,5 @@
-//! [`Semaphore`]: a fair [`RawSemaphore`] with RAII permits, and [`acquire_all`] across several.
+//! [`Semaphore`]: a fair [`RawSemaphore`] with RAII permits (borrowed, or owned through an
+//! `Arc`), and [`acquire_all`] across several.
 
 use crate::raw_semaphore::{Acquire, RawSemaphore, MAX_PERMITS};
 use crate::TimedOut;
@@ -6,6 +7,7 @@ use fibra_runtime::wait::Deadline;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -120,6 +122,37 @@ impl Semaphore {
         self.raw.release(n);
     }
 
+    /// The classic V operation: gives `n` permits to the semaphore, waking waiters first. With
+    /// [`Permit::forget`] as the P (`acquire().forget()`), a semaphore counts events that one
+    /// fiber signals and another waits for, where no guard could span both. The same as
+    /// [`add_permits`](Self::add_permits).
+    ///
+    /// # Panics
+    ///
+    /// As [`add_permits`](Self::add_permits).
+    ///
+    /// ```
+    /// use fibra::sync::Semaphore;
+    ///
+    /// let items = Semaphore::new(0);
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
+    ///         s.spawn(|| {
+    ///             for _ in 0..3 {
+    ///                 items.acquire().forget(); // P: wait for an item
+    ///             }
+    ///         });
+    ///         for _ in 0..3 {
+    ///             items.release(1); // V: one more item
+    ///         }
+    ///     });
+    /// });
+    /// assert_eq!(items.available_permits(), 0);
+    /// ```
+    pub fn release(&self, n: usize) {
+        self.raw.release(n);
+    }
+
     /// Takes one permit, parking the caller until it is available.
     ///
     /// ```
@@ -147,6 +180,75 @@ impl Semaphore {
     pub fn acquire_n(&self, n: usize) -> Permit<'_> {
         self.acquire_until(n, Deadline::NEVER)
             .expect("a wait without a deadline does not time out")
+    }
+
+    /// Takes one permit as an [`OwnedSemaphorePermit`], which holds the semaphore through the `Arc`
+    /// rather than a borrow, so it can move into a fiber of its own (as tokio's
+    /// `acquire_owned`).
+    ///
+    /// ```
+    /// use fibra::sync::Semaphore;
+    /// use std::sync::Arc;
+    ///
+    /// let connections = Arc::new(Semaphore::new(2));
+    /// fibra::run(|| {
+    ///     let handlers: Vec<_> = (0..5)
+    ///         .map(|n| {
+    ///             let permit = connections.acquire_owned(); // waits while two are open
+    ///             fibra::spawn(move || {
+    ///                 let _permit = permit; // given back when the handler ends
+    ///                 n * 2
+    ///             })
+    ///         })
+    ///         .collect();
+    ///     let total: i32 = handlers.into_iter().map(|h| h.join().unwrap()).sum();
+    ///     assert_eq!(total, 20);
+    /// });
+    /// assert_eq!(connections.available_permits(), 2);
+    /// ```
+    pub fn acquire_owned(self: &Arc<Self>) -> OwnedSemaphorePermit {
+        self.acquire_n_owned(1)
+    }
+
+    /// Takes `n` permits at once as an [`OwnedSemaphorePermit`], parking the caller until they are all
+    /// available.
+    ///
+    /// # Panics
+    ///
+    /// As [`acquire_n`](Self::acquire_n).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(fibra::sync::Semaphore::new(3));
+    /// let permit = sem.acquire_n_owned(2);
+    /// assert_eq!((permit.count(), sem.available_permits()), (2, 1));
+    /// ```
+    pub fn acquire_n_owned(self: &Arc<Self>, n: usize) -> OwnedSemaphorePermit {
+        self.acquire_n(n).forget();
+        OwnedSemaphorePermit {
+            sem: self.clone(),
+            n,
+        }
+    }
+
+    /// Takes one permit as an [`OwnedSemaphorePermit`] if that needs no waiting (and nobody is
+    /// waiting).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(fibra::sync::Semaphore::new(1));
+    /// let permit = sem.try_acquire_owned().unwrap();
+    /// assert!(sem.try_acquire_owned().is_none());
+    /// drop(permit);
+    /// assert!(sem.try_acquire_owned().is_some());
+    /// ```
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Option<OwnedSemaphorePermit> {
+        self.raw.try_acquire(1).then(|| OwnedSemaphorePermit {
+            sem: self.clone(),
+            n: 1,
+        })
     }
 
     /// Takes one permit if that needs no waiting (and nobody is waiting).
@@ -301,6 +403,66 @@ impl Drop for Permit<'_> {
 impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit").field("count", &self.n).finish()
+    }
+}
+
+/// Permits taken from a [`Semaphore`] in an `Arc` with [`Semaphore::acquire_owned`]: a
+/// [`Permit`] that owns its semaphore, so it is `'static`. Given back when dropped.
+#[must_use = "the permits are given back as soon as the permit is dropped"]
+pub struct OwnedSemaphorePermit {
+    sem: Arc<Semaphore>,
+    n: usize,
+}
+
+impl OwnedSemaphorePermit {
+    /// How many permits this holds.
+    ///
+    /// ```
+    /// let sem = std::sync::Arc::new(fibra::sync::Semaphore::new(2));
+    /// assert_eq!(sem.acquire_owned().count(), 1);
+    /// ```
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
+    /// The semaphore the permits came from.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(fibra::sync::Semaphore::new(1));
+    /// let permit = sem.acquire_owned();
+    /// assert!(Arc::ptr_eq(permit.semaphore(), &sem));
+    /// ```
+    pub fn semaphore(&self) -> &Arc<Semaphore> {
+        &self.sem
+    }
+
+    /// Drops the permits without giving them back: the semaphore has that many fewer.
+    ///
+    /// ```
+    /// let sem = std::sync::Arc::new(fibra::sync::Semaphore::new(2));
+    /// sem.acquire_owned().forget();
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    pub fn forget(mut self) {
+        self.n = 0;
+    }
+}
+
+impl Drop for OwnedSemaphorePermit {
+    fn drop(&mut self) {
+        if self.n > 0 {
+            self.sem.raw.release(self.n);
+        }
+    }
+}
+
+impl fmt::Debug for OwnedSemaphorePermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedSemaphorePermit")
+            .field("count", &self.n)
+            .finish()
     }
 }
 

@@ -4,6 +4,7 @@
 
 use fibra_sync::{Barrier, BarrierError};
 use fibra_testing::{let_others_run, on, on_each_worker_count};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
@@ -171,6 +172,25 @@ fn a_single_party_barrier_never_waits() {
 #[should_panic(expected = "Barrier::new(0)")]
 fn zero_parties_panics() {
     let _ = Barrier::new(0);
+}
+
+#[test]
+fn zero_parties_panics_at_the_callers_line() {
+    thread_local! {
+        static AT: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
+    }
+    let previous = std::panic::take_hook();
+    // Other tests' panics go on to the hook as before; this thread's location is recorded.
+    std::panic::set_hook(Box::new(move |info| {
+        let at = info.location().map(|l| (l.file().to_owned(), l.line()));
+        AT.with(|cell| *cell.borrow_mut() = at);
+        previous(info);
+    }));
+    let line = line!() + 1;
+    let caught = std::panic::catch_unwind(|| Barrier::new(0));
+    assert!(caught.is_err());
+    let at = AT.with(|cell| cell.borrow_mut().take());
+    assert_eq!(at, Some((file!().to_owned(), line)));
 }
 
 #[test]

@@ -245,3 +245,68 @@ fn async_acquire_from_an_executor_thread() {
     assert_eq!(waiter.join().unwrap(), 2);
     assert_eq!(sem.available_permits(), 2);
 }
+
+#[test]
+fn an_owned_permit_moves_into_a_spawned_fiber_and_is_given_back_when_it_ends() {
+    on_each_worker_count(|_| {
+        let sem = Arc::new(Semaphore::new(2));
+        let (inside, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let permit = sem.acquire_owned();
+                let (inside, most) = (inside.clone(), most.clone());
+                fibra_runtime::spawn(move || {
+                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    fibra_runtime::yield_now();
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    drop(permit);
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert!(most.load(Ordering::SeqCst) <= 2);
+        assert_eq!(sem.available_permits(), 2);
+        let two = sem.acquire_n_owned(2);
+        assert_eq!(two.count(), 2);
+        assert!(Arc::ptr_eq(two.semaphore(), &sem));
+        assert!(sem.try_acquire_owned().is_none());
+        two.forget();
+        assert_eq!(sem.available_permits(), 0);
+        sem.release(1);
+        assert_eq!(sem.try_acquire_owned().map(|p| p.count()), Some(1));
+        assert_eq!(sem.available_permits(), 1);
+    });
+}
+
+#[test]
+fn release_is_the_v_that_wakes_a_waiting_p() {
+    on_each_worker_count(|_| {
+        let items = Semaphore::new(0);
+        let taken = AtomicUsize::new(0);
+        fibra_runtime::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..5 {
+                    items.acquire().forget(); // P
+                    taken.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+            for produced in 1..=5 {
+                items.release(1); // V
+                while taken.load(Ordering::SeqCst) < produced {
+                    fibra_runtime::yield_now();
+                }
+            }
+        });
+        assert_eq!(taken.load(Ordering::SeqCst), 5);
+        assert_eq!(items.available_permits(), 0);
+    });
+}
+
+#[test]
+#[should_panic(expected = "past the semaphore's bound of 1")]
+fn release_past_the_bound_panics() {
+    Semaphore::bounded(1).release(1);
+}

@@ -16,7 +16,7 @@ pub enum CancelCause {
     Token,
     /// Its deadline (or timeout) passed.
     Deadline,
-    /// A child panicked, or a helper such as [`race`](crate::race) ended it.
+    /// A child panicked, or a helper such as [`race`](crate::race()) ended it.
     Internal,
 }
 

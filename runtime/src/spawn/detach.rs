@@ -2,7 +2,6 @@
 
 use super::{launch, run_entry, CancelIn, Placement, Spec};
 use crate::cancel::CancelScope;
-use crate::runtime::Handle;
 use crate::sched::Shared;
 use crate::wait::{current_waker, park_current_until, Deadline};
 use std::panic::Location;
@@ -69,8 +68,9 @@ impl Supervisor {
 }
 
 /// Runs `f` in a fiber nobody joins, under the runtime's supervisor: a panic is logged through
-/// `tracing` at error level (with the fiber's name, id and spawn location) and dropped, never
-/// taking the program down. [`run`](crate::run) waits for detached fibers before it returns
+/// `tracing` at error level (with the fiber's name, id and spawn location), or printed on
+/// stderr in one line when no `tracing` subscriber takes it, and dropped, never taking the
+/// program down. [`run`](crate::run) waits for detached fibers before it returns
 /// (see [`RuntimeBuilder::shutdown_timeout`](crate::RuntimeBuilder::shutdown_timeout)).
 ///
 /// # Panics
@@ -92,8 +92,7 @@ pub fn detach<F>(f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    let handle = Handle::try_current()
-        .unwrap_or_else(|| panic!("fibra::detach() called outside a fibra runtime"));
+    let handle = super::current_handle("fibra::detach");
     detach_on(&handle.shared, Location::caller(), f);
 }
 
@@ -107,13 +106,7 @@ where
     let entry = Box::new(move |start| {
         if let Err(error) = run_entry(f, start) {
             if error.is_panic() {
-                let fiber = crate::wait::running_fiber();
-                tracing::error!(
-                    fiber.name = fiber.as_ref().and_then(|f| f.name()).unwrap_or("<unnamed>"),
-                    fiber.id = fiber.as_ref().map(|f| f.id().as_u64()),
-                    spawned_at = %location,
-                    "detached fiber panicked: {error}"
-                );
+                report_panic(location, &error);
             }
         }
         owner.supervisor.finished();
@@ -125,5 +118,27 @@ where
     if let Err(error) = launch(shared, spec, entry, Placement::Anywhere) {
         supervisor.finished();
         panic!("fibra::detach: {error}");
+    }
+}
+
+/// Tells of a detached fiber's panic, which nobody joins: through `tracing` if a subscriber
+/// takes errors here, else on stderr, so that it is never lost silently.
+fn report_panic(location: &'static Location<'static>, error: &crate::JoinError) {
+    let fiber = crate::wait::running_fiber();
+    let name = fiber.as_ref().and_then(|f| f.name()).unwrap_or("<unnamed>");
+    let id = fiber.as_ref().map(|f| f.id().as_u64());
+    if tracing::enabled!(tracing::Level::ERROR) {
+        tracing::error!(
+            fiber.name = name,
+            fiber.id = id,
+            spawned_at = %location,
+            "detached fiber panicked: {error}"
+        );
+    } else {
+        let id = id.map_or_else(String::new, |id| format!(" (id {id})"));
+        eprintln!(
+            "fibra: detached fiber '{name}'{id} spawned at {location}: {error} (the panic is \
+             dropped)"
+        );
     }
 }

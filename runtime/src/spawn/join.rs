@@ -2,6 +2,7 @@
 
 use super::error::JoinError;
 use super::packet::Packet;
+use crate::cancel::{CancelCause, CancelScope};
 use crate::fiber::Fiber;
 use crate::sched::{with_worker, Shared};
 use crate::wait::{current_waker, in_fiber, park_current, park_fiber_checking, Check, Key};
@@ -14,7 +15,8 @@ use std::task::{Context, Poll, Waker};
 /// An owned permission to join a fiber: wait for it to finish and take its result.
 ///
 /// Dropping the handle detaches the fiber: it runs on, and its result is dropped.
-/// `join` blocks a fiber (or a plain thread); `.await` suits async code.
+/// `join` blocks a fiber (or a plain thread); `.await` suits async code; [`abort`](Self::abort)
+/// cancels the fiber.
 ///
 /// ```
 /// fibra::run(|| {
@@ -25,17 +27,57 @@ use std::task::{Context, Poll, Waker};
 pub struct JoinHandle<T> {
     packet: Arc<Packet<T>>,
     fiber: Fiber,
+    /// The fiber's own cancel scope, which `abort` cancels.
+    cancel: Arc<CancelScope>,
     /// Our registration with the runtime while awaited from outside its fibers.
     outside: Option<Key>,
 }
 
 impl<T> JoinHandle<T> {
-    pub(crate) fn new(packet: Arc<Packet<T>>, fiber: Fiber) -> JoinHandle<T> {
+    pub(crate) fn new(
+        packet: Arc<Packet<T>>,
+        fiber: Fiber,
+        cancel: Arc<CancelScope>,
+    ) -> JoinHandle<T> {
         JoinHandle {
             packet,
             fiber,
+            cancel,
             outside: None,
         }
+    }
+
+    /// Cancels the fiber, as tokio's `JoinHandle::abort` cancels a task: it unwinds (running
+    /// its destructors) from its current or next cancellation point, together with every fiber
+    /// of the scopes it has opened, and its join then reports
+    /// [`JoinError::is_cancelled`]. Other fibers, its spawner among them, are not cancelled.
+    ///
+    /// A fiber that has finished keeps its result, and so does one that gets to its end
+    /// without passing another cancellation point. One that has not started yet starts, and
+    /// unwinds at its first cancellation point. Aborting twice is aborting once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// fibra::run(|| {
+    ///     let sleeper = fibra::spawn(|| fibra::sleep(Duration::from_secs(3600)));
+    ///     sleeper.abort();
+    ///     assert!(sleeper.join().unwrap_err().is_cancelled());
+    ///
+    ///     let quick = fibra::spawn(|| 7);
+    ///     while !quick.is_finished() {
+    ///         fibra::yield_now();
+    ///     }
+    ///     quick.abort(); // too late: the value stays
+    ///     assert_eq!(quick.join().unwrap(), 7);
+    /// });
+    /// ```
+    pub fn abort(&self) {
+        self.cancel.cancel(CancelCause::Internal);
+        // The fiber is not a member of its own scope (see `CancelIn::Own`): raise its hint
+        // after the scope is marked, as the cancel tree does for members, and wake it.
+        self.fiber.0.cancel_hint.raise();
+        self.fiber.0.unpark();
     }
 
     /// Waits for the fiber to finish and returns its value, or why there is none.

@@ -7,14 +7,16 @@ mod helpers;
 mod join;
 mod packet;
 mod pinned;
+mod race;
 mod scope;
+mod scope_local;
 mod timeout;
 
 pub use detach::detach;
 pub(crate) use detach::Supervisor;
 pub(crate) use error::panic_message;
 pub use error::JoinError;
-pub use helpers::{parallel_map, parallel_map_limited, race};
+pub use helpers::{parallel_map, parallel_map_limited};
 pub use join::JoinHandle;
 pub use scope::{scope, scope_with, Scope, ScopedJoinHandle};
 pub use timeout::{timeout, Elapsed};
@@ -28,6 +30,7 @@ use crate::stack::{self, StackError};
 use crate::wait::{in_fiber, yield_fiber};
 pub(crate) use packet::Packet;
 pub(crate) use pinned::Pinned;
+pub use race::{__race_macro, race, race_with, Racers};
 use std::io;
 use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::Arc;
@@ -66,6 +69,13 @@ pub(crate) enum CancelIn {
     Inherit,
     /// This one (a scope's children, detached fibers under the supervisor).
     Scope(Arc<CancelScope>),
+    /// A scope of its own inside `parent`, which its [`JoinHandle::abort`] cancels. The fiber is
+    /// a member of `parent` (which wakes it when a cancellation comes through it), not of its
+    /// own scope, whose only canceller, `abort`, wakes it directly.
+    Own {
+        own: Arc<CancelScope>,
+        parent: Option<Arc<CancelScope>>,
+    },
 }
 
 impl Spec {
@@ -155,8 +165,18 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let handle = Handle::try_current()
-            .unwrap_or_else(|| panic!("fibra::spawn() called outside a fibra runtime"));
+        self.spawn_current("fibra::Builder::spawn", f)
+    }
+
+    /// [`Builder::spawn`], for a function named `called` in the panic of a call outside a
+    /// runtime.
+    #[track_caller]
+    fn spawn_current<F, T>(self, called: &'static str, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let handle = current_handle(called);
         self.spawn_on(&handle, f)
     }
 
@@ -181,11 +201,9 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let spec = self.spec();
-        let packet = Arc::new(Packet::new(None));
-        let entry = entry(f, packet.clone());
-        let fiber = launch(&handle.shared, spec, entry, Placement::Anywhere)?;
-        Ok(JoinHandle::new(packet, fiber))
+        launch_joinable(&handle.shared, self.spec(), Placement::Anywhere, |packet| {
+            entry(f, packet)
+        })
     }
 
     /// Spawns a fiber on the current runtime in `group` instead of the spawner's cancel scope:
@@ -227,16 +245,14 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let handle = Handle::try_current()
-            .unwrap_or_else(|| panic!("fibra::Builder::spawn_in() called outside a fibra runtime"));
+        let handle = current_handle("fibra::Builder::spawn_in");
         let spec = Spec {
             cancel: CancelIn::Scope(group.scope().clone()),
             ..self.spec()
         };
-        let packet = Arc::new(Packet::new(None));
-        let entry = entry(f, packet.clone());
-        let fiber = launch(&handle.shared, spec, entry, Placement::Anywhere)?;
-        Ok(JoinHandle::new(packet, fiber))
+        launch_joinable(&handle.shared, spec, Placement::Anywhere, |packet| {
+            entry(f, packet)
+        })
     }
 
     /// Spawns a fiber that stays on the current worker and so needs no `Send`.
@@ -264,14 +280,22 @@ impl Builder {
         F: FnOnce() -> T + 'static,
         T: 'static,
     {
+        self.spawn_local_as("fibra::Builder::spawn_local", f)
+    }
+
+    /// [`Builder::spawn_local`], for a function named `called` in the panic of a call outside
+    /// a fiber.
+    #[track_caller]
+    fn spawn_local_as<F, T>(self, called: &'static str, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + 'static,
+        T: 'static,
+    {
         let spec = self.spec();
-        let shared = with_worker(|local| local.map(|local| local.shared().clone()))
-            .filter(|_| in_fiber())
-            .unwrap_or_else(|| panic!("fibra::spawn_local() called outside a fiber"));
-        let packet = Arc::new(Packet::new(None));
-        let entry = Pinned::new(entry_local(f, packet.clone())).into_entry();
-        let fiber = launch(&shared, spec, entry, Placement::Here)?;
-        Ok(JoinHandle::new(packet, fiber))
+        let shared = fiber_runtime(called);
+        launch_joinable(&shared, spec, Placement::Here, |packet| {
+            Pinned::new(entry_local(f, packet)).into_entry()
+        })
     }
 
     /// Spawns a fiber in `scope`; it may borrow from outside the scope.
@@ -344,9 +368,10 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    Builder::new()
-        .spawn(f)
-        .unwrap_or_else(|error| panic!("fibra::spawn: {error}"))
+    match Builder::new().spawn_current("fibra::spawn", f) {
+        Ok(handle) => handle,
+        Err(error) => panic!("fibra::spawn: {error}"),
+    }
 }
 
 /// Spawns a fiber that stays on the current worker; it needs no `Send`.
@@ -372,9 +397,54 @@ where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
-    Builder::new()
-        .spawn_local(f)
-        .unwrap_or_else(|error| panic!("fibra::spawn_local: {error}"))
+    match Builder::new().spawn_local_as("fibra::spawn_local", f) {
+        Ok(handle) => handle,
+        Err(error) => panic!("fibra::spawn_local: {error}"),
+    }
+}
+
+/// The current runtime; panics at the caller's line, naming `called`, outside one.
+#[track_caller]
+pub(crate) fn current_handle(called: &str) -> Handle {
+    // Not `unwrap_or_else`: a closure would report its own line instead of the caller's.
+    match Handle::try_current() {
+        Some(handle) => handle,
+        None => panic!("{called}() called outside a fibra runtime"),
+    }
+}
+
+/// The runtime of the calling fiber; panics at the caller's line, naming `called`, outside a
+/// fiber.
+#[track_caller]
+pub(crate) fn fiber_runtime(called: &str) -> Arc<Shared> {
+    match with_worker(|local| local.map(|local| local.shared().clone())).filter(|_| in_fiber()) {
+        Some(shared) => shared,
+        None => panic!("{called}() called outside a fiber"),
+    }
+}
+
+/// Creates and queues a fiber with a [`JoinHandle`]: its result goes to a packet the handle
+/// joins, and it gets a cancel scope of its own (inside the one `spec` names), which
+/// [`JoinHandle::abort`] cancels.
+fn launch_joinable<T>(
+    shared: &Arc<Shared>,
+    mut spec: Spec,
+    placement: Placement,
+    entry: impl FnOnce(Arc<Packet<T>>) -> Entry,
+) -> io::Result<JoinHandle<T>> {
+    let parent = match std::mem::replace(&mut spec.cancel, CancelIn::Inherit) {
+        CancelIn::Inherit => fiber_ctx::with(|ctx| ctx.cancel.clone()),
+        CancelIn::Scope(scope) => Some(scope),
+        CancelIn::Own { .. } => unreachable!("a spawn's own scope is made here"),
+    };
+    let own = CancelScope::new(parent.clone());
+    spec.cancel = CancelIn::Own {
+        own: own.clone(),
+        parent,
+    };
+    let packet = Arc::new(Packet::new(None));
+    let fiber = launch(shared, spec, entry(packet.clone()), placement)?;
+    Ok(JoinHandle::new(packet, fiber, own))
 }
 
 /// Where a new fiber may start.
@@ -390,12 +460,16 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
     let stack_size = spec.stack_size.unwrap_or(shared.config.stack_size);
     stack::check_size(stack_size).map_err(io::Error::other)?;
     let ticket = stack::admit().map_err(io::Error::other)?;
-    let ctx = fiber_ctx::with(|ctx| {
-        ctx.child(match spec.cancel {
-            CancelIn::Inherit => ctx.cancel.clone(),
-            CancelIn::Scope(scope) => Some(scope),
-        })
-    });
+    // The innermost scope, and the one the fiber joins to be woken by its cancellation.
+    let (cancel, member_of) = match spec.cancel {
+        CancelIn::Inherit => {
+            let inherited = fiber_ctx::with(|ctx| ctx.cancel.clone());
+            (inherited.clone(), inherited)
+        }
+        CancelIn::Scope(scope) => (Some(scope.clone()), Some(scope)),
+        CancelIn::Own { own, parent } => (Some(own), parent),
+    };
+    let ctx = fiber_ctx::with(|ctx| ctx.child(cancel));
     let core = Arc::new(Core::new(
         spec.name,
         spec.location,
@@ -405,11 +479,11 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
         ticket,
         ctx,
     ));
-    if let Some(scope) = &core.ctx.borrow().cancel {
+    if let Some(scope) = member_of {
         scope.join(&core);
-        // The spawner's scope may have been cancelled before the join.
-        core.resync_cancel_hint(Some(scope));
     }
+    // The spawner's scope may have been cancelled before the join.
+    core.resync_cancel_hint(core.ctx.borrow().cancel.as_deref());
     Ok(core)
 }
 

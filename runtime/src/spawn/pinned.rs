@@ -1,6 +1,5 @@
 //! Carrying a `!Send` entry for a fiber that is pinned to one worker from its creation.
 
-use crate::fiber::Entry;
 use crate::stack::StackError;
 use std::mem::{self, ManuallyDrop};
 use std::thread::{self, ThreadId};
@@ -16,7 +15,7 @@ pub(crate) struct Pinned<F> {
 // between threads is harmless.
 unsafe impl<F> Send for Pinned<F> {}
 
-impl<F: FnOnce(Result<(), StackError>) + 'static> Pinned<F> {
+impl<F: FnOnce(Result<(), StackError>)> Pinned<F> {
     pub(crate) fn new(f: F) -> Pinned<F> {
         Pinned {
             f: ManuallyDrop::new(f),
@@ -24,13 +23,14 @@ impl<F: FnOnce(Result<(), StackError>) + 'static> Pinned<F> {
         }
     }
 
-    /// The entry to queue; the fiber must be placed on the calling worker.
-    pub(crate) fn into_entry(self) -> Entry {
+    /// The entry to queue (an [`Entry`] when `F` borrows nothing); the fiber must be placed on
+    /// the calling worker.
+    pub(crate) fn into_entry<'a>(self) -> Box<dyn FnOnce(Result<(), StackError>) + Send + 'a>
+    where
+        F: 'a,
+    {
         Box::new(move |start| self.call(start))
     }
-}
-
-impl<F: FnOnce(Result<(), StackError>)> Pinned<F> {
     fn call(mut self, start: Result<(), StackError>) {
         assert_eq!(
             thread::current().id(),

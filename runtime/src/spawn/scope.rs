@@ -55,7 +55,16 @@ pub fn scope<'env, F, T>(f: F) -> T
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
-    run_scope(None, f).unwrap_or_else(|_| {
+    scope_as("fibra::scope", f)
+}
+
+/// [`scope`], for a helper named `called` (in the panic of a call outside a fiber).
+#[track_caller]
+pub(super) fn scope_as<'env, F, T>(called: &'static str, f: F) -> T
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
+    run_scope(called, None, f).unwrap_or_else(|_| {
         // Only a child's panic cancels a scope without token or deadline, and the panic
         // itself was taken through `join` (otherwise it would be re-raised here).
         panic!(
@@ -93,17 +102,25 @@ pub fn scope_with<'env, F, T>(options: ScopeOptions, f: F) -> Result<T, Cancelle
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
-    run_scope(Some(options), f)
+    run_scope("fibra::scope_with", Some(options), f)
 }
 
+/// A scope; `called` names the public function in the panic of a call outside a fiber.
 #[track_caller]
-pub(super) fn run_scope<'env, F, T>(options: Option<ScopeOptions>, f: F) -> Result<T, Cancelled>
+pub(super) fn run_scope<'env, F, T>(
+    called: &'static str,
+    options: Option<ScopeOptions>,
+    f: F,
+) -> Result<T, Cancelled>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
     let shared = crate::sched::with_worker(|local| local.map(|local| local.shared().clone()))
-        .filter(|_| crate::wait::in_fiber())
-        .unwrap_or_else(|| panic!("fibra::scope() called outside a fiber of a fibra runtime"));
+        .filter(|_| crate::wait::in_fiber());
+    // Not `unwrap_or_else`: a closure would report its own line instead of the caller's.
+    let Some(shared) = shared else {
+        panic!("{called}() called outside a fiber of a fibra runtime");
+    };
     let cancel = CancelScope::new(fiber_ctx::with(|ctx| ctx.cancel.clone()));
     // Not through a closure, which would end `track_caller`: the trigger's hold records the
     // caller's location.
@@ -150,6 +167,10 @@ where
         },
     }
 }
+
+/// A scoped child's entry, before its lifetime is erased.
+pub(super) type ScopedEntry<'scope> =
+    Box<dyn FnOnce(Result<(), crate::stack::StackError>) + Send + 'scope>;
 
 /// The cancel scope of `scope`'s body and children.
 pub(crate) fn cancel_scope_of(scope: &Scope<'_, '_>) -> Arc<CancelScope> {
@@ -221,31 +242,41 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
+        self.spawn_entry(spec, super::Placement::Anywhere, |packet| {
+            super::entry(f, packet)
+        })
+    }
+
+    /// Spawns the child that `entry` makes around its packet, placed as `placement` says.
+    pub(super) fn spawn_entry<T: 'scope>(
+        &'scope self,
+        spec: Spec,
+        placement: super::Placement,
+        entry: impl FnOnce(Arc<Packet<T>>) -> ScopedEntry<'scope>,
+    ) -> std::io::Result<ScopedJoinHandle<'scope, T>> {
         self.state.running.add();
         // The packet now counts as a child; if spawning fails, dropping it uncounts it.
         let packet = Arc::new(Packet::new(Some(self.state.clone())));
-        let entry = super::entry(f, packet.clone());
+        let entry = entry(packet.clone());
         // SAFETY: erasing `'scope` from the entry is sound because nothing it borrows is used
         // after the scope returns. The scope returns (normally or by unwinding, see `scope`)
         // only once `running` is zero, i.e. once every child's packet has been dropped. The
         // entry owns one packet reference and drops it only after `f` has been consumed (run
         // to its end or dropped unstarted) and the result stored; the result, which may borrow
         // too, is dropped or taken out by a join before the packet's drop counts the child
-        // gone. A child that never finishes (a runtime shut down under it, a fiber nobody can
-        // wake) keeps its packet forever, so the scope never returns and its borrows stay
-        // valid. Leaking a `ScopedJoinHandle` keeps a packet alive and blocks the scope, never
-        // the other way round.
-        let entry: super::Entry = unsafe {
-            std::mem::transmute::<
-                Box<dyn FnOnce(Result<(), crate::stack::StackError>) + Send + 'scope>,
-                super::Entry,
-            >(entry)
-        };
+        // gone. (`entry` is `super::entry`, or `entry_local` in a `Pinned`, which off its
+        // thread leaks the closure, and the packet with it, rather than dropping it.) A child
+        // that never finishes (a runtime shut down under it, a fiber nobody can wake) keeps
+        // its packet forever, so the scope never returns and its borrows stay valid. Leaking
+        // a `ScopedJoinHandle` keeps a packet alive and blocks the scope, never the other way
+        // round.
+        let entry: super::Entry =
+            unsafe { std::mem::transmute::<ScopedEntry<'scope>, super::Entry>(entry) };
         let spec = Spec {
             cancel: CancelIn::Scope(self.state.cancel.clone()),
             ..spec
         };
-        let fiber = super::launch(&self.shared, spec, entry, super::Placement::Anywhere)?;
+        let fiber = super::launch(&self.shared, spec, entry, placement)?;
         Ok(ScopedJoinHandle {
             packet,
             fiber,
