@@ -158,6 +158,28 @@ fn panics_around_a_fibers_closure_do_not_kill_its_worker() {
     }
 }
 
+#[test]
+fn a_result_nobody_takes_panics_in_its_drop_harmlessly_in_both_orders() {
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    for workers in [1, 2] {
+        let before = DROPS.load(Ordering::SeqCst);
+        on(workers, || {
+            // The handle goes first: the fiber drops its result.
+            drop(spawn(|| PanicOnDrop(&DROPS)));
+            while DROPS.load(Ordering::SeqCst) < before + 1 {
+                yield_now();
+            }
+            // The fiber finishes first: the handle drops the result.
+            let handle = spawn(|| PanicOnDrop(&DROPS));
+            while !handle.is_finished() {
+                yield_now();
+            }
+            drop(handle);
+        });
+        assert_eq!(DROPS.load(Ordering::SeqCst), before + 2, "{workers} workers");
+    }
+}
+
 /// Sleeps in its `Drop`, which runs while its fiber unwinds.
 struct SleepOnDrop<'a>(&'a AtomicBool);
 

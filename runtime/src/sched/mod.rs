@@ -8,6 +8,7 @@ mod parker;
 mod placement;
 mod worker;
 
+pub(crate) use containment::contain;
 pub(crate) use current::{
     charge, describe_running, with_running, with_running_charged, with_worker,
 };

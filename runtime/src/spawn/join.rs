@@ -151,6 +151,11 @@ impl<T> Drop for JoinHandle<T> {
         if let Some(key) = self.outside.take() {
             self.fiber.0.shared.outside.deregister(key);
         }
+        // A result nobody takes is dropped where a panic out of its `Drop` cannot reach the
+        // caller, whether the fiber finished before this drop (here) or after (in the fiber).
+        if let Some(result) = self.packet.try_take() {
+            crate::sched::contain("the drop of a fiber's result nobody took", || drop(result));
+        }
     }
 }
 
