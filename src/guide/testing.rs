@@ -42,6 +42,23 @@
 //! }
 //! ```
 //!
+//! ## `#[fibra::test]`
+//!
+//! For the common case, [`#[fibra::test]`](crate::test) writes that harness for you: the test's
+//! body runs as the main fiber of a runtime of its own (`workers = N` picks the worker count),
+//! and a test that outlasts its `timeout` (60 s unless given) is cancelled and fails with a
+//! message, instead of hanging the test run. [`#[fibra::main]`](crate::main) does the same
+//! for a program's `main`.
+//!
+//! ```
+//! #[fibra::test(workers = 2, timeout = "10s")]
+//! fn pipeline_keeps_order() {
+//!     let (tx, rx) = fibra::chan::bounded(2);
+//!     fibra::spawn(move || (1..=100u64).for_each(|n| tx.send(n).unwrap()));
+//!     assert_eq!(rx.iter().sum::<u64>(), 5050);
+//! }
+//! ```
+//!
 //! Further tips:
 //!
 //! - [`fibra::run`](crate::run) picks the worker count from `FIBRA_WORKERS` or the machine;
