@@ -176,10 +176,7 @@ fn only_the_unwinding_fiber_sees_panicking() {
         let saw_panicking = AtomicBool::new(false);
         let rounds = AtomicUsize::new(0);
         scope(|s| {
-            let unwinder = s.spawn(|| {
-                let _sleeps = SleepOnDrop(&unwound);
-                panic!("unwinding through a drop that sleeps");
-            });
+            // Spawned first, so it starts first and is mid-loop when the unwinder starts.
             s.spawn(|| {
                 while !unwound.load(Ordering::SeqCst) {
                     saw_panicking.fetch_or(thread::panicking(), Ordering::SeqCst);
@@ -187,6 +184,10 @@ fn only_the_unwinding_fiber_sees_panicking() {
                     rounds.fetch_add(1, Ordering::SeqCst);
                     yield_now();
                 }
+            });
+            let unwinder = s.spawn(|| {
+                let _sleeps = SleepOnDrop(&unwound);
+                panic!("unwinding through a drop that sleeps");
             });
             assert!(unwinder.join().unwrap_err().is_panic());
         });

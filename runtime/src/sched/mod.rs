@@ -4,6 +4,7 @@ mod containment;
 mod current;
 mod exit_barrier;
 mod idle;
+mod order;
 mod parker;
 mod placement;
 mod worker;

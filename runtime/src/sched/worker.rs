@@ -3,6 +3,7 @@
 use super::containment::{contain, AbortOnUnwind};
 use super::current::{self, EnterWorker};
 use super::idle::Woken;
+use super::order::{Next, RunOrder};
 use super::Shared;
 use crate::fiber::{Body, Core, Suspend, NO_HOME};
 use crate::stack::{AltStack, PoolConfig, StackPool};
@@ -16,8 +17,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Every this many scheduling steps the inbox and the unstarted queue are looked at even while
-/// ready fibers wait, so neither starves.
+/// Every this many scheduling steps the inbox, the unstarted queue and the yielders are looked
+/// at even while other fibers wait, so none of them starves.
 const CHECK_INTERVAL: u32 = 61;
 /// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping worker
 /// costs a futex call on both sides and a trip through the OS scheduler (microseconds here);
@@ -28,9 +29,18 @@ const SPIN_FOR: Duration = Duration::from_micros(50);
 pub(crate) struct Local {
     index: usize,
     shared: Arc<Shared>,
-    ready: RefCell<VecDeque<Arc<Core>>>,
-    /// Unstarted fibers: popped newest first here (depth first, so a tree of spawns and joins
-    /// keeps few stacks in use), stolen oldest first by other workers.
+    /// Woken fibers and the batches of unstarted ones, in the order they run (see `order`).
+    order: RefCell<RunOrder<Arc<Core>>>,
+    /// Fibers that yielded: they run once nothing else here is runnable (and now and then
+    /// before, so a stream of other work does not starve them).
+    yielded: RefCell<VecDeque<Arc<Core>>>,
+    /// How many fibers the running fiber has spawned in this slice: the top of `unstarted`,
+    /// made one batch when it suspends.
+    spawned: Cell<usize>,
+    /// Where a batch is turned over; kept to reuse its allocation.
+    turning: RefCell<Vec<Arc<Core>>>,
+    /// Unstarted fibers: a stack (newest batch on top, each batch's oldest fiber topmost once
+    /// the batch is complete), stolen from the bottom by other workers.
     unstarted: Worker<Arc<Core>>,
     pool: RefCell<StackPool>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
@@ -51,7 +61,10 @@ impl Local {
             index,
             slice: shared.config.reductions,
             shared,
-            ready: RefCell::new(VecDeque::new()),
+            order: RefCell::new(RunOrder::new()),
+            yielded: RefCell::new(VecDeque::new()),
+            spawned: Cell::new(0),
+            turning: RefCell::new(Vec::new()),
             unstarted,
             pool: RefCell::new(pool),
             tick: Cell::new(0),
@@ -72,9 +85,9 @@ impl Local {
         self.index == index && Arc::ptr_eq(&self.shared, shared)
     }
 
-    /// Appends a fiber to this worker's ready queue.
+    /// Queues a woken fiber (or one pinned here unstarted) to run on this worker.
     pub(crate) fn push_ready(&self, core: Arc<Core>) {
-        self.ready.borrow_mut().push_back(core);
+        self.order.borrow_mut().wake(core);
     }
 
     /// Queues an unstarted fiber here for good: it is homed now, and ready queues are never
@@ -85,10 +98,34 @@ impl Local {
         self.push_ready(core);
     }
 
-    /// Queues a fiber that any worker may start.
+    /// Queues a fiber that any worker may start, at once (an idle worker may take it while
+    /// the spawner still runs), in the running fiber's batch.
     pub(crate) fn push_unstarted(&self, core: Arc<Core>) {
         self.unstarted.push(core);
+        self.spawned.set(self.spawned.get() + 1);
+        if !current::with_running(|running| running.is_some()) {
+            self.queue_spawned();
+        }
         self.shared.notify_work();
+    }
+
+    /// Makes the running fiber's spawns one batch, turned over so that its oldest fiber is on
+    /// top: the batch starts in spawn order. Thieves take from the bottom meanwhile; when they
+    /// took some of the batch, a few fibers of the batch below are turned over with it, which
+    /// changes only the order of fibers that were being stolen anyway.
+    fn queue_spawned(&self) {
+        let spawned = self.spawned.replace(0);
+        if spawned == 0 {
+            return;
+        }
+        self.order.borrow_mut().batch(spawned);
+        if spawned > 1 {
+            let mut turning = self.turning.borrow_mut();
+            turning.extend((0..spawned).map_while(|_| self.unstarted.pop()));
+            for core in turning.drain(..) {
+                self.unstarted.push(core);
+            }
+        }
     }
 
     /// Makes the loop return after the current step.
@@ -106,8 +143,8 @@ impl Local {
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
             self.drain_inbox();
-            // Fibers handed here, then the oldest unstarted fiber, which newest-first popping
-            // could starve.
+            // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
+            // popping could starve, then the oldest yielder, which wakes and spawns could.
             if let Some(core) = self.take_handed_off() {
                 return Some(core);
             }
@@ -117,16 +154,36 @@ impl Local {
                     return Some(core);
                 }
             }
+            if let Some(core) = self.yielded.borrow_mut().pop_front() {
+                return Some(core);
+            }
         }
-        let ready = self.ready.borrow_mut().pop_front();
-        if ready.is_some() {
-            return ready;
+        if let Some(core) = self.next_in_order() {
+            return Some(core);
         }
         self.drain_inbox();
-        self.ready
-            .borrow_mut()
-            .pop_front()
+        self.next_in_order()
             .or_else(|| self.take_unstarted())
+            .or_else(|| self.yielded.borrow_mut().pop_front())
+    }
+
+    /// The next woken fiber or unstarted fiber of a counted batch (see `order`).
+    fn next_in_order(&self) -> Option<Arc<Core>> {
+        loop {
+            let next = self.order.borrow_mut().next();
+            match next {
+                Next::Woken(core) => return Some(core),
+                Next::Unstarted => match self.unstarted.pop() {
+                    Some(core) => {
+                        if let Some(core) = self.place(core) {
+                            return Some(core);
+                        }
+                    }
+                    None => self.order.borrow_mut().queue_empty(),
+                },
+                Next::Empty => return None,
+            }
+        }
     }
 
     fn drain_inbox(&self) {
@@ -134,9 +191,9 @@ impl Local {
         if inbox.is_empty() {
             return;
         }
-        let mut ready = self.ready.borrow_mut();
+        let mut order = self.order.borrow_mut();
         while let Some(core) = inbox.pop() {
-            ready.push_back(core);
+            order.wake(core);
         }
     }
 
@@ -273,6 +330,7 @@ impl Local {
             let _running = current::Running::set(fiber, self.slice);
             coroutine.resume(())
         };
+        self.queue_spawned();
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {
@@ -280,7 +338,9 @@ impl Local {
             CoroutineResult::Yield(Suspend::Yield) => {
                 // SAFETY: the fiber yielded without parking, so no dispatch took the reference;
                 // it is alive because the lent reference is.
-                self.push_ready(unsafe { (*fiber).reclaim() });
+                self.yielded
+                    .borrow_mut()
+                    .push_back(unsafe { (*fiber).reclaim() });
             }
             CoroutineResult::Return(()) => {
                 // SAFETY: as for a yield.
@@ -325,13 +385,14 @@ impl Local {
             Arc::from_raw(fiber)
         };
         let parker = &self.shared.parkers[self.index];
+        // Its own spawns may be what it waits for: let other workers take them.
+        self.queue_spawned();
         loop {
             self.drain_inbox();
-            let found = {
-                let mut ready = self.ready.borrow_mut();
-                let at = ready.iter().position(|core| Arc::as_ptr(core) == fiber);
-                at.and_then(|at| ready.remove(at))
-            };
+            let found = self
+                .order
+                .borrow_mut()
+                .remove_woken(|core| Arc::as_ptr(core) == fiber);
             if let Some(core) = found {
                 // SAFETY: we are the fiber's home worker and it goes on running in the current
                 // resume; the dispatch that queued this reference emptied the cell.
@@ -383,7 +444,8 @@ impl Local {
     pub(crate) fn abandon(&self) {
         let handed = &self.shared.remotes[self.index].handoff;
         loop {
-            let ready = mem::take(&mut *self.ready.borrow_mut());
+            let mut ready = self.order.borrow_mut().take_woken();
+            ready.append(&mut self.yielded.borrow_mut());
             if ready.is_empty() && self.unstarted.is_empty() && handed.is_empty() {
                 return;
             }
