@@ -6,7 +6,8 @@ use super::idle::Woken;
 use super::order::{Next, RunOrder};
 use super::Shared;
 use crate::fiber::{Body, Core, Suspend, NO_HOME};
-use crate::stack::{AltStack, PoolConfig, StackPool};
+use crate::slab::Slab;
+use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
 use corosensei::CoroutineResult;
 use crossbeam_deque::{Steal, Worker};
 use std::cell::{Cell, RefCell};
@@ -43,6 +44,10 @@ pub(crate) struct Local {
     /// the batch is complete), stolen from the bottom by other workers.
     unstarted: Worker<Arc<Core>>,
     pool: RefCell<StackPool>,
+    /// The fibers homed here that have started and not finished, for shutdown to cancel.
+    started: RefCell<Slab<*const Core>>,
+    /// Whether this worker has cancelled its started fibers for shutdown's unwinding.
+    cancelled_started: Cell<bool>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
     tick: Cell<u32>,
@@ -67,6 +72,8 @@ impl Local {
             turning: RefCell::new(Vec::new()),
             unstarted,
             pool: RefCell::new(pool),
+            started: RefCell::new(Slab::default()),
+            cancelled_started: Cell::new(false),
             tick: Cell::new(0),
             stop: Cell::new(false),
         }
@@ -299,9 +306,15 @@ impl Local {
                 unreachable!()
             };
             self.settle_home(&core);
-            let stack = self.pool.borrow_mut().take(core.stack_size);
+            let stack = if self.shared.is_unwinding() {
+                Err(StackError::ShuttingDown)
+            } else {
+                self.pool.borrow_mut().take(core.stack_size)
+            };
             match stack {
                 Ok(stack) => {
+                    core.started_key
+                        .set(self.started.borrow_mut().insert(fiber));
                     let coroutine = corosensei::Coroutine::with_stack(stack, move |yielder, ()| {
                         current::with_running(|running| {
                             running
@@ -316,6 +329,7 @@ impl Local {
                     self.shared.loads.remove(self.index);
                     drop(ticket);
                     contain("a fiber that could not start", || entry(Err(error)));
+                    self.note_unwind_progress();
                     return;
                 }
             }
@@ -351,10 +365,39 @@ impl Local {
                 let stack = ManuallyDrop::into_inner(coroutine).into_stack();
                 self.pool.borrow_mut().give(stack);
                 drop(ticket);
+                self.started.borrow_mut().remove(core.started_key.get());
                 self.shared.loads.remove(self.index);
                 // The last reference drops the fiber-locals, which are user values.
                 contain("a finished fiber's drop", || drop(core));
+                self.note_unwind_progress();
             }
+        }
+    }
+
+    fn note_unwind_progress(&self) {
+        if self.shared.is_unwinding() {
+            self.shared.unwind_progress();
+        }
+    }
+
+    /// Once shutdown unwinds the remaining fibers: raises the cancel hint of every fiber
+    /// started here and wakes it, so it unwinds at its current (or next) cancellation point.
+    fn cancel_started_for_shutdown(&self) {
+        if self.cancelled_started.get() || !self.shared.is_unwinding() {
+            return;
+        }
+        self.cancelled_started.set(true);
+        // Copied out: a wake may queue a fiber here, and nothing is borrowed while user code
+        // could run.
+        let started: Vec<*const Core> = self.started.borrow().values().copied().collect();
+        for fiber in started {
+            // SAFETY: a fiber in `started` has started and not finished (it is removed on its
+            // return, before its reference goes), and such a fiber's `Core` is alive: it is
+            // queued, or parked and holding its own lent reference (see `Core::queued_ref`).
+            // Nothing drops queued references before shutdown, which comes after this.
+            let core = unsafe { &*fiber };
+            core.cancel_hint.raise();
+            core.unpark();
         }
     }
 
@@ -490,6 +533,7 @@ pub(crate) fn run_worker(local: &Local) {
     local.shared.exit.enter();
     let mut searching = false;
     while !local.stopping() {
+        local.cancel_started_for_shutdown();
         let next = local.next_local().or_else(|| local.steal());
         match next {
             Some(core) => {

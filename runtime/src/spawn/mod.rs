@@ -511,6 +511,10 @@ where
             drop(fiber_ctx::replace_cancel(None));
             outcome
         }
+        Err(StackError::ShuttingDown) => {
+            drop(f);
+            Err(JoinError::cancelled())
+        }
         Err(error) => {
             drop(f);
             Err(JoinError::panicked(Box::new(format!(
