@@ -428,8 +428,6 @@ impl Local {
             Arc::from_raw(fiber)
         };
         let parker = &self.shared.parkers[self.index];
-        // Its own spawns may be what it waits for: let other workers take them.
-        self.queue_spawned();
         loop {
             self.drain_inbox();
             let found = self
