@@ -16,7 +16,7 @@ use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
@@ -406,6 +406,10 @@ pub(crate) struct ScopeState {
     pub(crate) cancel: Arc<CancelScope>,
     /// What a child's panic cancels (see `PanicCancel`).
     panic_cancel: Mutex<PanicCancel>,
+    /// The children's first cancel scope, and whether a lift has replaced it: spawns read
+    /// these instead of taking the lock.
+    first_children: Arc<CancelScope>,
+    children_renewed: AtomicBool,
     /// Children whose packets still exist.
     running: ChildCount,
     /// The fiber that runs the scope, woken when `running` drops to zero.
@@ -417,8 +421,11 @@ pub(crate) struct ScopeState {
 
 impl ScopeState {
     fn new(owner: Waker, cancel: Arc<CancelScope>) -> ScopeState {
+        let panic_cancel = PanicCancel::new(&cancel);
         ScopeState {
-            panic_cancel: Mutex::new(PanicCancel::new(&cancel)),
+            first_children: panic_cancel.children.clone(),
+            children_renewed: AtomicBool::new(false),
+            panic_cancel: Mutex::new(panic_cancel),
             cancel,
             running: ChildCount::new(),
             owner,
@@ -439,7 +446,11 @@ impl ScopeState {
 
     /// The cancel scope new children join.
     fn children_scope(&self) -> Arc<CancelScope> {
-        self.lock_panic_cancel().children.clone()
+        if self.children_renewed.load(Ordering::Acquire) {
+            self.lock_panic_cancel().children.clone()
+        } else {
+            self.first_children.clone()
+        }
     }
 
     /// A child panicked: its siblings and the body are cancelled until the panic is joined.
@@ -450,37 +461,35 @@ impl ScopeState {
         panic_cancel.body.cancel(CancelCause::Internal);
     }
 
-    /// A join took a child's panic. Once every panic so far has been taken that way, the
-    /// cancellation the panics caused is lifted: the body, if it is the caller, and children
-    /// spawned from now on run in fresh cancel scopes (siblings already cancelled stay so).
+    /// A join took a child's panic. Once every panic so far has been taken that way, and the
+    /// last by the body itself (not unwinding), the cancellation the panics caused is lifted:
+    /// the body and the children spawned from now on run in fresh cancel scopes (siblings
+    /// already cancelled stay so).
     pub(crate) fn panic_joined(&self) {
-        let lifted = {
+        let fresh_body = {
             let mut panic_cancel = self.lock_panic_cancel();
             panic_cancel.unjoined -= 1;
-            let by_panic = |scope: &CancelScope| {
-                scope
-                    .cancelled()
-                    .is_some_and(|(origin, _)| origin == scope.id)
-            };
-            if panic_cancel.unjoined > 0 || !by_panic(&panic_cancel.body) {
+            let body = &panic_cancel.body;
+            let in_body = fiber_ctx::with(|ctx| {
+                ctx.cancel
+                    .as_ref()
+                    .is_some_and(|scope| Arc::ptr_eq(scope, body))
+            });
+            let by_panic = body
+                .cancelled()
+                .is_some_and(|(origin, _)| origin == body.id);
+            // An unwinding body keeps its scope: its unwind is matched against it.
+            if panic_cancel.unjoined > 0 || !in_body || !by_panic || std::thread::panicking() {
                 return;
             }
-            let fresh = PanicCancel::new(&self.cancel);
-            let old = std::mem::replace(&mut *panic_cancel, fresh);
-            (old.body, panic_cancel.body.clone())
+            *panic_cancel = PanicCancel::new(&self.cancel);
+            self.children_renewed.store(true, Ordering::Release);
+            panic_cancel.body.clone()
         };
-        let (old_body, new_body) = lifted;
-        let in_body = fiber_ctx::with(|ctx| {
-            ctx.cancel
-                .as_ref()
-                .is_some_and(|scope| Arc::ptr_eq(scope, &old_body))
-        });
-        if in_body {
-            let me = crate::current();
-            new_body.join(&me.0);
-            drop(fiber_ctx::replace_cancel(Some(new_body.clone())));
-            me.0.resync_cancel_hint(Some(&new_body));
-        }
+        let me = crate::current();
+        fresh_body.join(&me.0);
+        drop(fiber_ctx::replace_cancel(Some(fresh_body.clone())));
+        me.0.resync_cancel_hint(Some(&fresh_body));
     }
 
     pub(crate) fn next_panic_order(&self) -> u64 {
