@@ -193,3 +193,32 @@ fn a_fiber_cancelled_by_shutdown_sees_why() {
         );
     }
 }
+
+#[test]
+fn a_fiber_that_waited_shielded_unwinds_at_its_next_cancellation_point() {
+    for workers in WORKER_COUNTS {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let fiber = on(workers, || {
+            let (ready_tx, ready_rx) = fibra::chan::bounded::<()>(1);
+            let held = Counted(drops.clone());
+            let fiber = spawn(move || {
+                let _held = held;
+                let parked = spawn(park_forever);
+                ready_tx.send(()).unwrap();
+                // Not cancelled while shielded; the child it waits for is, and ends.
+                let joined = fibra_runtime::shield(|| parked.join());
+                assert!(joined.unwrap_err().is_cancelled());
+                // Entering and leaving a scope looks at the cancellation state again.
+                scope(|_| {});
+                park_forever();
+            });
+            ready_rx.recv().unwrap();
+            fiber
+        });
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "{workers} workers");
+        assert!(
+            fiber.join().unwrap_err().is_cancelled(),
+            "{workers} workers"
+        );
+    }
+}

@@ -102,11 +102,12 @@ impl Core {
     }
 
     /// Brings the hint in line with `scope`, which has just become the fiber's innermost scope
-    /// and which the fiber has joined (so from here on the tree raises the hint for it).
+    /// and which the fiber has joined (so from here on the tree raises the hint for it). While
+    /// shutdown unwinds every fiber, the hint stays up whatever the scope.
     pub(crate) fn resync_cancel_hint(&self, scope: Option<&CancelScope>) {
         // Clear first, then look: see `CancelHint`.
         self.cancel_hint.take();
-        if scope.is_some_and(|scope| scope.cancelled().is_some()) {
+        if self.shared.is_unwinding() || scope.is_some_and(|scope| scope.cancelled().is_some()) {
             self.cancel_hint.raise();
         }
     }
