@@ -174,3 +174,45 @@ fn yielders_take_turns_in_yield_order() {
     });
     assert_eq!(log, ["a0", "b0", "c0", "a1", "b1", "c1", "a2", "b2", "c2"]);
 }
+
+#[test]
+fn a_parent_joins_after_its_whole_batch_started_and_each_child_finishes_its_subtree_first() {
+    let log = on(1, || {
+        let log = Log::default();
+        let children: Vec<_> = (0..3)
+            .map(|i| {
+                let log = log.clone();
+                spawn(move || {
+                    note(&log, format!("c{i}"));
+                    let grandchild_log = log.clone();
+                    spawn(move || note(&grandchild_log, format!("g{i}")))
+                        .join()
+                        .unwrap();
+                    note(&log, format!("c{i} done"));
+                })
+            })
+            .collect();
+        for (i, child) in children.into_iter().enumerate() {
+            child.join().unwrap();
+            note(&log, format!("joined c{i}"));
+        }
+        taken(&log)
+    });
+    assert_eq!(
+        log,
+        [
+            "c0",
+            "g0",
+            "c0 done",
+            "c1",
+            "g1",
+            "c1 done",
+            "c2",
+            "g2",
+            "c2 done",
+            "joined c0",
+            "joined c1",
+            "joined c2"
+        ]
+    );
+}

@@ -7,7 +7,9 @@
 //! spawns and joins keeps few stacks in use). A fiber woken while a batch is being started
 //! runs once that batch's remaining fibers have started, before any older batch: a parent
 //! woken by its first child finds the other children started (often finished) when it runs,
-//! instead of parking again for each. Woken fibers run in the order they were woken.
+//! instead of parking again for each. A batch whose fibers have all started no longer counts,
+//! unless the woken fiber spawned it: then it runs next, and finishes that part of the tree
+//! before its siblings start. Woken fibers run in the order they were woken.
 //!
 //! This is kept as a stack of *levels*. Each level is a batch's count of fibers still queued
 //! (as far as this worker knows: thieves take from the bottom of the queue unseen, which only
@@ -25,6 +27,8 @@ pub(crate) struct RunOrder<T> {
 }
 
 struct Level {
+    /// The fiber that spawned the batch.
+    spawner: u64,
     /// Fibers of this level's batch still in the worker's queue of unstarted fibers.
     queued: usize,
     /// Where this level's wakes start in `woken`.
@@ -46,21 +50,34 @@ impl<T> RunOrder<T> {
         RunOrder {
             woken: VecDeque::new(),
             levels: vec![Level {
+                spawner: 0,
                 queued: 0,
                 first_woken: 0,
             }],
         }
     }
 
-    /// A fiber woken (or pinned here unstarted): it runs after the top level's batch.
-    pub(crate) fn wake(&mut self, fiber: T) {
+    /// A fiber woken (or pinned here unstarted), whose id is `id`: it runs after the rest of
+    /// the top level's batch. Levels whose batches have all started are left first, unless
+    /// `id` spawned the batch: a fiber woken by its own children runs before its siblings.
+    pub(crate) fn wake(&mut self, fiber: T, id: u64) {
+        while self.levels.len() > 1 {
+            let top = self.levels.last().expect("the bottom level stays");
+            let used_up = top.queued == 0 && self.woken.len() <= top.first_woken;
+            if !used_up || top.spawner == id {
+                break;
+            }
+            self.levels.pop();
+        }
         self.woken.push_back(fiber);
     }
 
-    /// `fibers` unstarted fibers were pushed onto the queue as one batch.
-    pub(crate) fn batch(&mut self, fibers: usize) {
+    /// `fibers` unstarted fibers, spawned by the fiber whose id is `spawner`, were pushed onto
+    /// the queue as one batch.
+    pub(crate) fn batch(&mut self, fibers: usize, spawner: u64) {
         if fibers > 0 {
             self.levels.push(Level {
+                spawner,
                 queued: fibers,
                 first_woken: self.woken.len(),
             });
@@ -132,14 +149,14 @@ mod tests {
     #[test]
     fn a_fiber_woken_during_a_batch_runs_after_the_batch_and_before_older_batches() {
         let mut order = RunOrder::new();
-        // Older batch: a, b (a on top); then the newer batch c, d.
+        // Older batch: a, b (a on top), spawned by 1; then the newer batch c, d, spawned by 2.
         let mut queue = vec!["b", "a"];
-        order.batch(2);
+        order.batch(2, 1);
         queue.extend(["d", "c"]);
-        order.batch(2);
+        order.batch(2, 2);
         assert_eq!(order.next(), Next::Unstarted);
         assert_eq!(queue.pop(), Some("c"));
-        order.wake("parent");
+        order.wake("parent", 1);
         assert_eq!(
             drain(&mut order, &mut queue),
             ["d", "woken parent", "a", "b"]
@@ -147,18 +164,39 @@ mod tests {
     }
 
     #[test]
+    fn a_used_up_batch_keeps_only_its_spawner_ahead_of_older_batches() {
+        let mut order = RunOrder::new();
+        let mut queue = vec!["b", "a"];
+        order.batch(2, 1);
+        assert_eq!(order.next(), Next::Unstarted);
+        assert_eq!(queue.pop(), Some("a"));
+        // a (id 2) spawns one child, which starts.
+        queue.push("a1");
+        order.batch(1, 2);
+        assert_eq!(order.next(), Next::Unstarted);
+        assert_eq!(queue.pop(), Some("a1"));
+        // a1 wakes a, its spawner: a runs before its sibling b.
+        order.wake("a", 2);
+        assert_eq!(order.next(), Next::Woken("a"));
+        // a finishes and wakes the parent (id 1): a's batch is used up, so the parent waits
+        // for the rest of its own.
+        order.wake("parent", 1);
+        assert_eq!(drain(&mut order, &mut queue), ["b", "woken parent"]);
+    }
+
+    #[test]
     fn wakes_without_a_batch_run_in_wake_order() {
         let mut order = RunOrder::new();
-        order.wake("x");
-        order.wake("y");
+        order.wake("x", 1);
+        order.wake("y", 2);
         assert_eq!(drain(&mut order, &mut Vec::new()), ["woken x", "woken y"]);
     }
 
     #[test]
     fn counts_stolen_from_under_the_owner_are_forgotten_when_the_queue_is_empty() {
         let mut order = RunOrder::new();
-        order.batch(3);
-        order.wake("w");
+        order.batch(3, 1);
+        order.wake("w", 2);
         // A thief took two of the three.
         let mut queue = vec!["a"];
         assert_eq!(drain(&mut order, &mut queue), ["a", "woken w"]);
@@ -167,9 +205,9 @@ mod tests {
     #[test]
     fn removing_a_woken_fiber_keeps_the_levels_in_place() {
         let mut order = RunOrder::new();
-        order.wake("low");
-        order.batch(1);
-        order.wake("high");
+        order.wake("low", 1);
+        order.batch(1, 1);
+        order.wake("high", 2);
         assert_eq!(order.remove_woken(|f| *f == "low"), Some("low"));
         assert_eq!(drain(&mut order, &mut vec!["u"]), ["u", "woken high"]);
     }

@@ -25,6 +25,8 @@ const CHECK_INTERVAL: u32 = 61;
 /// costs a futex call on both sides and a trip through the OS scheduler (microseconds here);
 /// a hand-off between fibers on two workers usually comes back well within this.
 const SPIN_FOR: Duration = Duration::from_micros(50);
+/// The spawner of a batch spawned outside any fiber (no fiber has id 0).
+const NO_SPAWNER: u64 = 0;
 
 /// The worker-owned state: used only on the worker's thread.
 pub(crate) struct Local {
@@ -94,7 +96,8 @@ impl Local {
 
     /// Queues a woken fiber (or one pinned here unstarted) to run on this worker.
     pub(crate) fn push_ready(&self, core: Arc<Core>) {
-        self.order.borrow_mut().wake(core);
+        let id = core.id.as_u64();
+        self.order.borrow_mut().wake(core, id);
     }
 
     /// Queues an unstarted fiber here for good: it is homed now, and ready queues are never
@@ -111,7 +114,7 @@ impl Local {
         self.unstarted.push(core);
         self.spawned.set(self.spawned.get() + 1);
         if !current::with_running(|running| running.is_some()) {
-            self.queue_spawned();
+            self.queue_spawned(NO_SPAWNER);
         }
         self.shared.notify_work();
     }
@@ -120,12 +123,12 @@ impl Local {
     /// top: the batch starts in spawn order. Thieves take from the bottom meanwhile; when they
     /// took some of the batch, a few fibers of the batch below are turned over with it, which
     /// changes only the order of fibers that were being stolen anyway.
-    fn queue_spawned(&self) {
+    fn queue_spawned(&self, spawner: u64) {
         let spawned = self.spawned.replace(0);
         if spawned == 0 {
             return;
         }
-        self.order.borrow_mut().batch(spawned);
+        self.order.borrow_mut().batch(spawned, spawner);
         if spawned > 1 {
             let mut turning = self.turning.borrow_mut();
             turning.extend((0..spawned).map_while(|_| self.unstarted.pop()));
@@ -200,7 +203,8 @@ impl Local {
         }
         let mut order = self.order.borrow_mut();
         while let Some(core) = inbox.pop() {
-            order.wake(core);
+            let id = core.id.as_u64();
+            order.wake(core, id);
         }
     }
 
@@ -298,6 +302,7 @@ impl Local {
         // fiber for the resume (see `Core::lend`), and that lent reference keeps it alive for
         // every use below.
         let fiber: *const Core = Arc::as_ptr(&core);
+        let id = core.id.as_u64();
         // SAFETY: we popped `core` from one of our queues, which makes this thread the one that
         // runs it (see `Core`'s `Send` impl); no other reference to the body exists now.
         let body = unsafe { (*fiber).body() };
@@ -344,7 +349,7 @@ impl Local {
             let _running = current::Running::set(fiber, self.slice);
             coroutine.resume(())
         };
-        self.queue_spawned();
+        self.queue_spawned(id);
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {

@@ -337,7 +337,8 @@ impl Builder {
 ///   that fiber, so a tree of spawns and joins runs depth first and keeps few stacks in use.
 /// - A fiber woken while a batch is starting runs once the rest of that batch has started,
 ///   before any older batch: a parent woken by its first child then finds the other children
-///   started (often finished) and joins them without waiting again.
+///   started (often finished) and joins them without waiting again. A fiber woken by its own
+///   children once they have all started runs next, before its younger siblings start.
 /// - A fiber that yields runs again only after all of these (see [`yield_now`](crate::yield_now)).
 ///
 /// Other workers take unstarted fibers oldest first, so with more than one worker the start

@@ -73,7 +73,8 @@ where
 /// cancelled returns `Err` even if its body got to its end first.
 ///
 /// A child's panic is not a cancellation: as in [`scope`], it cancels the siblings and the body
-/// and, unless taken through a join, is re-raised here once all have ended. A cancellation of an outer scope passes through.
+/// and, unless taken through a join, is re-raised here once all have ended. A cancellation of
+/// an outer scope passes through.
 ///
 /// # Panics
 ///
