@@ -363,8 +363,11 @@ fn buffered_values_are_dropped_exactly_once_when_the_channel_dies() {
     assert_eq!(drops.load(Ordering::SeqCst), 4);
 }
 
-/// Spawns `f` on the single worker and returns once it has run up to its first park (the
-/// worker is cooperative: when `started` is seen, the fiber has gone on until it parked).
+/// Spawns `f` on the single worker and returns once it has run up to its first park. The
+/// worker is cooperative and yielders take turns in FIFO order, so each yield here gives the
+/// child one turn: a blocking call retries (yielding) at most `2 * RETRIES_BEFORE_WAIT` times,
+/// 32 each, before it parks, and a child spawned later starts before this caller's next turn,
+/// so it must not find the retry slot free while an earlier child still waits for it.
 fn spawn_until_parked<'scope, 'env, T: Send + 'scope>(
     s: &'scope fibra_runtime::Scope<'scope, 'env>,
     f: impl FnOnce() -> T + Send + 'scope,
@@ -376,6 +379,9 @@ fn spawn_until_parked<'scope, 'env, T: Send + 'scope>(
         f()
     });
     while !started.load(Ordering::SeqCst) {
+        fibra_runtime::yield_now();
+    }
+    for _ in 0..2 * 32 + 2 {
         fibra_runtime::yield_now();
     }
     handle

@@ -26,6 +26,12 @@
 //!   worker thread returns, and so destroys its thread-locals, while any worker still runs its
 //!   loop: at shutdown each waits for all. A worker loop that would unwind aborts the process
 //!   instead. (`tests/soundness.rs`: `a_scope_child_never_outlives_the_thread_local_it_borrows`.)
+//! - **Shutdown unwinds while every loop runs.** The fibers still running at shutdown are
+//!   cancelled, and unwind on their own workers, before any worker leaves its loop, so the
+//!   thread-local rule above holds for them; a fiber that does not finish by the deadline is
+//!   abandoned. Each worker's list of started fibers holds raw pointers only to fibers that have
+//!   started and not finished, whose `Core` is kept alive by their queue or their own lent
+//!   reference. (`tests/shutdown_unwind.rs`.)
 //! - **Panics stay in their fiber.** User code that runs around a fiber's closure (a joiner's
 //!   waker, the `Drop` of an untaken result or of a panic payload, an unstarted closure's
 //!   `Drop`) is contained: its panic is logged and the worker goes on.

@@ -16,10 +16,51 @@ use std::thread;
 /// A fibra runtime: `N` worker threads running fibers.
 ///
 /// The thread that calls [`Runtime::block_on`] becomes worker 0 and runs the main fiber; the
-/// other workers start at [`RuntimeBuilder::build`]. When `block_on` returns, the runtime shuts
-/// down: every worker thread is joined and every pooled stack unmapped. Fibers still running
-/// then are abandoned: never resumed again; their joins report [`JoinError`](crate::JoinError)
-/// `is_cancelled()`, and their stacks stay mapped (their frames may be borrowed from).
+/// other workers start at [`RuntimeBuilder::build`].
+///
+/// # Shutdown
+///
+/// When the main fiber has returned, `block_on` waits for detached fibers (see
+/// [`RuntimeBuilder::shutdown_timeout`]), then cancels every fiber still running: each unwinds
+/// from the wait it is parked in (or at its next cancellation point), so its destructors run,
+/// exactly once, and its join reports [`JoinError`](crate::JoinError) `is_cancelled()`; inside,
+/// [`check_cancel`](crate::check_cancel) reports [`CancelCause::Shutdown`](crate::CancelCause).
+/// A fiber that has not started is dropped without running (its closure is dropped; its join
+/// reports cancellation too). The unwinding is waited for up to the shutdown timeout (one
+/// second without one). Then every worker thread is joined and every pooled stack unmapped. A
+/// fiber still running after that wait (it shields or ignores its cancellation, or spins
+/// without a cancellation point) is abandoned: never resumed again, its stack left mapped
+/// (its frames may be borrowed from), its destructors not run. Dropping a
+/// [`BackgroundRuntime`] shuts down the same way, without the wait for detached fibers.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+///
+/// struct Counted(Arc<AtomicUsize>);
+/// impl Drop for Counted {
+///     fn drop(&mut self) {
+///         self.0.fetch_add(1, Ordering::SeqCst);
+///     }
+/// }
+///
+/// let drops = Arc::new(AtomicUsize::new(0));
+/// let held = Counted(drops.clone());
+/// let fiber = fibra::Runtime::builder().build()?.block_on(move || {
+///     let (started, wait) = fibra::chan::bounded(1);
+///     let fiber = fibra::spawn(move || {
+///         let _held = held;
+///         started.send(()).unwrap();
+///         fibra::sleep(std::time::Duration::from_secs(3600));
+///     });
+///     wait.recv().unwrap();
+///     fiber
+/// });
+/// // The sleeper was unwound at shutdown: its value was dropped.
+/// assert_eq!(drops.load(Ordering::SeqCst), 1);
+/// assert!(fiber.join().unwrap_err().is_cancelled());
+/// # Ok::<(), std::io::Error>(())
+/// ```
 ///
 /// ```
 /// let runtime = fibra::Runtime::builder().workers(2).build()?;
@@ -340,6 +381,8 @@ impl Runtime {
                 shared
                     .supervisor
                     .drain_at_exit(shared.config.shutdown_timeout);
+                // This fiber is the one left running on purpose.
+                shared.unwind_remaining(1, unwind_deadline(&shared));
             }
         };
         let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + '_> = Box::new(stop_worker);
@@ -394,6 +437,15 @@ impl Runtime {
     }
 
     fn shut_down(&mut self) {
+        let on_own_worker = with_worker(|local| {
+            local.is_some_and(|local| Arc::ptr_eq(local.shared(), &self.shared))
+        });
+        // Unwinding needs every worker's loop, worker 0's too (it runs once `first` is taken);
+        // a fiber dropping its own runtime would be unwound by it.
+        if self.first.is_none() && !on_own_worker {
+            self.shared
+                .unwind_remaining(0, unwind_deadline(&self.shared));
+        }
         self.shared.begin_shutdown();
         let threads = std::mem::take(&mut self.threads);
         let shared = self.shared.clone();
@@ -406,9 +458,6 @@ impl Runtime {
             shared.finish_shutdown();
             drop(driver);
         };
-        let on_own_worker = with_worker(|local| {
-            local.is_some_and(|local| Arc::ptr_eq(local.shared(), &self.shared))
-        });
         if on_own_worker {
             // Dropped inside one of its own fibers: this thread cannot join itself. The other
             // threads are joined from a thread of their own; this worker leaves its loop when
@@ -423,6 +472,14 @@ impl Runtime {
             finish();
         }
     }
+}
+
+/// How long shutdown waits for the remaining fibers to unwind when no shutdown timeout is set.
+const UNWIND_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Until when shutdown waits for the fibers it cancelled to unwind.
+fn unwind_deadline(shared: &Shared) -> std::time::Instant {
+    fibra_driver::deadline_after(shared.config.shutdown_timeout.unwrap_or(UNWIND_GRACE))
 }
 
 /// Ends worker 0's loop when the main fiber's entry ends, whichever way it ends.
@@ -484,8 +541,9 @@ impl BackgroundRuntime {
         self.runtime.holds()
     }
 
-    /// Shuts the runtime down now: every worker and the driver thread are joined; fibers still
-    /// running are abandoned (their joins report cancellation).
+    /// Shuts the runtime down now: fibers still running are cancelled and unwound, unstarted
+    /// ones dropped (see [`Runtime`]'s shutdown); then every worker and the driver thread are
+    /// joined.
     ///
     /// ```
     /// let runtime = fibra::Runtime::new()?.into_background()?;

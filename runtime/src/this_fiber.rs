@@ -48,15 +48,34 @@ pub fn park() {
     }
 }
 
-/// Moves the calling fiber to the back of its worker's ready queue. Outside a fiber, yields the
-/// thread.
+/// Lets every other runnable fiber of the calling fiber's worker run before the caller runs
+/// again: the fibers woken before the call, the fibers spawned on this worker that have not
+/// started yet (including the caller's own), and the fibers that yielded earlier, in that order;
+/// fibers that yield take turns in the order they yielded. Outside a fiber, yields the thread.
+///
+/// A fiber that yields is not woken early by wakes or spawns that come after its call, but
+/// neither does a steady stream of them keep it waiting for ever: every few dozen scheduling
+/// steps the oldest yielder runs regardless.
 ///
 /// ```
-/// fibra::run(|| {
-///     let other = fibra::spawn_local(|| "ran while we yielded");
-///     fibra::yield_now();
-///     assert!(other.is_finished());
+/// use std::sync::{Arc, Mutex};
+///
+/// let order = fibra::Runtime::builder().workers(1).build().unwrap().block_on(|| {
+///     let order = Arc::new(Mutex::new(Vec::new()));
+///     let children: Vec<_> = (0..3)
+///         .map(|i| {
+///             let log = order.clone();
+///             let child = fibra::spawn(move || log.lock().unwrap().push(format!("child {i}")));
+///             // The child starts before this fiber runs again.
+///             fibra::yield_now();
+///             order.lock().unwrap().push(format!("parent {i}"));
+///             child
+///         })
+///         .collect();
+///     children.into_iter().for_each(|child| child.join().unwrap());
+///     Arc::try_unwrap(order).unwrap().into_inner().unwrap()
 /// });
+/// assert_eq!(order, ["child 0", "parent 0", "child 1", "parent 1", "child 2", "parent 2"]);
 /// ```
 pub fn yield_now() {
     match with_running(|core| core.map(Core::yielder)) {

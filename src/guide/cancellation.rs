@@ -133,35 +133,33 @@
 //! A body that joins the child takes the panic itself:
 //! [`ScopedJoinHandle::join`](crate::ScopedJoinHandle::join) returns `Err` with the payload,
 //! **whether the child panicked before the join or during it**, and the scope does not
-//! re-raise that panic. The body was still cancelled by it, though: it unwinds at its next
-//! cancellation point, and `scope`, having no value to return, then panics saying that the
-//! body took the child's panic through `join` but was unwound. A body that handles a child's
-//! panic and wants to return normally does so without reaching another cancellation point.
+//! re-raise that panic. Once the body has joined every child panic so far, it is no longer
+//! cancelled by them: it goes on past its cancellation points, children it spawns from then
+//! on run normally, and `scope` returns the body's value, as `std::thread::scope` does.
+//! Siblings the panic cancelled stay cancelled. A panic nobody joined still makes the scope
+//! panic with it.
 //!
 //! ```
 //! use std::panic::{self, AssertUnwindSafe};
 //!
 //! fibra::run(|| {
-//!     // Handled, and no cancellation point after it: the scope returns the body's value.
+//!     // Handled: the body goes on, through cancellation points, and returns its value.
 //!     let value = fibra::scope(|s| {
 //!         let child = s.spawn(|| panic!("handled"));
 //!         let error = child.join().unwrap_err();
 //!         assert_eq!(error.into_panic().downcast_ref::<&str>(), Some(&"handled"));
-//!         7
+//!         fibra::checkpoint();
+//!         s.spawn(|| 6).join().unwrap() + 1
 //!     });
 //!     assert_eq!(value, 7);
 //!
-//!     // Handled, then a cancellation point: the body unwinds there.
+//!     // Not joined: the scope re-raises it.
 //!     let ended = panic::catch_unwind(AssertUnwindSafe(|| {
 //!         fibra::scope(|s| {
-//!             let child = s.spawn(|| panic!("handled"));
-//!             assert!(child.join().unwrap_err().is_panic());
-//!             fibra::checkpoint();
-//!             unreachable!("the body was cancelled by the child's panic")
+//!             s.spawn(|| panic!("not handled"));
 //!         })
 //!     }));
 //!     let payload = ended.unwrap_err();
-//!     let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
-//!     assert!(message.contains("took that panic through `join`"));
+//!     assert_eq!(payload.downcast_ref::<&str>(), Some(&"not handled"));
 //! });
 //! ```

@@ -18,6 +18,8 @@ pub enum CancelCause {
     Deadline,
     /// A child panicked, or a helper such as [`race`](crate::race()) ended it.
     Internal,
+    /// The runtime is shutting down and unwinds every fiber still running.
+    Shutdown,
 }
 
 /// A `scope_with` ended by its token or deadline: the error value of
@@ -52,6 +54,7 @@ impl fmt::Display for Cancelled {
             CancelCause::Token => "scope cancelled: its token was cancelled",
             CancelCause::Deadline => "scope cancelled: its deadline passed",
             CancelCause::Internal => "scope cancelled",
+            CancelCause::Shutdown => "cancelled: the runtime is shutting down",
         })
     }
 }

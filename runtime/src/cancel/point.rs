@@ -14,6 +14,10 @@ pub(crate) struct Cancellation {
     pub(crate) cause: CancelCause,
 }
 
+/// The origin of the cancellation that unwinds every fiber at shutdown: no scope's id, so no
+/// `scope_with` stops it.
+const SHUTDOWN: (u64, CancelCause) = (0, CancelCause::Shutdown);
+
 /// The caller's pending cancellation, unless shielded.
 fn pending() -> Option<(u64, CancelCause)> {
     let skip = with_running(|core| match core {
@@ -23,11 +27,17 @@ fn pending() -> Option<(u64, CancelCause)> {
     if skip {
         return None;
     }
-    fiber_ctx::with(|ctx| pending_in(ctx))
+    let shutting_down = with_running(|core| core.is_some_and(|core| core.shared.is_unwinding()));
+    fiber_ctx::with(|ctx| pending_in(ctx, shutting_down))
 }
 
-fn pending_in(ctx: &FiberCtx) -> Option<(u64, CancelCause)> {
-    let pending = ctx.cancel.as_ref()?.cancelled()?;
+/// The cancellation of `ctx`'s scope, or the shutdown's when `shutting_down`, unless shielded.
+fn pending_in(ctx: &FiberCtx, shutting_down: bool) -> Option<(u64, CancelCause)> {
+    let pending = ctx
+        .cancel
+        .as_ref()
+        .and_then(|scope| scope.cancelled())
+        .or(shutting_down.then_some(SHUTDOWN))?;
     // A destructor that blocks while its thread already unwinds (cancelled or panicking) must
     // not start a second unwind, which would abort the process.
     if ctx.shield > 0 || std::thread::panicking() {
@@ -56,15 +66,20 @@ fn check_hinted(core: &Core) {
     core.cancel_hint.take();
     let pending = {
         let ctx = core.ctx.borrow();
-        match ctx.cancel.as_ref().and_then(|scope| scope.cancelled()) {
-            None => return,
-            // Still cancelled: later points must take this path too, whether or not this one
-            // unwinds.
-            Some(_) => {
-                core.cancel_hint.raise();
-                pending_in(&ctx)
-            }
+        let shutting_down = core.shared.is_unwinding();
+        if !shutting_down
+            && ctx
+                .cancel
+                .as_ref()
+                .and_then(|scope| scope.cancelled())
+                .is_none()
+        {
+            return;
         }
+        // Still cancelled: later points must take this path too, whether or not this one
+        // unwinds.
+        core.cancel_hint.raise();
+        pending_in(&ctx, shutting_down)
     };
     if let Some(pending) = pending {
         unwind(pending);
@@ -98,7 +113,7 @@ pub(crate) fn check_current() {
 #[cold]
 #[inline(never)]
 fn check_thread_scoped() {
-    if let Some(pending) = fiber_ctx::with(|ctx| pending_in(ctx)) {
+    if let Some(pending) = fiber_ctx::with(|ctx| pending_in(ctx, false)) {
         unwind(pending);
     }
 }

@@ -39,6 +39,8 @@ pub(crate) struct Core {
     /// The coroutine's yielder, set when it starts; read only on the home worker while the
     /// fiber runs.
     yielder: Cell<*const Yielder>,
+    /// Its key in its home worker's list of started fibers; used only on the home worker.
+    pub(crate) started_key: Cell<usize>,
     /// The worker's reference to the fiber while it runs, and, once it parks, the one a winning
     /// dispatch moves into a queue, so waking costs no reference-count traffic. Written by the
     /// home worker around a resume; taken by whoever wins the latch's `WAITING → DISPATCHED`
@@ -56,14 +58,14 @@ pub(crate) struct Core {
     pub(crate) cancel_hint: CancelHint,
 }
 
-// SAFETY: the non-thread-safe parts are `body`, `yielder`, `queued_ref` (whose protocol is
+// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `queued_ref` (whose protocol is
 // described on the field) and `ctx` (written by the spawner before the fiber is published
 // through a queue, afterwards used only by the fiber itself, on its home worker). A fiber is handed between threads
 // only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
 // at any moment at most one thread holds it for running: before it starts, the one worker that
 // popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
-// suspension, and only to its home worker's queues). `body` and `yielder` are accessed only by
-// that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
+// suspension, and only to its home worker's queues). `body`, `yielder` and `started_key` are accessed
+// only by that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
 // dropped elsewhere: `Body::Running` holds it in `ManuallyDrop`, so dropping a `Core` on another
 // thread leaks it instead of touching it.
 unsafe impl Send for Core {}
@@ -92,6 +94,7 @@ impl Core {
             shared,
             body: UnsafeCell::new(Body::Unstarted(entry, ticket)),
             yielder: Cell::new(std::ptr::null()),
+            started_key: Cell::new(usize::MAX),
             queued_ref: UnsafeCell::new(None),
             ctx: RefCell::new(ctx),
             cancel_hint: CancelHint::new(),
@@ -99,11 +102,12 @@ impl Core {
     }
 
     /// Brings the hint in line with `scope`, which has just become the fiber's innermost scope
-    /// and which the fiber has joined (so from here on the tree raises the hint for it).
+    /// and which the fiber has joined (so from here on the tree raises the hint for it). While
+    /// shutdown unwinds every fiber, the hint stays up whatever the scope.
     pub(crate) fn resync_cancel_hint(&self, scope: Option<&CancelScope>) {
         // Clear first, then look: see `CancelHint`.
         self.cancel_hint.take();
-        if scope.is_some_and(|scope| scope.cancelled().is_some()) {
+        if self.shared.is_unwinding() || scope.is_some_and(|scope| scope.cancelled().is_some()) {
             self.cancel_hint.raise();
         }
     }

@@ -4,6 +4,7 @@ mod containment;
 mod current;
 mod exit_barrier;
 mod idle;
+mod order;
 mod parker;
 mod placement;
 mod worker;
@@ -26,7 +27,9 @@ use idle::Idle;
 use parker::Parker;
 use placement::Loads;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::task::Waker;
+use std::time::Instant;
 
 /// The parts of a runtime every thread may touch.
 pub(crate) struct Shared {
@@ -37,6 +40,10 @@ pub(crate) struct Shared {
     /// Fibers homed on or handed to each worker (see `placement`).
     pub(crate) loads: Loads,
     shutdown: AtomicBool,
+    /// Set when shutdown starts unwinding the fibers still running (see `unwind_remaining`).
+    unwinding: AtomicBool,
+    /// Who waits for the unwinding to end.
+    unwind_waiter: Mutex<Option<Waker>>,
     /// Keeps worker threads from exiting while fibers may still run (see `ExitBarrier`).
     exit: ExitBarrier,
     pub(crate) config: Config,
@@ -82,6 +89,8 @@ impl Shared {
             idle: Idle::new(workers),
             loads: Loads::new(workers),
             shutdown: AtomicBool::new(false),
+            unwinding: AtomicBool::new(false),
+            unwind_waiter: Mutex::new(None),
             exit: ExitBarrier::default(),
             config,
             outside: Outside::new(),
@@ -120,6 +129,58 @@ impl Shared {
     /// Tells sleeping workers that new stealable work exists.
     pub(crate) fn notify_work(&self) {
         self.idle.notify_one(&self.parkers);
+    }
+
+    /// Whether shutdown is unwinding the remaining fibers: every cancellation point unwinds
+    /// (unless shielded), and unstarted fibers are dropped instead of started.
+    pub(crate) fn is_unwinding(&self) -> bool {
+        self.unwinding.load(Ordering::Relaxed)
+    }
+
+    /// Cancels every fiber still running, and waits until each has unwound or `deadline` has
+    /// passed; `own` is the number of fibers of this runtime the caller is (the main fiber, or
+    /// none). Unstarted fibers are dropped without running. Each worker cancels the fibers homed
+    /// on it at its next scheduling step, so every worker must still be running its loop; a
+    /// fiber that does not finish by the deadline (it ignores or shields its cancellation) is
+    /// abandoned by the shutdown that follows.
+    pub(crate) fn unwind_remaining(&self, own: usize, deadline: Instant) {
+        if self.unwinding.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        for parker in self.parkers.iter() {
+            parker.unpark();
+        }
+        // Shielded: the caller may be the main fiber, whose worker cancels it too.
+        crate::shield(|| loop {
+            *self.unwind_waiter.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(crate::wait::current_waker());
+            if self.unwound(own) || Instant::now() >= deadline {
+                return;
+            }
+            crate::wait::park_current_until(deadline);
+        });
+    }
+
+    /// Whether nothing but `own` fibers is left to unwind or drop.
+    fn unwound(&self, own: usize) -> bool {
+        self.loads.snapshot().iter().sum::<usize>() <= own
+            && self.injector.is_empty()
+            && self
+                .remotes
+                .iter()
+                .all(|remote| remote.stealer.is_empty() && remote.handoff.is_empty())
+    }
+
+    /// A fiber has ended while unwinding: wakes the waiter to look again.
+    pub(crate) fn unwind_progress(&self) {
+        let waiter = self
+            .unwind_waiter
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(waiter) = waiter {
+            waiter.wake();
+        }
     }
 
     /// Stops every worker: they abandon their fibers at their next scheduling step. Then wakes

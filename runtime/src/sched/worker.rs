@@ -3,9 +3,11 @@
 use super::containment::{contain, AbortOnUnwind};
 use super::current::{self, EnterWorker};
 use super::idle::Woken;
+use super::order::{Next, RunOrder};
 use super::Shared;
 use crate::fiber::{Body, Core, Suspend, NO_HOME};
-use crate::stack::{AltStack, PoolConfig, StackPool};
+use crate::slab::Slab;
+use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
 use corosensei::CoroutineResult;
 use crossbeam_deque::{Steal, Worker};
 use std::cell::{Cell, RefCell};
@@ -16,23 +18,38 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Every this many scheduling steps the inbox and the unstarted queue are looked at even while
-/// ready fibers wait, so neither starves.
+/// Every this many scheduling steps the inbox, the unstarted queue and the yielders are looked
+/// at even while other fibers wait, so none of them starves.
 const CHECK_INTERVAL: u32 = 61;
 /// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping worker
 /// costs a futex call on both sides and a trip through the OS scheduler (microseconds here);
 /// a hand-off between fibers on two workers usually comes back well within this.
 const SPIN_FOR: Duration = Duration::from_micros(50);
+/// The spawner of a batch spawned outside any fiber (no fiber has id 0).
+const NO_SPAWNER: u64 = 0;
 
 /// The worker-owned state: used only on the worker's thread.
 pub(crate) struct Local {
     index: usize,
     shared: Arc<Shared>,
-    ready: RefCell<VecDeque<Arc<Core>>>,
-    /// Unstarted fibers: popped newest first here (depth first, so a tree of spawns and joins
-    /// keeps few stacks in use), stolen oldest first by other workers.
+    /// Woken fibers and the batches of unstarted ones, in the order they run (see `order`).
+    order: RefCell<RunOrder<Arc<Core>>>,
+    /// Fibers that yielded: they run once nothing else here is runnable (and now and then
+    /// before, so a stream of other work does not starve them).
+    yielded: RefCell<VecDeque<Arc<Core>>>,
+    /// How many fibers the running fiber has spawned in this slice: the top of `unstarted`,
+    /// made one batch when it suspends.
+    spawned: Cell<usize>,
+    /// Where a batch is turned over; kept to reuse its allocation.
+    turning: RefCell<Vec<Arc<Core>>>,
+    /// Unstarted fibers: a stack (newest batch on top, each batch's oldest fiber topmost once
+    /// the batch is complete), stolen from the bottom by other workers.
     unstarted: Worker<Arc<Core>>,
     pool: RefCell<StackPool>,
+    /// The fibers homed here that have started and not finished, for shutdown to cancel.
+    started: RefCell<Slab<*const Core>>,
+    /// Whether this worker has cancelled its started fibers for shutdown's unwinding.
+    cancelled_started: Cell<bool>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
     tick: Cell<u32>,
@@ -51,9 +68,14 @@ impl Local {
             index,
             slice: shared.config.reductions,
             shared,
-            ready: RefCell::new(VecDeque::new()),
+            order: RefCell::new(RunOrder::new()),
+            yielded: RefCell::new(VecDeque::new()),
+            spawned: Cell::new(0),
+            turning: RefCell::new(Vec::new()),
             unstarted,
             pool: RefCell::new(pool),
+            started: RefCell::new(Slab::default()),
+            cancelled_started: Cell::new(false),
             tick: Cell::new(0),
             stop: Cell::new(false),
         }
@@ -72,9 +94,10 @@ impl Local {
         self.index == index && Arc::ptr_eq(&self.shared, shared)
     }
 
-    /// Appends a fiber to this worker's ready queue.
+    /// Queues a woken fiber (or one pinned here unstarted) to run on this worker.
     pub(crate) fn push_ready(&self, core: Arc<Core>) {
-        self.ready.borrow_mut().push_back(core);
+        let id = core.id.as_u64();
+        self.order.borrow_mut().wake(core, id);
     }
 
     /// Queues an unstarted fiber here for good: it is homed now, and ready queues are never
@@ -85,10 +108,34 @@ impl Local {
         self.push_ready(core);
     }
 
-    /// Queues a fiber that any worker may start.
+    /// Queues a fiber that any worker may start, at once (an idle worker may take it while
+    /// the spawner still runs), in the running fiber's batch.
     pub(crate) fn push_unstarted(&self, core: Arc<Core>) {
         self.unstarted.push(core);
+        self.spawned.set(self.spawned.get() + 1);
+        if !current::with_running(|running| running.is_some()) {
+            self.queue_spawned(NO_SPAWNER);
+        }
         self.shared.notify_work();
+    }
+
+    /// Makes the running fiber's spawns one batch, turned over so that its oldest fiber is on
+    /// top: the batch starts in spawn order. Thieves take from the bottom meanwhile; when they
+    /// took some of the batch, a few fibers of the batch below are turned over with it, which
+    /// changes only the order of fibers that were being stolen anyway.
+    fn queue_spawned(&self, spawner: u64) {
+        let spawned = self.spawned.replace(0);
+        if spawned == 0 {
+            return;
+        }
+        self.order.borrow_mut().batch(spawned, spawner);
+        if spawned > 1 {
+            let mut turning = self.turning.borrow_mut();
+            turning.extend((0..spawned).map_while(|_| self.unstarted.pop()));
+            for core in turning.drain(..) {
+                self.unstarted.push(core);
+            }
+        }
     }
 
     /// Makes the loop return after the current step.
@@ -106,8 +153,8 @@ impl Local {
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
             self.drain_inbox();
-            // Fibers handed here, then the oldest unstarted fiber, which newest-first popping
-            // could starve.
+            // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
+            // popping could starve, then the oldest yielder, which wakes and spawns could.
             if let Some(core) = self.take_handed_off() {
                 return Some(core);
             }
@@ -117,16 +164,36 @@ impl Local {
                     return Some(core);
                 }
             }
+            if let Some(core) = self.yielded.borrow_mut().pop_front() {
+                return Some(core);
+            }
         }
-        let ready = self.ready.borrow_mut().pop_front();
-        if ready.is_some() {
-            return ready;
+        if let Some(core) = self.next_in_order() {
+            return Some(core);
         }
         self.drain_inbox();
-        self.ready
-            .borrow_mut()
-            .pop_front()
+        self.next_in_order()
             .or_else(|| self.take_unstarted())
+            .or_else(|| self.yielded.borrow_mut().pop_front())
+    }
+
+    /// The next woken fiber or unstarted fiber of a counted batch (see `order`).
+    fn next_in_order(&self) -> Option<Arc<Core>> {
+        loop {
+            let next = self.order.borrow_mut().next();
+            match next {
+                Next::Woken(core) => return Some(core),
+                Next::Unstarted => match self.unstarted.pop() {
+                    Some(core) => {
+                        if let Some(core) = self.place(core) {
+                            return Some(core);
+                        }
+                    }
+                    None => self.order.borrow_mut().queue_empty(),
+                },
+                Next::Empty => return None,
+            }
+        }
     }
 
     fn drain_inbox(&self) {
@@ -134,9 +201,10 @@ impl Local {
         if inbox.is_empty() {
             return;
         }
-        let mut ready = self.ready.borrow_mut();
+        let mut order = self.order.borrow_mut();
         while let Some(core) = inbox.pop() {
-            ready.push_back(core);
+            let id = core.id.as_u64();
+            order.wake(core, id);
         }
     }
 
@@ -234,6 +302,7 @@ impl Local {
         // fiber for the resume (see `Core::lend`), and that lent reference keeps it alive for
         // every use below.
         let fiber: *const Core = Arc::as_ptr(&core);
+        let id = core.id.as_u64();
         // SAFETY: we popped `core` from one of our queues, which makes this thread the one that
         // runs it (see `Core`'s `Send` impl); no other reference to the body exists now.
         let body = unsafe { (*fiber).body() };
@@ -242,9 +311,15 @@ impl Local {
                 unreachable!()
             };
             self.settle_home(&core);
-            let stack = self.pool.borrow_mut().take(core.stack_size);
+            let stack = if self.shared.is_unwinding() {
+                Err(StackError::ShuttingDown)
+            } else {
+                self.pool.borrow_mut().take(core.stack_size)
+            };
             match stack {
                 Ok(stack) => {
+                    core.started_key
+                        .set(self.started.borrow_mut().insert(fiber));
                     let coroutine = corosensei::Coroutine::with_stack(stack, move |yielder, ()| {
                         current::with_running(|running| {
                             running
@@ -259,6 +334,7 @@ impl Local {
                     self.shared.loads.remove(self.index);
                     drop(ticket);
                     contain("a fiber that could not start", || entry(Err(error)));
+                    self.note_unwind_progress();
                     return;
                 }
             }
@@ -273,6 +349,7 @@ impl Local {
             let _running = current::Running::set(fiber, self.slice);
             coroutine.resume(())
         };
+        self.queue_spawned(id);
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {
@@ -280,7 +357,9 @@ impl Local {
             CoroutineResult::Yield(Suspend::Yield) => {
                 // SAFETY: the fiber yielded without parking, so no dispatch took the reference;
                 // it is alive because the lent reference is.
-                self.push_ready(unsafe { (*fiber).reclaim() });
+                self.yielded
+                    .borrow_mut()
+                    .push_back(unsafe { (*fiber).reclaim() });
             }
             CoroutineResult::Return(()) => {
                 // SAFETY: as for a yield.
@@ -291,10 +370,39 @@ impl Local {
                 let stack = ManuallyDrop::into_inner(coroutine).into_stack();
                 self.pool.borrow_mut().give(stack);
                 drop(ticket);
+                self.started.borrow_mut().remove(core.started_key.get());
                 self.shared.loads.remove(self.index);
                 // The last reference drops the fiber-locals, which are user values.
                 contain("a finished fiber's drop", || drop(core));
+                self.note_unwind_progress();
             }
+        }
+    }
+
+    fn note_unwind_progress(&self) {
+        if self.shared.is_unwinding() {
+            self.shared.unwind_progress();
+        }
+    }
+
+    /// Once shutdown unwinds the remaining fibers: raises the cancel hint of every fiber
+    /// started here and wakes it, so it unwinds at its current (or next) cancellation point.
+    fn cancel_started_for_shutdown(&self) {
+        if self.cancelled_started.get() || !self.shared.is_unwinding() {
+            return;
+        }
+        self.cancelled_started.set(true);
+        // Copied out: a wake may queue a fiber here, and nothing is borrowed while user code
+        // could run.
+        let started: Vec<*const Core> = self.started.borrow().values().copied().collect();
+        for fiber in started {
+            // SAFETY: a fiber in `started` has started and not finished (it is removed on its
+            // return, before its reference goes), and such a fiber's `Core` is alive: it is
+            // queued, or parked and holding its own lent reference (see `Core::queued_ref`).
+            // Nothing drops queued references before shutdown, which comes after this.
+            let core = unsafe { &*fiber };
+            core.cancel_hint.raise();
+            core.unpark();
         }
     }
 
@@ -327,11 +435,10 @@ impl Local {
         let parker = &self.shared.parkers[self.index];
         loop {
             self.drain_inbox();
-            let found = {
-                let mut ready = self.ready.borrow_mut();
-                let at = ready.iter().position(|core| Arc::as_ptr(core) == fiber);
-                at.and_then(|at| ready.remove(at))
-            };
+            let found = self
+                .order
+                .borrow_mut()
+                .remove_woken(|core| Arc::as_ptr(core) == fiber);
             if let Some(core) = found {
                 // SAFETY: we are the fiber's home worker and it goes on running in the current
                 // resume; the dispatch that queued this reference emptied the cell.
@@ -383,7 +490,8 @@ impl Local {
     pub(crate) fn abandon(&self) {
         let handed = &self.shared.remotes[self.index].handoff;
         loop {
-            let ready = mem::take(&mut *self.ready.borrow_mut());
+            let mut ready = self.order.borrow_mut().take_woken();
+            ready.append(&mut self.yielded.borrow_mut());
             if ready.is_empty() && self.unstarted.is_empty() && handed.is_empty() {
                 return;
             }
@@ -428,6 +536,7 @@ pub(crate) fn run_worker(local: &Local) {
     local.shared.exit.enter();
     let mut searching = false;
     while !local.stopping() {
+        local.cancel_started_for_shutdown();
         let next = local.next_local().or_else(|| local.steal());
         match next {
             Some(core) => {

@@ -351,6 +351,40 @@ impl Builder {
 /// - A fiber that is joined soon after it is spawned usually starts right where it was spawned
 ///   (depth first), because the loads barely change in between.
 ///
+/// # In which order fibers start
+///
+/// The fibers one fiber spawns between two of its suspensions (parks, yields, its end) form a
+/// batch. On the worker that spawned them:
+///
+/// - The fibers of a batch start in spawn order.
+/// - The newest batch starts first: a fiber's children start before the younger siblings of
+///   that fiber, so a tree of spawns and joins runs depth first and keeps few stacks in use.
+/// - A fiber woken while a batch is starting runs once the rest of that batch has started,
+///   before any older batch: a parent woken by its first child then finds the other children
+///   started (often finished) and joins them without waiting again. A fiber woken by its own
+///   children once they have all started runs next, before its younger siblings start.
+/// - A fiber that yields runs again only after all of these (see [`yield_now`](crate::yield_now)).
+///
+/// Other workers take unstarted fibers oldest first, so with more than one worker the start
+/// order of fibers being taken that way is not fixed.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+///
+/// let started = fibra::Runtime::builder().workers(1).build().unwrap().block_on(|| {
+///     let started = Arc::new(Mutex::new(Vec::new()));
+///     let children: Vec<_> = (0..4)
+///         .map(|i| {
+///             let started = started.clone();
+///             fibra::spawn(move || started.lock().unwrap().push(i))
+///         })
+///         .collect();
+///     children.into_iter().for_each(|child| child.join().unwrap());
+///     Arc::try_unwrap(started).unwrap().into_inner().unwrap()
+/// });
+/// assert_eq!(started, [0, 1, 2, 3]);
+/// ```
+///
 /// # Panics
 ///
 /// Outside a fibra runtime, or when no stack can be had (see [`Builder::spawn`]).
@@ -551,6 +585,10 @@ where
             // The scope may end as soon as this fiber's packet is gone; do not keep it alive.
             drop(fiber_ctx::replace_cancel(None));
             outcome
+        }
+        Err(StackError::ShuttingDown) => {
+            drop(f);
+            Err(JoinError::cancelled())
         }
         Err(error) => {
             drop(f);

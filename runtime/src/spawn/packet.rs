@@ -2,7 +2,6 @@
 
 use super::error::JoinError;
 use super::scope::ScopeState;
-use crate::cancel::CancelCause;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
@@ -49,7 +48,7 @@ impl<T> Packet<T> {
                 if error.is_panic() {
                     state.panic_order = scope.next_panic_order();
                     // A child's panic cancels its siblings and the scope body.
-                    scope.cancel.cancel(CancelCause::Internal);
+                    scope.child_panicked();
                 }
             }
             state.result = Some(result);
@@ -77,6 +76,13 @@ impl<T> Packet<T> {
     /// Takes the outcome if it is there.
     pub(crate) fn try_take(&self) -> Option<Result<T, JoinError>> {
         self.lock().result.take()
+    }
+
+    /// A scoped child's panic was taken through its join (see `ScopeState::panic_joined`).
+    pub(crate) fn panic_joined(&self) {
+        if let Some(scope) = &self.scope {
+            scope.panic_joined();
+        }
     }
 
     pub(crate) fn is_finished(&self) -> bool {

@@ -16,16 +16,18 @@ use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
 /// Runs `f` with a [`Scope`] in which fibers may be spawned that borrow from the caller's
 /// stack, and returns only after every one of them has finished.
 ///
-/// Children spawned with [`Scope::spawn`] may borrow anything that outlives the scope. If a
-/// child panics and is not joined, its panic is re-raised here after every child has finished
-/// (the first such panic, in the order they happened); a panic of `f` itself takes precedence.
+/// Children spawned with [`Scope::spawn`] may borrow anything that outlives the scope. A
+/// child's panic cancels its siblings and the body (see [`Scope`]); a panic taken through
+/// [`ScopedJoinHandle::join`] is the joiner's, and a panic nobody joined is re-raised here
+/// after every child has finished (the first such panic, in the order they happened); a panic
+/// of `f` itself takes precedence.
 ///
 /// # Panics
 ///
@@ -80,7 +82,8 @@ where
 /// cancelled returns `Err` even if its body got to its end first.
 ///
 /// A child's panic is not a cancellation: as in [`scope`], it cancels the siblings and the body
-/// and is re-raised here once all have ended. A cancellation of an outer scope passes through.
+/// and, unless taken through a join, is re-raised here once all have ended. A cancellation of
+/// an outer scope passes through.
 ///
 /// # Panics
 ///
@@ -135,7 +138,7 @@ where
         _scope: PhantomData,
         _env: PhantomData,
     };
-    let body = Body::enter(&cancel);
+    let body = Body::enter(&scope.state.body_scope());
     let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
     drop(body);
     // Whatever happened to `f`, no child may outlive the borrows it was given; this wait is not
@@ -147,7 +150,10 @@ where
         .filter(|&(origin, _)| origin == cancel.id);
     match result {
         Err(payload) => match payload.downcast_ref::<Cancellation>() {
-            Some(cancellation) if cancellation.origin == cancel.id => {
+            Some(cancellation)
+                if cancellation.origin == cancel.id
+                    || cancellation.origin == scope.state.body_scope().id =>
+            {
                 match scope.state.take_panic() {
                     // A child's panic cancelled the body: that panic is the outcome.
                     Some(child_panic) => panic::resume_unwind(child_panic),
@@ -177,7 +183,27 @@ pub(crate) fn cancel_scope_of(scope: &Scope<'_, '_>) -> Arc<CancelScope> {
     scope.state.cancel.clone()
 }
 
-/// The scope body's membership: while it runs, the fiber is in the scope's cancel scope (and
+/// What a child's panic cancels: the body and the children each run in a cancel scope inside
+/// the scope's own, so that a token or deadline still reaches both, while the cancellation a
+/// panic causes can be lifted once the body has joined that panic.
+struct PanicCancel {
+    body: Arc<CancelScope>,
+    children: Arc<CancelScope>,
+    /// Child panics not yet taken through `join`.
+    unjoined: usize,
+}
+
+impl PanicCancel {
+    fn new(scope: &Arc<CancelScope>) -> PanicCancel {
+        PanicCancel {
+            body: CancelScope::new(Some(scope.clone())),
+            children: CancelScope::new(Some(scope.clone())),
+            unjoined: 0,
+        }
+    }
+}
+
+/// The scope body's membership: while it runs, the fiber is in the body's cancel scope (and
 /// is woken if it is cancelled); afterwards it is back in its own.
 struct Body {
     previous: Option<Arc<CancelScope>>,
@@ -199,6 +225,38 @@ impl Drop for Body {
 }
 
 /// A scope to spawn borrowing fibers in; see [`scope`].
+///
+/// # When a child panics
+///
+/// A child's panic cancels its siblings and the scope body: each unwinds at its current or
+/// next cancellation point, so that a body waiting for something the child would have done
+/// does not wait for ever. A [`join`](ScopedJoinHandle::join) of the panicked child is the
+/// exception, and its outcome does not depend on timing:
+///
+/// - The join returns `Err` with the payload (see [`JoinError::into_panic`]) whether the child
+///   panicked before the join or while the body waited in it; a join never unwinds for a
+///   child that has finished.
+/// - That panic is the caller's: the scope does not re-raise it. Once every child panic so far
+///   has been taken through a join by the body, the body is no longer cancelled by them: it
+///   goes on past its cancellation points and the scope returns its value, as with
+///   `std::thread::scope`. Children spawned from then on run normally; siblings that were
+///   cancelled stay cancelled (their joins report [`JoinError::is_cancelled`]).
+/// - A panic nobody joined still makes the scope panic with it once every child has finished,
+///   whether or not the body was unwound first.
+///
+/// ```
+/// fibra::run(|| {
+///     let value = fibra::scope(|s| {
+///         let child = s.spawn(|| panic!("boom"));
+///         let payload = child.join().unwrap_err().into_panic();
+///         assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+///         // The body is not cancelled by a panic it has taken: this sleep is not unwound.
+///         fibra::sleep(std::time::Duration::from_millis(1));
+///         s.spawn(|| 6).join().unwrap() + 1
+///     });
+///     assert_eq!(value, 7);
+/// });
+/// ```
 pub struct Scope<'scope, 'env: 'scope> {
     pub(super) state: Arc<ScopeState>,
     pub(super) shared: Arc<Shared>,
@@ -273,7 +331,7 @@ impl<'scope> Scope<'scope, '_> {
         let entry: super::Entry =
             unsafe { std::mem::transmute::<ScopedEntry<'scope>, super::Entry>(entry) };
         let spec = Spec {
-            cancel: CancelIn::Scope(self.state.cancel.clone()),
+            cancel: CancelIn::Scope(self.state.children_scope()),
             ..spec
         };
         let fiber = super::launch(&self.shared, spec, entry, placement)?;
@@ -310,11 +368,12 @@ pub struct ScopedJoinHandle<'scope, T> {
 }
 
 impl<T> ScopedJoinHandle<'_, T> {
-    /// Waits for the fiber to finish and returns its value, or why there is none. A panic
-    /// returned here is the caller's to handle: the scope will not re-raise it. This holds
-    /// whether the child panicked before or during the join: a child's panic also cancels the
-    /// scope body, but a join whose child has finished returns its result first; the body's
-    /// next cancellation point then unwinds it.
+    /// Waits for the fiber to finish and returns its value, or why there is none.
+    ///
+    /// A child that panicked gives `Err` with its payload, whether it panicked before the join
+    /// or while the caller waited in it. The panic is then the caller's to handle: the scope
+    /// does not re-raise it, and once the body has joined every child panic so far, it is no
+    /// longer cancelled by them (see [`Scope`]).
     ///
     /// ```
     /// fibra::run(|| {
@@ -325,7 +384,11 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// });
     /// ```
     pub fn join(self) -> Result<T, JoinError> {
-        wait(&self.packet, &self.fiber.0.shared, &mut None)
+        let result = wait(&self.packet, &self.fiber.0.shared, &mut None);
+        if result.as_ref().is_err_and(JoinError::is_panic) {
+            self.packet.panic_joined();
+        }
+        result
     }
 
     /// Whether the fiber has finished.
@@ -370,8 +433,15 @@ impl<T> fmt::Debug for ScopedJoinHandle<'_, T> {
 
 /// What a scope's children share with it.
 pub(crate) struct ScopeState {
-    /// The cancel scope of the body and the children.
+    /// The cancel scope of the body and the children: a token, deadline or helper such as
+    /// `race` cancels this one.
     pub(crate) cancel: Arc<CancelScope>,
+    /// What a child's panic cancels (see `PanicCancel`).
+    panic_cancel: Mutex<PanicCancel>,
+    /// The children's first cancel scope, and whether a lift has replaced it: spawns read
+    /// these instead of taking the lock.
+    first_children: Arc<CancelScope>,
+    children_renewed: AtomicBool,
     /// Children whose packets still exist.
     running: ChildCount,
     /// The fiber that runs the scope, woken when `running` drops to zero.
@@ -383,13 +453,75 @@ pub(crate) struct ScopeState {
 
 impl ScopeState {
     fn new(owner: Waker, cancel: Arc<CancelScope>) -> ScopeState {
+        let panic_cancel = PanicCancel::new(&cancel);
         ScopeState {
+            first_children: panic_cancel.children.clone(),
+            children_renewed: AtomicBool::new(false),
+            panic_cancel: Mutex::new(panic_cancel),
             cancel,
             running: ChildCount::new(),
             owner,
             next_panic: AtomicU64::new(0),
             panic: Mutex::new(None),
         }
+    }
+
+    fn lock_panic_cancel(&self) -> std::sync::MutexGuard<'_, PanicCancel> {
+        // Never held across user code.
+        self.panic_cancel.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The cancel scope the body runs in now.
+    fn body_scope(&self) -> Arc<CancelScope> {
+        self.lock_panic_cancel().body.clone()
+    }
+
+    /// The cancel scope new children join.
+    fn children_scope(&self) -> Arc<CancelScope> {
+        if self.children_renewed.load(Ordering::Acquire) {
+            self.lock_panic_cancel().children.clone()
+        } else {
+            self.first_children.clone()
+        }
+    }
+
+    /// A child panicked: its siblings and the body are cancelled until the panic is joined.
+    pub(crate) fn child_panicked(&self) {
+        let mut panic_cancel = self.lock_panic_cancel();
+        panic_cancel.unjoined += 1;
+        panic_cancel.children.cancel(CancelCause::Internal);
+        panic_cancel.body.cancel(CancelCause::Internal);
+    }
+
+    /// A join took a child's panic. Once every panic so far has been taken that way, and the
+    /// last by the body itself (not unwinding), the cancellation the panics caused is lifted:
+    /// the body and the children spawned from now on run in fresh cancel scopes (siblings
+    /// already cancelled stay so).
+    pub(crate) fn panic_joined(&self) {
+        let fresh_body = {
+            let mut panic_cancel = self.lock_panic_cancel();
+            panic_cancel.unjoined -= 1;
+            let body = &panic_cancel.body;
+            let in_body = fiber_ctx::with(|ctx| {
+                ctx.cancel
+                    .as_ref()
+                    .is_some_and(|scope| Arc::ptr_eq(scope, body))
+            });
+            let by_panic = body
+                .cancelled()
+                .is_some_and(|(origin, _)| origin == body.id);
+            // An unwinding body keeps its scope: its unwind is matched against it.
+            if panic_cancel.unjoined > 0 || !in_body || !by_panic || std::thread::panicking() {
+                return;
+            }
+            *panic_cancel = PanicCancel::new(&self.cancel);
+            self.children_renewed.store(true, Ordering::Release);
+            panic_cancel.body.clone()
+        };
+        let me = crate::current();
+        fresh_body.join(&me.0);
+        drop(fiber_ctx::replace_cancel(Some(fresh_body.clone())));
+        me.0.resync_cancel_hint(Some(&fresh_body));
     }
 
     pub(crate) fn next_panic_order(&self) -> u64 {

@@ -28,6 +28,8 @@ pub(crate) enum StackError {
     Mmap(io::Error),
     /// Installing a guard region failed.
     Guard(io::Error),
+    /// None was asked for: the runtime is shutting down, and the fiber is dropped unstarted.
+    ShuttingDown,
 }
 
 impl fmt::Display for StackError {
@@ -45,6 +47,9 @@ impl fmt::Display for StackError {
                 "cannot create another fiber stack: {stacks} live fiber stacks is the most fibra \
                  reserves address space for; let fibers finish before spawning more"
             ),
+            StackError::ShuttingDown => {
+                f.write_str("the runtime is shutting down: the fiber was not started")
+            }
             StackError::TooLarge { size } => {
                 write!(f, "fiber stack size of {size} bytes is too large")
             }
@@ -80,7 +85,8 @@ impl std::error::Error for StackError {
             StackError::Mmap(error) | StackError::Guard(error) => Some(error),
             StackError::MapCount { .. }
             | StackError::AddressSpace { .. }
-            | StackError::TooLarge { .. } => None,
+            | StackError::TooLarge { .. }
+            | StackError::ShuttingDown => None,
         }
     }
 }

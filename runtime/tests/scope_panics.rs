@@ -1,0 +1,112 @@
+//! A scoped join of a panicked child: the same outcome whether the child panicked before the
+//! join or while the body waited in it, under 1, 2 and 4 workers.
+
+use fibra_runtime::{checkpoint, park, scope, yield_now};
+use fibra_testing::{on, WORKER_COUNTS};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What a body saw and what its scope returned.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    /// The payload `join` gave.
+    joined: String,
+    /// How the join of a sibling parked when the panic came ended.
+    sibling: String,
+    /// A child spawned after the join.
+    later_child: u32,
+    /// What the scope returned, or the message it panicked with.
+    scope: Result<u32, String>,
+}
+
+fn message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|m| m.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "another payload".to_owned())
+}
+
+/// The body joins a child that panics first (`panic_first`, the body waits for it without a
+/// cancellation point) or only once the body has gone into the join.
+fn join_a_panicking_child(panic_first: bool) -> Outcome {
+    let go = AtomicBool::new(panic_first);
+    let mut joined = String::new();
+    let mut sibling = String::new();
+    let mut later_child = 0;
+    let ended = panic::catch_unwind(AssertUnwindSafe(|| {
+        scope(|s| {
+            let parked = s.spawn(|| loop {
+                park();
+            });
+            let child = s.spawn(|| {
+                while !go.load(Ordering::SeqCst) {
+                    yield_now();
+                }
+                panic!("boom");
+            });
+            if panic_first {
+                while !child.is_finished() {
+                    yield_now();
+                }
+            } else {
+                go.store(true, Ordering::SeqCst);
+            }
+            joined = message(&*child.join().unwrap_err().into_panic());
+            // Cancellation points: the panic taken above cancels the body no more.
+            checkpoint();
+            let error = parked.join().unwrap_err();
+            sibling = if error.is_cancelled() {
+                "cancelled".to_owned()
+            } else {
+                error.to_string()
+            };
+            later_child = s.spawn(|| 5).join().unwrap();
+            7
+        })
+    }));
+    Outcome {
+        joined,
+        sibling,
+        later_child,
+        scope: ended.map_err(|payload| message(&*payload)),
+    }
+}
+
+#[test]
+fn joining_a_panicked_child_ends_the_same_in_both_orders() {
+    for workers in WORKER_COUNTS {
+        let (first, during) = on(workers, || {
+            (join_a_panicking_child(true), join_a_panicking_child(false))
+        });
+        let expected = Outcome {
+            joined: "boom".to_owned(),
+            sibling: "cancelled".to_owned(),
+            later_child: 5,
+            scope: Ok(7),
+        };
+        assert_eq!(first, expected, "{workers} workers, panic before the join");
+        assert_eq!(during, expected, "{workers} workers, panic during the join");
+    }
+}
+
+#[test]
+fn a_panic_nobody_joined_still_makes_the_scope_panic_after_a_joined_one() {
+    for workers in WORKER_COUNTS {
+        let outcome = on(workers, || {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                scope(|s| {
+                    let joined = s.spawn(|| panic!("joined"));
+                    assert!(joined.join().unwrap_err().is_panic());
+                    // A second panic after the first was taken: never joined.
+                    let unjoined = s.spawn(|| panic!("unjoined"));
+                    while !unjoined.is_finished() {
+                        yield_now();
+                    }
+                })
+            }))
+        });
+        let payload = outcome.expect_err("the scope re-raises the unjoined panic");
+        assert_eq!(message(&*payload), "unjoined", "{workers} workers");
+    }
+}
