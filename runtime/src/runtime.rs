@@ -478,8 +478,8 @@ impl Runtime {
 const UNWIND_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Until when shutdown waits for the fibers it cancelled to unwind.
-fn unwind_deadline(shared: &Shared) -> std::time::Instant {
-    fibra_driver::deadline_after(shared.config.shutdown_timeout.unwrap_or(UNWIND_GRACE))
+fn unwind_deadline(shared: &Shared) -> crate::wait::Deadline {
+    crate::wait::Deadline::after(shared.config.shutdown_timeout.unwrap_or(UNWIND_GRACE))
 }
 
 /// Ends worker 0's loop when the main fiber's entry ends, whichever way it ends.

@@ -179,7 +179,11 @@ fn a_result_nobody_takes_panics_in_its_drop_harmlessly_in_both_orders() {
             }
             drop(handle);
         });
-        assert_eq!(DROPS.load(Ordering::SeqCst), before + 2, "{workers} workers");
+        assert_eq!(
+            DROPS.load(Ordering::SeqCst),
+            before + 2,
+            "{workers} workers"
+        );
     }
 }
 

@@ -29,7 +29,6 @@ use placement::Loads;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
-use std::time::Instant;
 
 /// The parts of a runtime every thread may touch.
 pub(crate) struct Shared {
@@ -143,7 +142,7 @@ impl Shared {
     /// on it at its next scheduling step, so every worker must still be running its loop; a
     /// fiber that does not finish by the deadline (it ignores or shields its cancellation) is
     /// abandoned by the shutdown that follows.
-    pub(crate) fn unwind_remaining(&self, own: usize, deadline: Instant) {
+    pub(crate) fn unwind_remaining(&self, own: usize, deadline: crate::wait::Deadline) {
         if self.unwinding.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -154,7 +153,7 @@ impl Shared {
         crate::shield(|| loop {
             *self.unwind_waiter.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some(crate::wait::current_waker());
-            if self.unwound(own) || Instant::now() >= deadline {
+            if self.unwound(own) || deadline.has_passed() {
                 return;
             }
             crate::wait::park_current_until(deadline);
