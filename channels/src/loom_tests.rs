@@ -6,6 +6,7 @@
 
 use crate::op::{self, Attempt, Operation, RecvOp, SendOp, Woken};
 use crate::{bounded, TryRecvError};
+use fibra_runtime::wait::Deadline;
 use loom::thread;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -132,7 +133,7 @@ fn loom_select_winner() {
                 if recv_b.try_now() == Attempt::Completed {
                     break recv_b.into_value();
                 }
-                match op::wait(&[Some(&recv_a), Some(&recv_b)], None) {
+                match op::wait(&[Some(&recv_a), Some(&recv_b)], Deadline::NEVER) {
                     Woken::Selected(0) => break recv_a.into_value(),
                     Woken::Selected(_) => break recv_b.into_value(),
                     Woken::Retry | Woken::TimedOut => {}
@@ -174,7 +175,7 @@ fn loom_select_send_or_recv() {
             if send.try_now() == Attempt::Completed {
                 break 1;
             }
-            match op::wait(&[Some(&recv), Some(&send)], None) {
+            match op::wait(&[Some(&recv), Some(&send)], Deadline::NEVER) {
                 Woken::Selected(i) => break i,
                 Woken::Retry | Woken::TimedOut => {}
             }

@@ -39,21 +39,8 @@ impl<T> Slab<T> {
         value
     }
 
-    pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut T> {
-        self.entries.get_mut(key).and_then(Option::as_mut)
-    }
-
     pub(crate) fn values(&self) -> impl Iterator<Item = &T> {
         self.entries.iter().flatten()
-    }
-
-    /// Empties the slab, returning every value; old keys become stale.
-    pub(crate) fn drain(&mut self) -> Vec<T> {
-        self.free.clear();
-        std::mem::take(&mut self.entries)
-            .into_iter()
-            .flatten()
-            .collect()
     }
 }
 
@@ -70,7 +57,7 @@ mod tests {
         assert_eq!(slab.remove(a), None);
         assert_eq!(slab.insert("c"), a);
         assert_eq!(slab.values().count(), 2);
-        assert_eq!(slab.drain().len(), 2);
+        assert_eq!(slab.remove(b), Some("b"));
         assert_eq!(slab.remove(b), None);
     }
 }
