@@ -33,15 +33,20 @@ fn loom_rendezvous_handoff() {
 fn loom_buffered_refill() {
     model(|| {
         let (tx, rx) = bounded::<u32>(1);
-        let sender = thread::spawn(move || {
-            tx.send(1).unwrap();
-            tx.send(2).unwrap();
-        });
-        assert_eq!(rx.recv(), Some(1));
-        assert_eq!(rx.recv(), Some(2));
-        sender.join().unwrap();
-        assert_eq!(rx.recv(), None);
+        two_values_arrive_in_order(tx, rx);
     });
+}
+
+/// A sender sends 1 then 2 and goes; the receiver gets both in order, then the end.
+fn two_values_arrive_in_order(tx: crate::Writer<u32>, rx: crate::Reader<u32>) {
+    let sender = thread::spawn(move || {
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+    });
+    assert_eq!(rx.recv(), Some(1));
+    assert_eq!(rx.recv(), Some(2));
+    sender.join().unwrap();
+    assert_eq!(rx.recv(), None);
 }
 
 /// A lock-free push races a receiver parking on the empty buffer: the receiver's second look
@@ -69,6 +74,18 @@ fn loom_close_after_push_still_drains() {
         assert_eq!(rx.recv(), Some(1));
         assert_eq!(rx.recv(), None);
         sender.join().unwrap();
+    });
+}
+
+/// An unbounded channel whose ring holds one value: the second send overflows while the
+/// receiver drains and parks; the values arrive in order, none lost or doubled.
+#[test]
+fn loom_unbounded_overflow_keeps_order() {
+    model(|| {
+        let chan = std::sync::Arc::new(crate::core::chan::Chan::unbounded(1));
+        let tx = crate::Writer::from_chan(chan.clone());
+        let rx = crate::Reader::from_chan(chan);
+        two_values_arrive_in_order(tx, rx);
     });
 }
 

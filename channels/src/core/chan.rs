@@ -186,7 +186,9 @@ impl<T> Chan<T> {
                 }
                 // Nobody is parked to send, so nothing can come but through the ring.
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
-                Err(PopError::Closed) => return Err(TryRecvError::Closed),
+                // The end is final, so it is confirmed under the lock: the hint may be stale
+                // while a value waits elsewhere (given back, or in an unbounded overflow).
+                Err(PopError::Closed) => {}
             }
         }
         self.locked(|txn| txn.recv())
@@ -232,8 +234,12 @@ impl<T> Chan<T> {
     }
 
     pub(crate) fn closed_and_drained(&self) -> bool {
-        if self.lock_free && self.hints.pop.load(Ordering::Relaxed) == 0 {
-            return self.ring.is_closed() && self.ring.is_empty();
+        // As in `try_recv`, only "not yet" is trusted without the lock.
+        if self.lock_free
+            && self.hints.pop.load(Ordering::Relaxed) == 0
+            && !(self.ring.is_closed() && self.ring.is_empty())
+        {
+            return false;
         }
         self.locked(|txn| {
             txn.fire_feed();

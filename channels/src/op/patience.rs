@@ -303,16 +303,28 @@ mod tests {
             .expect("a receive can retry")
     }
 
+    /// A channel whose receive retry slot a caller holds until the returned token cancels it.
+    #[allow(clippy::type_complexity)]
+    fn with_a_held_slot() -> (
+        crate::Writer<u32>,
+        crate::Reader<u32>,
+        CancelToken,
+        fibra_runtime::JoinHandle<Result<(), fibra_runtime::Cancelled>>,
+    ) {
+        let (tx, rx) = bounded::<u32>(1);
+        let token = CancelToken::new();
+        let holder = hold_the_slot_until_cancelled(&rx, &token);
+        while is_free(recv_slot(&rx)) {
+            fibra_runtime::yield_now();
+        }
+        (tx, rx, token, holder)
+    }
+
     #[test]
     fn a_caller_that_unwinds_while_holding_a_retry_slot_frees_it() {
         for workers in [1, 2] {
             fibra_testing::on(workers, || {
-                let (tx, rx) = bounded::<u32>(1);
-                let token = CancelToken::new();
-                let holder = hold_the_slot_until_cancelled(&rx, &token);
-                while is_free(recv_slot(&rx)) {
-                    fibra_runtime::yield_now();
-                }
+                let (tx, rx, token, holder) = with_a_held_slot();
                 token.cancel();
                 assert!(holder.join().unwrap().is_err());
                 assert!(is_free(recv_slot(&rx)), "the cancelled holder freed it");
@@ -361,12 +373,7 @@ mod tests {
         for workers in [1, 2] {
             let got = without_hanging(move || {
                 fibra_testing::on(workers, || {
-                    let (tx, rx) = bounded::<u32>(1);
-                    let token = CancelToken::new();
-                    let holder = hold_the_slot_until_cancelled(&rx, &token);
-                    while is_free(recv_slot(&rx)) {
-                        fibra_runtime::yield_now();
-                    }
+                    let (tx, rx, token, holder) = with_a_held_slot();
                     let receiver = {
                         let rx = rx.clone();
                         fibra_runtime::spawn(move || rx.recv())

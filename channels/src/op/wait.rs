@@ -196,25 +196,12 @@ enum Parked {
     Deadline,
 }
 
-/// How often a registered waiter yields, looking for its completion, before it parks: the
-/// policy measured against parking at once (A/B in `fibra-compare`).
-#[cfg(not(loom))]
-const YIELDS_AFTER_REGISTERING: u32 = match option_env!("FIBRA_CHANPORT_YIELDS") {
-    Some(_) => 32,
-    None => 0,
-};
-
 /// Parks until `waiter` is done (or woken to retry) or `deadline` passes. A waiter claimed
 /// before it could withdraw is waited for until done (its claimer is mid-handoff). A
-/// cancelled fiber unwinds out of the park; the caller's registration guard cleans up.
+/// cancelled fiber unwinds out of the park; the caller's registration guard cleans up. It
+/// parks at once, without yielding first: the caller already retried before registering (see
+/// the toolkit's patience policy, `fibra_runtime::wait`).
 fn block(waiter: &Waiter, mut deadline: Deadline) -> Parked {
-    #[cfg(not(loom))]
-    for _ in 0..YIELDS_AFTER_REGISTERING {
-        if let Some(ended) = waiter.ended() {
-            return parked(ended);
-        }
-        fibra_runtime::yield_now();
-    }
     loop {
         if let Some(ended) = waiter.ended() {
             return parked(ended);

@@ -311,23 +311,8 @@ impl<T> std::fmt::Debug for Popped<'_, T> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::counting_waker::waker;
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    use std::task::Wake;
-
-    struct Count(AtomicUsize);
-
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn waker() -> (Arc<Count>, Waker) {
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        (count.clone(), Waker::from(count))
-    }
 
     fn order<T: Copy>(list: &WaitList<T>) -> Vec<T> {
         list.iter().copied().collect()
@@ -365,7 +350,7 @@ mod tests {
         let other = list.push_back(1, waker().1);
         assert_eq!(list.slots.len(), 2);
         taken.wake();
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(count.woken(), 1);
         assert_eq!(list.remove(key), (7, true));
         assert_eq!(list.remove(other), (1, false));
         assert!(list.pop_front().is_none());
@@ -419,9 +404,9 @@ mod tests {
         let (data, woken) = popped.free();
         assert_eq!(data, 'f');
         woken.wake();
-        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+        assert_eq!(count.woken(), 2);
         // The freed slot is reused by the next waiter; the spent key is only dropped.
-        drop(freed);
+        let _spent = freed;
         let next = list.push_back('n', waker().1);
         assert_eq!(list.slots.len(), 2);
         assert!(list.pop_front_entry().is_some());
@@ -438,8 +423,8 @@ mod tests {
         let key = list.push_back((), w1);
         list.set_waker(&key, &w2);
         list.pop_front().unwrap().wake();
-        assert_eq!(first.0.load(Ordering::SeqCst), 0);
-        assert_eq!(second.0.load(Ordering::SeqCst), 1);
+        assert_eq!(first.woken(), 0);
+        assert_eq!(second.woken(), 1);
         list.remove(key);
     }
 }

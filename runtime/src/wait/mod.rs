@@ -32,15 +32,19 @@
 //!   times, yielding the *fiber* between tries, before it registers a waiter: the other party
 //!   is often a moment away (ready on this worker, or running on another), and an operation
 //!   completed by a retry costs neither side the lock nor a wake-up. Once registered it parks
-//!   at once: yielding again after registering was measured not to pay once the retries
-//!   existed (the figures are in the bench documentation, `benches/README.md`).
+//!   at once: yielding again after registering did not clearly pay in an A/B run once the
+//!   retries existed (the figures are in the `chan_pingpong` bench's documentation,
+//!   `fibra-bench`).
 //! - **Locks, semaphores and the other `fibra-sync` primitives** register and park at once:
-//!   a released permit is handed to the first registered waiter, so a caller that retried
-//!   instead would only overtake the queue it is meant to join.
+//!   their fast path is one CAS, and a fair lock hands a released permit to the first
+//!   registered waiter, so a caller that retried instead would only overtake the queue it is
+//!   meant to join.
 //!
 //! Under loom nobody retries or spins: the retries repeat a try the models already explore,
 //! and would only multiply the interleavings.
 
+#[cfg(all(test, not(loom)))]
+mod counting_waker;
 mod list;
 mod park;
 mod patience;

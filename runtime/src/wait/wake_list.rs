@@ -97,30 +97,19 @@ impl Drop for WakeList {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::counting_waker::waker;
     use super::WakeList;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    use std::task::{Wake, Waker};
-
-    struct Count(AtomicUsize);
-
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
 
     #[test]
     fn everything_collected_is_woken_once_on_drop() {
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        let waker = Waker::from(count.clone());
+        let (count, waker) = waker();
         let mut wakers = WakeList::new();
         assert!(wakers.is_empty());
         for _ in 0..3 {
             wakers.push(waker.clone());
         }
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        assert_eq!(count.woken(), 0);
         drop(wakers);
-        assert_eq!(count.0.load(Ordering::SeqCst), 3);
+        assert_eq!(count.woken(), 3);
     }
 }
