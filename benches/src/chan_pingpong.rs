@@ -8,6 +8,26 @@
 //! (`may::sync::mpsc`, unbounded: `may` has no bounded channel), and two plain threads over
 //! `crossbeam-channel` and `flume` (capacity 1). Every round trip checks the value it gets
 //! back.
+//!
+//! ## Measured: yielding after registering
+//!
+//! A blocked channel operation retries (yielding) before it registers; whether it should also
+//! yield 32 times *after* registering, before it parks, was measured again once the retries
+//! existed (`--quick`, alternating rounds of both builds on a shared, busy 2-core machine,
+//! 2026-12-03; lower is better). Medians of the per-round fibra/peer ratios, seven rounds:
+//!
+//! | bench, variant, peer | park at once | 32 yields first |
+//! | --- | --- | --- |
+//! | `chan_pingpong` 1w, tokio | 0.569 | 0.568 |
+//! | `chan_pingpong` 2w, tokio | 4.19 | 24.4 |
+//! | `chan_throughput` 1x1, tokio | 0.597 | 1.171 |
+//! | `chan_throughput` 4x4, crossbeam | 1.907 | 1.778 |
+//! | `select2` 2w, tokio | 0.730 | 0.774 |
+//!
+//! Medians of fibra's own ns per operation over every round (23 to 39 of `chan_throughput`):
+//! 1x1 152 without the yields, 142 with; 4x4 76.4 and 76.9; `chan_pingpong` 2w equal. On that
+//! machine the two-worker figures vary several-fold between rounds, so neither form clearly
+//! pays; a registered waiter parks at once, the simpler policy (documented on `fibra::wait`).
 
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,8 @@
-//! fibra's bounded and rendezvous MPMC channels and timer channels.
+//! fibra's bounded, rendezvous and unbounded MPMC channels and timer channels.
 //!
 //! [`bounded(cap)`](bounded) makes a channel with room for `cap` values; `cap == 0` is a
-//! rendezvous channel, where a send completes only when a receiver takes the value. Both ends
+//! rendezvous channel, where a send completes only when a receiver takes the value.
+//! [`unbounded()`](unbounded) makes one whose sends never block. Both ends
 //! are `Clone + Send + Sync`. Every operation works the same from a fiber (only the fiber
 //! waits), a plain thread (the thread parks) and async code (the `*_async` futures and the
 //! `Stream`), in any mix.
@@ -46,38 +47,21 @@
 //! The [`op`] module exposes operations as values and the one wait they all share; it is what
 //! `fibra-select` is built on.
 
-mod async_timer;
-mod cancel;
-mod chan;
+mod core;
 mod ends;
 mod error;
-mod exclusive;
-mod feed;
-mod future;
-mod in_wait;
-mod iter;
-#[cfg(not(loom))]
 pub mod op;
-mod packet;
-mod queue;
-mod reader;
-mod retry;
-mod ring;
-mod shim;
 mod timer;
-mod wait;
-mod waiter;
-mod writer;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+pub use ends::future::{RecvFuture, SendFuture};
+pub use ends::iter::{IntoIter, Iter, TryIter};
+pub use ends::reader::Reader;
+pub use ends::writer::Writer;
 pub use error::{RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError};
-pub use future::{RecvFuture, SendFuture};
-pub use iter::{IntoIter, Iter, TryIter};
-pub use reader::Reader;
 pub use timer::{close_after, close_at, tick};
-pub use writer::Writer;
 
 use std::sync::Arc;
 
@@ -91,6 +75,47 @@ use std::sync::Arc;
 /// assert_eq!(rx.recv(), Some("one"));
 /// ```
 pub fn bounded<T>(cap: usize) -> (Writer<T>, Reader<T>) {
-    let chan = Arc::new(chan::Chan::new(cap));
+    ends(crate::core::chan::Chan::new(cap))
+}
+
+/// How many values an unbounded channel keeps in its lock-free ring; more wait in a queue
+/// behind it.
+const UNBOUNDED_RING: usize = 256;
+
+/// A channel without a bound: sends never block (nor fail with `Full`), values that find the
+/// buffer full wait in a queue behind it, in order. Its [`capacity`](Writer::capacity) is
+/// `usize::MAX`. Returns its first writer and reader; clone either for more.
+///
+/// ```
+/// let (tx, rx) = fibra::chan::unbounded();
+/// for i in 0..10_000 {
+///     tx.try_send(i).unwrap(); // never full
+/// }
+/// drop(tx);
+/// assert!(rx.iter().eq(0..10_000));
+/// ```
+pub fn unbounded<T>() -> (Writer<T>, Reader<T>) {
+    ends(crate::core::chan::Chan::unbounded(UNBOUNDED_RING))
+}
+
+fn ends<T>(chan: crate::core::chan::Chan<T>) -> (Writer<T>, Reader<T>) {
+    let chan = Arc::new(chan);
     (Writer::from_chan(chan.clone()), Reader::from_chan(chan))
 }
+
+/// The sending end, by the name crossbeam, std and tokio give it: a [`Writer`].
+///
+/// ```
+/// let (tx, rx): (fibra::chan::Sender<u8>, fibra::chan::Receiver<u8>) = fibra::chan::bounded(1);
+/// tx.send(1).unwrap();
+/// assert_eq!(rx.recv(), Some(1));
+/// ```
+pub type Sender<T> = Writer<T>;
+
+/// The receiving end, by the name crossbeam, std and tokio give it: a [`Reader`].
+///
+/// ```
+/// let (_tx, rx): (_, fibra::chan::Receiver<u8>) = fibra::chan::unbounded();
+/// assert!(rx.try_recv().is_err());
+/// ```
+pub type Receiver<T> = Reader<T>;

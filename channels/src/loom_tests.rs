@@ -6,6 +6,7 @@
 
 use crate::op::{self, Attempt, Operation, RecvOp, SendOp, Woken};
 use crate::{bounded, TryRecvError};
+use fibra_runtime::wait::Deadline;
 use loom::thread;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -32,15 +33,20 @@ fn loom_rendezvous_handoff() {
 fn loom_buffered_refill() {
     model(|| {
         let (tx, rx) = bounded::<u32>(1);
-        let sender = thread::spawn(move || {
-            tx.send(1).unwrap();
-            tx.send(2).unwrap();
-        });
-        assert_eq!(rx.recv(), Some(1));
-        assert_eq!(rx.recv(), Some(2));
-        sender.join().unwrap();
-        assert_eq!(rx.recv(), None);
+        two_values_arrive_in_order(tx, rx);
     });
+}
+
+/// A sender sends 1 then 2 and goes; the receiver gets both in order, then the end.
+fn two_values_arrive_in_order(tx: crate::Writer<u32>, rx: crate::Reader<u32>) {
+    let sender = thread::spawn(move || {
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+    });
+    assert_eq!(rx.recv(), Some(1));
+    assert_eq!(rx.recv(), Some(2));
+    sender.join().unwrap();
+    assert_eq!(rx.recv(), None);
 }
 
 /// A lock-free push races a receiver parking on the empty buffer: the receiver's second look
@@ -68,6 +74,18 @@ fn loom_close_after_push_still_drains() {
         assert_eq!(rx.recv(), Some(1));
         assert_eq!(rx.recv(), None);
         sender.join().unwrap();
+    });
+}
+
+/// An unbounded channel whose ring holds one value: the second send overflows while the
+/// receiver drains and parks; the values arrive in order, none lost or doubled.
+#[test]
+fn loom_unbounded_overflow_keeps_order() {
+    model(|| {
+        let chan = std::sync::Arc::new(crate::core::chan::Chan::unbounded(1));
+        let tx = crate::Writer::from_chan(chan.clone());
+        let rx = crate::Reader::from_chan(chan);
+        two_values_arrive_in_order(tx, rx);
     });
 }
 
@@ -132,7 +150,7 @@ fn loom_select_winner() {
                 if recv_b.try_now() == Attempt::Completed {
                     break recv_b.into_value();
                 }
-                match op::wait(&[Some(&recv_a), Some(&recv_b)], None) {
+                match op::wait(&[Some(&recv_a), Some(&recv_b)], Deadline::NEVER) {
                     Woken::Selected(0) => break recv_a.into_value(),
                     Woken::Selected(_) => break recv_b.into_value(),
                     Woken::Retry | Woken::TimedOut => {}
@@ -174,7 +192,7 @@ fn loom_select_send_or_recv() {
             if send.try_now() == Attempt::Completed {
                 break 1;
             }
-            match op::wait(&[Some(&recv), Some(&send)], None) {
+            match op::wait(&[Some(&recv), Some(&send)], Deadline::NEVER) {
                 Woken::Selected(i) => break i,
                 Woken::Retry | Woken::TimedOut => {}
             }

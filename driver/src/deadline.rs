@@ -48,6 +48,24 @@ impl Deadline {
         }
     }
 
+    /// This deadline, `duration` later; never when that cannot be represented (saturating, as
+    /// [`after`](Deadline::after)). Never stays never.
+    ///
+    /// ```
+    /// use fibra_driver::Deadline;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let now = Instant::now();
+    /// let second = Duration::from_secs(1);
+    /// assert_eq!(Deadline::at(now).later_by(second), Deadline::at(now + second));
+    /// assert_eq!(Deadline::at(now).later_by(Duration::MAX), Deadline::NEVER);
+    /// ```
+    pub fn later_by(self, duration: Duration) -> Deadline {
+        Deadline {
+            at: self.at.and_then(|at| at.checked_add(duration)),
+        }
+    }
+
     /// Whether this is [`NEVER`](Deadline::NEVER).
     pub fn is_never(&self) -> bool {
         self.at.is_none()

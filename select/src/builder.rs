@@ -4,6 +4,7 @@ use crate::engine::{self, Fallback, DEFAULT};
 use crate::error::{SelectTimeoutError, TrySelectError};
 use fibra_channels::op::{Operation, RecvOp, SendOp};
 use fibra_channels::{Reader, SendError, Writer};
+use fibra_runtime::wait::Deadline;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -307,7 +308,7 @@ impl<'a, R> Select<'a, R> {
     /// assert_eq!(sel.select_deadline(Instant::now() + Duration::from_secs(5)), Ok(1));
     /// ```
     pub fn select_deadline(self, deadline: Instant) -> Result<R, SelectTimeoutError> {
-        self.run(Fallback::Until(Some(deadline)))
+        self.run(Fallback::Until(Deadline::at(deadline)))
             .ok_or(SelectTimeoutError)
     }
 

@@ -4,7 +4,8 @@
 //! closed channel.
 
 use fibra_channels::op::{self, Attempt, Operation, Patience, Woken};
-use std::time::{Duration, Instant};
+use fibra_runtime::wait::Deadline;
+use std::time::Duration;
 
 use crate::order::{shuffle, Order};
 
@@ -18,15 +19,15 @@ pub enum Fallback {
     Block,
     /// Run the default arm at once (`default => …`).
     Now,
-    /// Wait until the instant, then run the default arm (`default(timeout) => …`); `None`
-    /// waits for good.
-    Until(Option<Instant>),
+    /// Wait until the deadline, then run the default arm (`default(timeout) => …`); a never
+    /// deadline waits for good.
+    Until(Deadline),
 }
 
 impl Fallback {
     /// Wait at most `timeout` (`default(timeout) => …`).
     pub fn timeout(timeout: Duration) -> Fallback {
-        Fallback::Until(Instant::now().checked_add(timeout))
+        Fallback::Until(Deadline::after(timeout))
     }
 }
 
@@ -81,14 +82,10 @@ pub fn select(
             continue;
         }
         let deadline = match fallback {
-            Fallback::Block => None,
+            Fallback::Block => Deadline::NEVER,
             Fallback::Now => return DEFAULT,
-            Fallback::Until(deadline) => {
-                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                    return DEFAULT;
-                }
-                deadline
-            }
+            Fallback::Until(deadline) if deadline.has_passed() => return DEFAULT,
+            Fallback::Until(deadline) => deadline,
         };
         if patience.retry(arms) {
             continue;

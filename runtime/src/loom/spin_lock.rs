@@ -12,9 +12,6 @@ mod imp {
     use std::ops::{Deref, DerefMut};
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    /// Spins before each `yield_now` while the lock is held.
-    const SPINS: u32 = 64;
-
     /// A spin lock around a `T`.
     pub struct SpinLock<T> {
         locked: AtomicBool,
@@ -50,15 +47,11 @@ mod imp {
 
         #[cold]
         fn lock_contended(&self) {
-            let mut spins = 0;
+            // The holder is a few instructions from unlocking (the toolkit's patience policy).
+            let mut backoff = crate::wait::Backoff::new();
             loop {
                 while self.locked.load(Ordering::Relaxed) {
-                    if spins < SPINS {
-                        spins += 1;
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
+                    backoff.snooze();
                 }
                 if self
                     .locked

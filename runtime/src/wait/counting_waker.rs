@@ -1,4 +1,4 @@
-//! A waker that counts its wakes, for the toolkit's unit tests.
+//! A waker that counts its wakes, for the toolkit's tests.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -7,7 +7,8 @@ use std::task::{Wake, Waker};
 pub(super) struct Count(AtomicUsize);
 
 impl Count {
-    pub(super) fn get(&self) -> usize {
+    /// How often a waker of this count was woken.
+    pub(super) fn woken(&self) -> usize {
         self.0.load(Ordering::SeqCst)
     }
 }
@@ -18,7 +19,7 @@ impl Wake for Count {
     }
 }
 
-/// A fresh counter and a waker that bumps it.
+/// A fresh count and a waker that counts into it.
 pub(super) fn waker() -> (Arc<Count>, Waker) {
     let count = Arc::new(Count(AtomicUsize::new(0)));
     (count.clone(), Waker::from(count))

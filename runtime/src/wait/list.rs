@@ -153,6 +153,28 @@ impl<T> WaitList<T> {
         self.entry_mut(head).waker.take()
     }
 
+    /// Unlinks the first queued waiter and takes its waker, leaving the waking side to decide
+    /// what becomes of its slot: for a primitive whose waking side must look at a waiter's
+    /// data before it commits to waking it (a select's waiter may have been claimed by another
+    /// queue). The slot stays for its owner to collect unless [`Popped::free`] gives it up.
+    pub fn pop_front_entry(&mut self) -> Option<Popped<'_, T>> {
+        let head = self.head;
+        if head == NIL {
+            return None;
+        }
+        self.unlink(head);
+        let waker = self
+            .entry_mut(head)
+            .waker
+            .take()
+            .expect("a queued waiter has its waker");
+        Some(Popped {
+            list: self,
+            index: head,
+            waker,
+        })
+    }
+
     /// Whether the waiter holding `key` has been woken (unlinked by [`pop_front`](Self::pop_front)).
     pub fn is_woken(&self, key: &Key) -> bool {
         self.entry(key.0).waker.is_none()
@@ -171,11 +193,15 @@ impl<T> WaitList<T> {
         if !woken {
             self.unlink(key.0);
         }
-        let slot = &mut self.slots[key.0];
+        (self.free_slot(key.0), woken)
+    }
+
+    fn free_slot(&mut self, index: usize) -> T {
+        let slot = &mut self.slots[index];
         let entry = slot.entry.take().expect("a key names an occupied slot");
         slot.next = self.free;
-        self.free = key.0;
-        (entry.data, woken)
+        self.free = index;
+        entry.data
     }
 
     fn insert_after(&mut self, after: usize, data: T, waker: Waker) -> Key {
@@ -247,10 +273,46 @@ impl<T> WaitList<T> {
     }
 }
 
+/// A waiter [`WaitList::pop_front_entry`] unlinked, with its waker; it borrows the list, so it
+/// is dealt with under the lock. Dropping it leaves the slot to its owner (who then finds
+/// itself woken) and drops the waker.
+pub struct Popped<'a, T> {
+    list: &'a mut WaitList<T>,
+    index: usize,
+    waker: Waker,
+}
+
+impl<'a, T> Popped<'a, T> {
+    /// The waiter's data.
+    pub fn data(&self) -> &T {
+        self.list.data(self.index)
+    }
+
+    /// Leaves the slot to its owner, as [`WaitList::pop_front`] does, and returns the waker.
+    pub fn into_waker(self) -> Waker {
+        self.waker
+    }
+
+    /// Frees the slot as well, returning the waiter's data and waker. The owner's key is spent:
+    /// the primitive's own protocol must tell the owner so (it drops the key and never gives it
+    /// to [`WaitList::remove`], which would otherwise free a slot that may have been reused).
+    pub fn free(self) -> (T, Waker) {
+        (self.list.free_slot(self.index), self.waker)
+    }
+}
+
+impl<T> std::fmt::Debug for Popped<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Popped")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::counting_waker::waker;
     use super::*;
-    use crate::wait::counting_waker::waker;
 
     fn order<T: Copy>(list: &WaitList<T>) -> Vec<T> {
         list.iter().copied().collect()
@@ -288,7 +350,7 @@ mod tests {
         let other = list.push_back(1, waker().1);
         assert_eq!(list.slots.len(), 2);
         taken.wake();
-        assert_eq!(count.get(), 1);
+        assert_eq!(count.woken(), 1);
         assert_eq!(list.remove(key), (7, true));
         assert_eq!(list.remove(other), (1, false));
         assert!(list.pop_front().is_none());
@@ -329,6 +391,31 @@ mod tests {
     }
 
     #[test]
+    fn a_popped_entry_is_left_to_its_owner_or_freed() {
+        let mut list = WaitList::new();
+        let (count, w) = waker();
+        let left = list.push_back('l', w.clone());
+        let freed = list.push_back('f', w);
+        let popped = list.pop_front_entry().unwrap();
+        assert_eq!(*popped.data(), 'l');
+        popped.into_waker().wake();
+        assert!(list.is_woken(&left));
+        let popped = list.pop_front_entry().unwrap();
+        let (data, woken) = popped.free();
+        assert_eq!(data, 'f');
+        woken.wake();
+        assert_eq!(count.woken(), 2);
+        // The freed slot is reused by the next waiter; the spent key is only dropped.
+        let _spent = freed;
+        let next = list.push_back('n', waker().1);
+        assert_eq!(list.slots.len(), 2);
+        assert!(list.pop_front_entry().is_some());
+        assert_eq!(list.remove(next), ('n', true));
+        assert_eq!(list.remove(left), ('l', true));
+        assert!(list.pop_front_entry().is_none());
+    }
+
+    #[test]
     fn set_waker_replaces_a_queued_waiters_waker() {
         let mut list = WaitList::new();
         let (first, w1) = waker();
@@ -336,8 +423,8 @@ mod tests {
         let key = list.push_back((), w1);
         list.set_waker(&key, &w2);
         list.pop_front().unwrap().wake();
-        assert_eq!(first.get(), 0);
-        assert_eq!(second.get(), 1);
+        assert_eq!(first.woken(), 0);
+        assert_eq!(second.woken(), 1);
         list.remove(key);
     }
 }

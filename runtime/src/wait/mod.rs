@@ -11,25 +11,55 @@
 //!   woken waiter keeps its slot until it collects it, so it learns under the lock whether it
 //!   was woken or gave up first.
 //! - [`WakeList`] collects wakers under a lock and wakes them after it is released.
+//! - [`Backoff`] and [`RETRIES_BEFORE_REGISTERING`] are the patience policy: how long a caller
+//!   keeps trying before it parks, and who does not try at all (below).
+//! - [`TaskTimer`] wakes a future's task at a deadline, on the driver's timer wheel.
 //! - [`Waitable`] and [`Wait`] write the wait on a [`WaitList`] entry once for every primitive:
 //!   blocking with a deadline, polled as a future, and given back when it ends early.
 //!
 //! Every blocking primitive is written over these: it registers [`current_waker`] where a
 //! waker will find it, re-checks its condition, and parks.
+//!
+//! # Patience
+//!
+//! How long a caller keeps trying before it parks, for every primitive:
+//!
+//! - **A peer a few instructions from done** (a ring writer between its claim and its publish,
+//!   the holder of a spin lock): [`Backoff`] spins a little, then yields the *thread* in case
+//!   the OS preempted the peer. Never a fiber yield: a fiber is not switched out in the middle
+//!   of such a step, so the peer is on another thread.
+//! - **A channel operation that found nothing ready** retries [`RETRIES_BEFORE_REGISTERING`]
+//!   times, yielding the *fiber* between tries, before it registers a waiter: the other party
+//!   is often a moment away (ready on this worker, or running on another), and an operation
+//!   completed by a retry costs neither side the lock nor a wake-up. Once registered it parks
+//!   at once: yielding again after registering did not clearly pay in an A/B run once the
+//!   retries existed (the figures are in the `chan_pingpong` bench's documentation,
+//!   `fibra-bench`).
+//! - **Locks, semaphores and the other `fibra-sync` primitives** register and park at once:
+//!   their fast path is one CAS, and a fair lock hands a released permit to the first
+//!   registered waiter, so a caller that retried instead would only overtake the queue it is
+//!   meant to join.
+//!
+//! Under loom nobody retries or spins: the retries repeat a try the models already explore,
+//! and would only multiply the interleavings.
 
 #[cfg(all(test, not(loom)))]
 mod counting_waker;
 mod list;
 mod park;
+mod patience;
+mod task_timer;
 mod waitable;
 mod wake_list;
 
 pub use fibra_driver::Deadline;
-pub use list::{Key, WaitList};
+pub use list::{Key, Popped, WaitList};
 pub use park::{current_waker, in_fiber, park_current, park_current_until};
 pub(crate) use park::{
     park_fiber, park_fiber_checking, running_fiber, suspend, with_waker, yield_fiber, Check,
     FiberTimer,
 };
+pub use patience::{Backoff, RETRIES_BEFORE_REGISTERING};
+pub use task_timer::TaskTimer;
 pub use waitable::{TimedOut, Wait, Waitable};
 pub use wake_list::WakeList;

@@ -115,11 +115,12 @@ pub fn park_current_until(deadline: impl Into<Deadline>) {
         return loom_waiter::park();
     }
     #[cfg_attr(loom, allow(unreachable_code))]
+    if deadline.is_never() {
+        // No timer (and no timer hold) for a wait that has no deadline.
+        return park_current();
+    }
     if !in_fiber() {
-        match deadline.instant() {
-            Some(_) => thread::park_timeout(deadline.remaining()),
-            None => thread::park(),
-        }
+        thread::park_timeout(deadline.remaining());
         return;
     }
     if deadline.has_passed() {

@@ -1,9 +1,10 @@
 //! The sending end.
 
-use crate::chan::Chan;
+use super::future::SendFuture;
+use crate::core::chan::Chan;
 use crate::error::{SendError, SendTimeoutError, TrySendError};
-use crate::future::SendFuture;
 use crate::op::{self, Attempt, SendOp};
+use fibra_runtime::wait::Deadline;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,7 +48,7 @@ impl<T> Writer<T> {
     /// ```
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         let op = SendOp::new(self, value);
-        match op::run_one(&op, None) {
+        match op::run_one(&op, Deadline::NEVER) {
             Ok(Attempt::Completed) => Ok(()),
             _ => Err(SendError(
                 op.into_value()
@@ -78,10 +79,7 @@ impl<T> Writer<T> {
     /// assert_eq!(rx.recv(), Some(1));
     /// ```
     pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
-        match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.send_deadline(value, deadline),
-            None => self.send(value).map_err(SendTimeoutError::from),
-        }
+        self.send_until(value, Deadline::after(timeout))
     }
 
     /// Sends `value`, waiting until `deadline` at most.
@@ -95,8 +93,12 @@ impl<T> Writer<T> {
     /// assert_eq!(tx.send_deadline(4, deadline), Err(SendTimeoutError::Closed(4)));
     /// ```
     pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(value, Deadline::at(deadline))
+    }
+
+    fn send_until(&self, value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
         let op = SendOp::new(self, value);
-        let outcome = op::run_one(&op, Some(deadline));
+        let outcome = op::run_one(&op, deadline);
         if let Ok(Attempt::Completed) = outcome {
             return Ok(());
         }
@@ -125,7 +127,7 @@ impl<T> Writer<T> {
     }
 }
 
-crate::ends::state_accessors!(Writer {
+super::state_accessors!(Writer {
     /// Closes the channel for every writer and reader; true if this call closed it (closing is
     /// idempotent). Parked senders get their values back; receivers drain the buffer, then get
     /// `None`.

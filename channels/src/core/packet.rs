@@ -2,7 +2,7 @@
 //! is empty until a sender puts a value in; a parked sender's packet holds its value until a
 //! receiver takes it (and still holds it when the channel closed instead).
 
-use crate::shim::Cell;
+use fibra_runtime::loom::cell::Cell;
 
 /// One operation's value slot. Accessed by its owner while no wait-queue entry points to it,
 /// and by the party that claimed the owner's waiter between the claim and `Waiter::finish`.

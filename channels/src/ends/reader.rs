@@ -1,11 +1,12 @@
 //! The receiving end.
 
-use crate::chan::Chan;
+use super::exclusive::Exclusive;
+use super::future::RecvFuture;
+use super::iter::{IntoIter, Iter, TryIter};
+use crate::core::chan::Chan;
 use crate::error::{RecvTimeoutError, TryRecvError};
-use crate::exclusive::Exclusive;
-use crate::future::RecvFuture;
-use crate::iter::{Iter, TryIter};
 use crate::op::{self, Attempt, RecvOp};
+use fibra_runtime::wait::Deadline;
 use futures::Stream;
 use std::fmt;
 use std::future::Future;
@@ -62,7 +63,7 @@ impl<T> Reader<T> {
     /// ```
     pub fn recv(&self) -> Option<T> {
         let op = RecvOp::new(self);
-        match op::run_one(&op, None) {
+        match op::run_one(&op, Deadline::NEVER) {
             Ok(Attempt::Completed) => op.into_value(),
             _ => None,
         }
@@ -92,10 +93,7 @@ impl<T> Reader<T> {
     /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Ok(1));
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.recv_deadline(deadline),
-            None => self.recv().ok_or(RecvTimeoutError::Closed),
-        }
+        self.recv_until(Deadline::after(timeout))
     }
 
     /// Receives a value, waiting until `deadline` at most.
@@ -109,8 +107,12 @@ impl<T> Reader<T> {
     /// assert_eq!(rx.recv_deadline(deadline), Err(RecvTimeoutError::Closed));
     /// ```
     pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        self.recv_until(Deadline::at(deadline))
+    }
+
+    fn recv_until(&self, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         let op = RecvOp::new(self);
-        match op::run_one(&op, Some(deadline)) {
+        match op::run_one(&op, deadline) {
             Ok(Attempt::Completed) => Ok(op
                 .into_value()
                 .expect("a completed receive holds its value")),
@@ -162,7 +164,7 @@ impl<T> Reader<T> {
     }
 }
 
-crate::ends::state_accessors!(Reader {
+super::state_accessors!(Reader {
     /// Closes the channel for every writer and reader; true if this call closed it (closing is
     /// idempotent). Buffered values can still be received.
     ///
@@ -255,10 +257,10 @@ impl<T> fmt::Debug for Reader<T> {
 
 impl<T> IntoIterator for Reader<T> {
     type Item = T;
-    type IntoIter = crate::iter::IntoIter<T>;
+    type IntoIter = IntoIter<T>;
 
     fn into_iter(self) -> Self::IntoIter {
-        crate::iter::IntoIter::new(self)
+        IntoIter::new(self)
     }
 }
 

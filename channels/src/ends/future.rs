@@ -5,10 +5,11 @@
 //! waker re-registers). Dropping it withdraws; if a value had already been handed to a
 //! dropped receive, the value goes back to the channel, so nothing is lost.
 
-use crate::chan::Registration;
+use crate::core::chan::Registration;
+use crate::core::waiter::{Ended, Waiter};
 use crate::error::SendError;
 use crate::op::{register_all, unregister_all, Attempt, Operation, RecvOp, SendOp};
-use crate::waiter::{Ended, Waiter};
+use fibra_runtime::wait::TaskTimer;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -22,7 +23,7 @@ struct Parked<O> {
     polled_by: Waker,
     op: O,
     count: usize,
-    timer: Option<crate::async_timer::AsyncTimer>,
+    timer: Option<TaskTimer>,
 }
 
 impl<O: Operation> Parked<O> {
@@ -34,7 +35,7 @@ impl<O: Operation> Parked<O> {
     fn withdraw(self: Box<Self>) -> Result<O, O> {
         let _ = self.waiter.try_abort();
         // Also a barrier: a claimer that came first has finished once this returns.
-        unregister_all(&[Some(&self.op)], &self.waiter, self.count, None);
+        unregister_all(&[Some(&self.op)], &self.waiter, self.count);
         let Parked { op, waiter, .. } = *self;
         match waiter.done() {
             None => Ok(op),
@@ -71,13 +72,14 @@ impl<O: Operation> AsyncOp<O> {
                         done => return Poll::Ready((op, done)),
                     }
                     let mut parked = Box::new(Parked {
-                        waiter: Waiter::new(cx.waker().clone()),
+                        waiter: Waiter::new(),
                         polled_by: cx.waker().clone(),
                         op,
                         count: 0,
                         timer: None,
                     });
-                    let (count, registration) = register_all(&[Some(&parked.op)], &parked.waiter);
+                    let (count, registration) =
+                        register_all(&[Some(&parked.op)], &parked.waiter, cx.waker().clone());
                     parked.count = count;
                     match registration {
                         Registration::Ready => match parked.withdraw() {
@@ -85,9 +87,9 @@ impl<O: Operation> AsyncOp<O> {
                             Err(op) => return Poll::Ready(ended(op)),
                         },
                         Registration::Waiting(wake_at) => {
-                            if let Some(at) = wake_at {
-                                let mut timer = crate::async_timer::AsyncTimer::new(at);
-                                if timer.poll(cx).is_ready() {
+                            if !wake_at.is_never() {
+                                let mut timer = TaskTimer::at(wake_at);
+                                if Pin::new(&mut timer).poll(cx).is_ready() {
                                     parked.timer = Some(timer);
                                     self.state = State::Parked(parked);
                                     continue;
@@ -116,7 +118,7 @@ impl<O: Operation> AsyncOp<O> {
                     let due = parked
                         .timer
                         .as_mut()
-                        .is_some_and(|timer| timer.poll(cx).is_ready());
+                        .is_some_and(|timer| Pin::new(timer).poll(cx).is_ready());
                     if !due && parked.polled_by.will_wake(cx.waker()) {
                         self.state = State::Parked(parked);
                         return Poll::Pending;

@@ -14,8 +14,10 @@
 //! `Empty` that none was. A peer caught between its CAS and its stamp store (a few
 //! instructions, unless the OS preempts it) is waited for, not reported as full or empty.
 
-use crate::shim::{fence, AtomicUsize, Backoff, Cell, Ordering};
 use crossbeam_utils::CachePadded;
+use fibra_runtime::loom::cell::Cell;
+use fibra_runtime::loom::sync::atomic::{fence, AtomicUsize, Ordering};
+use fibra_runtime::wait::Backoff;
 use std::mem::MaybeUninit;
 
 /// Why a push failed; the value comes back.

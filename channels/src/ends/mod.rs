@@ -1,4 +1,11 @@
-//! What the two ends of a channel have in common.
+//! The two ends of a channel — [`Reader`](crate::Reader) and [`Writer`](crate::Writer) — their
+//! iterators and futures, and the accessors they have in common.
+
+mod exclusive;
+pub(crate) mod future;
+pub(crate) mod iter;
+pub(crate) mod reader;
+pub(crate) mod writer;
 
 /// Implements, on an end type with a `chan: Arc<Chan<T>>` field, the public accessors of the
 /// channel's shared state. Each end passes the docs for every accessor, because what a call
@@ -54,4 +61,4 @@ macro_rules! state_accessors {
     };
 }
 
-pub(crate) use state_accessors;
+use state_accessors;

@@ -1,9 +1,14 @@
 //! Timer channels: readers that time closes or feeds, for timeouts and periodic work in
-//! `select!`.
+//! `select!`. There is no timer thread: the channel's feed (`feed`) acts when an operation
+//! looks at it, and a caller waiting on the channel times its park with the feed's deadline —
+//! the driver's timer wheel, with a hold, like every timed wait.
 
-use crate::chan::Chan;
-use crate::feed::Feed;
+pub(crate) mod feed;
+
+use crate::core::chan::Chan;
 use crate::Reader;
+use feed::Feed;
+use fibra_runtime::wait::Deadline;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,10 +24,7 @@ use std::time::{Duration, Instant};
 /// assert!(start.elapsed() >= Duration::from_millis(5));
 /// ```
 pub fn close_after(duration: Duration) -> Reader<()> {
-    match Instant::now().checked_add(duration) {
-        Some(at) => close_at(at),
-        None => timer_reader(0, None),
-    }
+    close_by(Deadline::after(duration))
 }
 
 /// A reader that is closed at `deadline` (never before).
@@ -36,7 +38,12 @@ pub fn close_after(duration: Duration) -> Reader<()> {
 /// assert!(Instant::now() >= deadline);
 /// ```
 pub fn close_at(deadline: Instant) -> Reader<()> {
-    timer_reader(0, Some(Feed::close_at(deadline)))
+    close_by(Deadline::at(deadline))
+}
+
+fn close_by(deadline: Deadline) -> Reader<()> {
+    let feed = (!deadline.is_never()).then(|| Feed::close_at(deadline));
+    timer_reader(0, feed)
 }
 
 /// A reader that delivers an `Instant` every `period`, starting one period from now; each
@@ -59,9 +66,8 @@ pub fn close_at(deadline: Instant) -> Reader<()> {
 #[track_caller]
 pub fn tick(period: Duration) -> Reader<Instant> {
     assert!(!period.is_zero(), "tick: the period must be non-zero");
-    let feed = Instant::now()
-        .checked_add(period)
-        .map(|first| Feed::tick(first, period, |at| at));
+    let first = Deadline::after(period);
+    let feed = (!first.is_never()).then(|| Feed::tick(first, period, |at| at));
     timer_reader(1, feed)
 }
 

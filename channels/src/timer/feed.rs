@@ -3,11 +3,12 @@
 //! clock first, and a caller parked on it sleeps until the feed's deadline
 //! (`park_current_until`), then looks again.
 
+use fibra_runtime::wait::Deadline;
 use std::time::{Duration, Instant};
 
 /// A deadline and what happens there.
 pub(crate) struct Feed<T> {
-    next: Instant,
+    next: Deadline,
     kind: Kind<T>,
 }
 
@@ -35,7 +36,7 @@ pub(crate) enum Fired<T> {
 
 impl<T> Feed<T> {
     /// A feed that closes its channel at `at`.
-    pub(crate) fn close_at(at: Instant) -> Self {
+    pub(crate) fn close_at(at: Deadline) -> Self {
         Feed {
             next: at,
             kind: Kind::Close,
@@ -43,7 +44,7 @@ impl<T> Feed<T> {
     }
 
     /// A feed that delivers `make(t)` for `t` = `first`, `first + period`, ….
-    pub(crate) fn tick(first: Instant, period: Duration, make: fn(Instant) -> T) -> Self {
+    pub(crate) fn tick(first: Deadline, period: Duration, make: fn(Instant) -> T) -> Self {
         Feed {
             next: first,
             kind: Kind::Tick { period, make },
@@ -51,34 +52,33 @@ impl<T> Feed<T> {
     }
 
     /// When the feed fires next.
-    pub(crate) fn deadline(&self) -> Instant {
+    pub(crate) fn deadline(&self) -> Deadline {
         self.next
     }
 
     /// Looks at the clock. A due tick delivers its scheduled instant; when several were missed,
     /// only the latest is delivered (a slow receiver gets one tick, not a burst).
     pub(crate) fn fire(&mut self, now: Instant) -> Fired<T> {
-        if now < self.next {
+        let Some(next) = self.next.instant().filter(|&next| now >= next) else {
             return Fired::Waiting;
-        }
+        };
         match self.kind {
             Kind::Close => Fired::Close,
             Kind::Tick { period, make } => {
                 // The latest due tick is delivered; ticks missed before it are skipped, and the
-                // next one is the first multiple of `period` after `now`.
-                let missed = now.duration_since(self.next).as_nanos() / period.as_nanos();
-                let after = |steps: u128| {
-                    u64::try_from(steps * period.as_nanos())
-                        .ok()
-                        .and_then(|nanos| self.next.checked_add(Duration::from_nanos(nanos)))
-                };
-                let (Some(due), next) = (after(missed), after(missed + 1)) else {
+                // next one is the first multiple of `period` after `now`. The due tick is at
+                // most `now`, so it is representable; the next one saturates to never.
+                let missed = now.duration_since(next).as_nanos() / period.as_nanos();
+                let since_next = u64::try_from(missed * period.as_nanos())
+                    .map_or(Duration::MAX, Duration::from_nanos);
+                let due = Deadline::at(next).later_by(since_next);
+                let (Some(due), after) = (due.instant(), due.later_by(period)) else {
                     return Fired::Close;
                 };
-                let Some(next) = next else {
+                if after.is_never() {
                     return Fired::LastTick(make(due));
-                };
-                self.next = next;
+                }
+                self.next = after;
                 Fired::Tick(make(due))
             }
         }

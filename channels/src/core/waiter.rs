@@ -3,7 +3,7 @@
 //!
 //! A waiter is claimed at most once. A party that finds the waiter's entry in a wait queue (a
 //! sender meeting a parked receiver, a closer, …) must win [`Waiter::try_claim`] before it may
-//! touch the entry's packet or the waiter's waker, and publishes the finished handoff with
+//! touch the entry's packet or take the entry's waker, and publishes the finished handoff with
 //! [`Waiter::finish`] — or, when it turns out to have nothing to complete (a buffered value
 //! another receiver took first, a close), wakes the waiter to try again with
 //! [`Waiter::finish_retry`]. The waiter itself can withdraw with [`Waiter::try_abort`] (a
@@ -13,10 +13,8 @@
 //!
 //! States: `WAITING` → `ABORTED`, or `WAITING` → claimed(oper) → done(oper) or `RETRY`.
 
-use crate::packet::Packet;
-use crate::shim::{AtomicUsize, Ordering};
+use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use std::fmt;
-use std::task::Waker;
 
 /// Registered and not yet decided.
 const WAITING: usize = 0;
@@ -44,22 +42,19 @@ pub(crate) enum Ended {
     Retry,
 }
 
-/// One blocked caller's selection state and its waker. Lives on the caller's stack (or in the
-/// caller's future) for the whole time any wait-queue entry points to it.
+/// One blocked caller's selection state. Lives on the caller's stack (or in the caller's
+/// future) for the whole time any wait-queue entry points to it. Its waker is in each of its
+/// entries (moved in when a single operation registers, cloned per operation by a select), and
+/// the claimer takes the one of the entry it claimed.
 pub struct Waiter {
     state: AtomicUsize,
-    /// The waker travels like a value: the claimer moves it out (no clone, no second reference
-    /// count) and wakes it once done. It is in a packet because it has the same single owner at
-    /// a time as an operation's value: the claimer from its claim to its finish, nobody else.
-    waker: Packet<Waker>,
 }
 
 impl Waiter {
-    /// A waiter that wakes `waker` when one of its operations completes.
-    pub(crate) fn new(waker: Waker) -> Self {
+    /// A waiter nobody has claimed.
+    pub(crate) fn new() -> Self {
         Waiter {
             state: AtomicUsize::new(WAITING),
-            waker: Packet::new(Some(waker)),
         }
     }
 
@@ -81,40 +76,26 @@ impl Waiter {
     }
 
     /// Publishes that the claimed operation `oper` has completed, after its packet was written.
-    /// Returns the waker for the claimer to wake once it has let go of its locks: from this
-    /// store on the waiter may be gone.
+    /// From this store on the waiter may be gone; the claimer wakes the entry's waker once it
+    /// has let go of its locks.
     ///
     /// # Safety
     ///
-    /// The caller won [`Waiter::try_claim`] and has not finished the waiter yet.
-    pub(crate) unsafe fn finish(&self, oper: usize) -> Waker {
-        // SAFETY: forwarded contract.
-        let waker = unsafe { self.take_waker() };
+    /// The caller won [`Waiter::try_claim`] and has not finished the waiter yet: the state
+    /// moves from `claimed(oper)` to its end exactly once, which the owner relies on to know
+    /// which of its entries the claimer freed.
+    pub(crate) unsafe fn finish(&self, oper: usize) {
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), claimed(oper));
         self.state.store(done(oper), Ordering::Release);
-        waker
     }
 
-    /// Wakes the claimed waiter without completing anything: it is to try again. Returns the
-    /// waker, as [`Waiter::finish`] does.
+    /// Wakes the claimed waiter without completing anything: it is to try again.
     ///
     /// # Safety
     ///
     /// As for [`Waiter::finish`].
-    pub(crate) unsafe fn finish_retry(&self) -> Waker {
-        // SAFETY: forwarded contract.
-        let waker = unsafe { self.take_waker() };
+    pub(crate) unsafe fn finish_retry(&self) {
         self.state.store(RETRY, Ordering::Release);
-        waker
-    }
-
-    /// # Safety
-    ///
-    /// As for [`Waiter::finish`]: between the claim and the finish the claimer is the waker's
-    /// only user (the owner does not touch it while registered, and drops it only after the
-    /// finishing store, which it acquires, or after an abort, which excludes any claim).
-    unsafe fn take_waker(&self) -> Waker {
-        // SAFETY: forwarded contract.
-        unsafe { self.waker.take() }.expect("a waiter is finished once")
     }
 
     /// How the wait ended, once a claimer has finished with it.

@@ -23,14 +23,17 @@
 //! receiver then finds the value gone (another receive took it first) it is woken to try
 //! again rather than completed.
 
+use super::packet::Packet;
+use super::queue::{Entry, WaitQueue};
+use super::retry_slot::RetrySlot;
+use super::ring::{PopError, PushError, Ring};
+use super::waiter::Waiter;
 use crate::error::{TryRecvError, TrySendError};
-use crate::feed::{Feed, Fired};
-use crate::queue::{Entry, WaitQueue};
-use crate::retry::RetrySlot;
-use crate::ring::{PopError, PushError, Ring};
-use crate::shim::{fence, AtomicUsize, Lock, Ordering};
-use crate::waiter::Waiter;
+use crate::timer::feed::{Feed, Fired};
 use crossbeam_utils::CachePadded;
+use fibra_runtime::loom::sync::atomic::{fence, AtomicUsize, Ordering};
+use fibra_runtime::loom::sync::SpinLock;
+use fibra_runtime::wait::{Deadline, Key, WakeList};
 use std::collections::VecDeque;
 use std::task::Waker;
 use std::time::Instant;
@@ -49,40 +52,11 @@ pub(crate) enum Side {
 /// The answer to a registration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Registration {
-    /// Registered; look again at this instant if nobody completes the operation before (a
-    /// timer channel's deadline).
-    Waiting(Option<Instant>),
+    /// Registered; look again at this deadline if nobody completes the operation before (a
+    /// timer channel's; never for other channels).
+    Waiting(Deadline),
     /// Not registered: the operation can complete now.
     Ready,
-}
-
-/// Wakers collected under the lock, woken after it.
-#[derive(Default)]
-pub(crate) struct Wakeups {
-    one: Option<Waker>,
-    many: Vec<Waker>,
-}
-
-impl Wakeups {
-    #[inline]
-    fn push(&mut self, waker: Waker) {
-        match self.one {
-            None => self.one = Some(waker),
-            Some(_) => self.many.push(waker),
-        }
-    }
-
-    #[inline]
-    fn wake(self) {
-        if let Some(waker) = self.one {
-            waker.wake();
-        }
-        if !self.many.is_empty() {
-            for waker in self.many {
-                waker.wake();
-            }
-        }
-    }
 }
 
 /// What the lock-free paths read of the locked state: whether they must take the lock.
@@ -104,6 +78,9 @@ struct Waits<T> {
     /// Values a receive was handed but could not take (its caller was cancelled), oldest
     /// first; they go before the ring's.
     returned: VecDeque<T>,
+    /// An unbounded channel's values that found the ring full, oldest first; they go after
+    /// the ring's, which is refilled from here. `None` for a bounded channel.
+    overflow: Option<VecDeque<T>>,
     feed: Option<Feed<T>>,
 }
 
@@ -111,12 +88,14 @@ struct Waits<T> {
 pub(crate) struct Chan<T> {
     ring: Ring<T>,
     hints: Hints,
-    waits: Lock<Waits<T>>,
+    waits: SpinLock<Waits<T>>,
     /// Who may retry a receive and a send (see `retry`); on a line of their own, since only
     /// blocked callers touch them.
     retry: CachePadded<[RetrySlot; 2]>,
     /// False for a timer channel: every operation takes the lock, to look at the clock first.
     lock_free: bool,
+    /// Whether sends never block (an overflow queue behind the ring).
+    unbounded: bool,
     cap: usize,
     writers: AtomicUsize,
     readers: AtomicUsize,
@@ -126,6 +105,16 @@ impl<T> Chan<T> {
     /// A channel with one writer and one reader.
     pub(crate) fn new(cap: usize) -> Self {
         Chan::build(cap, None, 1)
+    }
+
+    /// An unbounded channel with one writer and one reader: a ring of `ring_cap` values and an
+    /// overflow queue behind it.
+    pub(crate) fn unbounded(ring_cap: usize) -> Self {
+        let mut chan = Chan::build(ring_cap, None, 1);
+        chan.waits.lock().overflow = Some(VecDeque::new());
+        chan.unbounded = true;
+        chan.cap = usize::MAX;
+        chan
     }
 
     /// A timer channel: one reader, no writer.
@@ -139,15 +128,17 @@ impl<T> Chan<T> {
         Chan {
             ring: Ring::new(cap),
             hints: Hints::default(),
-            waits: Lock::new(Waits {
+            waits: SpinLock::new(Waits {
                 receivers: WaitQueue::new(),
                 senders: WaitQueue::new(),
                 watchers: WaitQueue::new(),
                 returned: VecDeque::new(),
+                overflow: None,
                 feed,
             }),
             retry: CachePadded::new(Default::default()),
             lock_free: true,
+            unbounded: false,
             cap,
             writers: AtomicUsize::new(writers),
             readers: AtomicUsize::new(1),
@@ -162,13 +153,13 @@ impl<T> Chan<T> {
             ring: &self.ring,
             hints: &self.hints,
             waits: &mut waits,
-            wake: Wakeups::default(),
+            wake: WakeList::new(),
         };
         let out = f(&mut txn);
         txn.publish();
         let wake = std::mem::take(&mut txn.wake);
         drop(waits);
-        wake.wake();
+        wake.wake_all();
         out
     }
 
@@ -195,7 +186,9 @@ impl<T> Chan<T> {
                 }
                 // Nobody is parked to send, so nothing can come but through the ring.
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
-                Err(PopError::Closed) => return Err(TryRecvError::Closed),
+                // The end is final, so it is confirmed under the lock: the hint may be stale
+                // while a value waits elsewhere (given back, or in an unbounded overflow).
+                Err(PopError::Closed) => {}
             }
         }
         self.locked(|txn| txn.recv())
@@ -203,16 +196,21 @@ impl<T> Chan<T> {
 
     #[inline]
     pub(crate) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        if self.lock_free && self.hints.recv.load(Ordering::Relaxed) == 0 {
-            return match self.ring.push(value) {
+        // An unbounded channel's values queue behind its overflow while there is one.
+        let behind_overflow = self.unbounded && self.hints.pop.load(Ordering::Relaxed) != 0;
+        if self.lock_free && self.hints.recv.load(Ordering::Relaxed) == 0 && !behind_overflow {
+            let value = match self.ring.push(value) {
                 Ok(()) => {
                     self.after_push();
-                    Ok(())
+                    return Ok(());
                 }
+                // The overflow takes it, under the lock.
+                Err(PushError::Full(value)) if self.unbounded => value,
                 // Nobody is parked to receive, so nothing can take the value but the ring.
-                Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
-                Err(PushError::Closed(value)) => Err(TrySendError::Closed(value)),
+                Err(PushError::Full(value)) => return Err(TrySendError::Full(value)),
+                Err(PushError::Closed(value)) => return Err(TrySendError::Closed(value)),
             };
+            return self.locked(|txn| txn.send(value));
         }
         self.locked(|txn| txn.send(value))
     }
@@ -236,8 +234,12 @@ impl<T> Chan<T> {
     }
 
     pub(crate) fn closed_and_drained(&self) -> bool {
-        if self.lock_free && self.hints.pop.load(Ordering::Relaxed) == 0 {
-            return self.ring.is_closed() && self.ring.is_empty();
+        // As in `try_recv`, only "not yet" is trusted without the lock.
+        if self.lock_free
+            && self.hints.pop.load(Ordering::Relaxed) == 0
+            && !(self.ring.is_closed() && self.ring.is_empty())
+        {
+            return false;
         }
         self.locked(|txn| {
             txn.fire_feed();
@@ -245,22 +247,29 @@ impl<T> Chan<T> {
         })
     }
 
-    /// Registers operation `oper` of `waiter` on `side`, unless it can complete now.
+    /// Registers operation `oper` of `waiter` on `side`, with the `waker` its claimer is to
+    /// wake, unless it can complete now; the key is the registration's (`None` when ready).
     pub(crate) fn register(
         &self,
         side: Side,
         waiter: &Waiter,
         oper: usize,
-        packet: &crate::packet::Packet<T>,
-    ) -> Registration {
+        packet: &Packet<T>,
+        waker: Waker,
+    ) -> (Registration, Option<Key>) {
         let entry = Entry::new(waiter, oper, packet);
-        self.locked(|txn| txn.register(side, entry, waiter))
+        self.locked(|txn| txn.register(side, entry, waker, waiter))
     }
 
-    /// Removes every entry of `waiter` from `side`. Taking the lock also orders this after any
-    /// claimer of `waiter` that used this channel: once this returns, such a claimer finished.
-    pub(crate) fn unregister(&self, side: Side, waiter: &Waiter) {
-        self.locked(|txn| txn.queue(side).remove(waiter));
+    /// Removes the entry `key` of operation `oper` of `waiter` from `side`; `waiter` can no
+    /// longer be claimed. Taking the lock also orders this after any claimer of `waiter` that
+    /// used this channel: once this returns, such a claimer finished.
+    pub(crate) fn unregister(&self, side: Side, key: Key, waiter: &Waiter, oper: usize) {
+        // Completed here: the claimer freed the entry and is done with the waiter.
+        if waiter.done() == Some(oper) {
+            return;
+        }
+        self.locked(|txn| txn.queue(side).remove(key, waiter, oper));
     }
 
     /// Closes the channel; true if this call closed it.
@@ -278,7 +287,7 @@ impl<T> Chan<T> {
     pub(crate) fn len(&self) -> usize {
         self.locked(|txn| {
             txn.fire_feed();
-            txn.ring.len() + txn.waits.returned.len()
+            txn.ring.len() + txn.waits.returned.len() + txn.overflowed()
         })
     }
 
@@ -315,6 +324,12 @@ impl<T> Chan<T> {
                 txn.close();
                 let mut buffered: Vec<T> = std::mem::take(&mut txn.waits.returned).into();
                 buffered.extend(std::iter::from_fn(|| txn.ring.pop().ok()));
+                buffered.extend(
+                    txn.waits
+                        .overflow
+                        .iter_mut()
+                        .flat_map(|queue| queue.drain(..)),
+                );
                 buffered
             });
             drop(buffered);
@@ -332,9 +347,16 @@ impl<T> Chan<T> {
     }
 }
 
-/// The oldest buffered value: given-back values go first.
-fn pop_oldest<T>(returned: &mut VecDeque<T>, ring: &Ring<T>) -> Option<T> {
-    returned.pop_front().or_else(|| ring.pop().ok())
+/// The oldest buffered value: given-back values go first, overflowed ones last.
+fn pop_oldest<T>(
+    returned: &mut VecDeque<T>,
+    ring: &Ring<T>,
+    overflow: &mut Option<VecDeque<T>>,
+) -> Option<T> {
+    returned
+        .pop_front()
+        .or_else(|| ring.pop().ok())
+        .or_else(|| overflow.as_mut()?.pop_front())
 }
 
 /// One transition under the channel lock.
@@ -342,7 +364,7 @@ struct Txn<'a, T> {
     ring: &'a Ring<T>,
     hints: &'a Hints,
     waits: &'a mut Waits<T>,
-    wake: Wakeups,
+    wake: WakeList,
 }
 
 impl<T> Txn<'_, T> {
@@ -350,7 +372,7 @@ impl<T> Txn<'_, T> {
     fn publish(&self) {
         let w = &*self.waits;
         let recv = w.receivers.len();
-        let pop = w.senders.len() + w.watchers.len() + w.returned.len();
+        let pop = w.senders.len() + w.watchers.len() + w.returned.len() + self.overflowed();
         for (hint, now) in [(&self.hints.recv, recv), (&self.hints.pop, pop)] {
             if hint.load(Ordering::Relaxed) != now {
                 hint.store(now, Ordering::Relaxed);
@@ -395,12 +417,20 @@ impl<T> Txn<'_, T> {
         }
     }
 
-    fn feed_deadline(&self) -> Option<Instant> {
-        self.waits.feed.as_ref().map(Feed::deadline)
+    fn feed_deadline(&self) -> Deadline {
+        self.waits
+            .feed
+            .as_ref()
+            .map_or(Deadline::NEVER, Feed::deadline)
     }
 
     fn nothing_buffered(&self) -> bool {
-        self.ring.is_empty() && self.waits.returned.is_empty()
+        self.ring.is_empty() && self.waits.returned.is_empty() && self.overflowed() == 0
+    }
+
+    /// How many values wait in an unbounded channel's overflow.
+    fn overflowed(&self) -> usize {
+        self.waits.overflow.as_ref().map_or(0, VecDeque::len)
     }
 
     fn closed_and_drained(&self) -> bool {
@@ -409,7 +439,11 @@ impl<T> Txn<'_, T> {
 
     /// Takes the oldest buffered value.
     fn pop(&mut self) -> Option<T> {
-        pop_oldest(&mut self.waits.returned, self.ring)
+        pop_oldest(
+            &mut self.waits.returned,
+            self.ring,
+            &mut self.waits.overflow,
+        )
     }
 
     fn recv(&mut self) -> Result<T, TryRecvError> {
@@ -442,12 +476,23 @@ impl<T> Txn<'_, T> {
                 return Ok(());
             }
         }
-        match self.ring.push(value) {
+        let pushed = match self.overflowed() {
+            0 => self.ring.push(value),
+            // Behind the values already waiting, to keep each sender's order.
+            _ => Err(PushError::Full(value)),
+        };
+        match pushed {
             Ok(()) => {
                 self.settle();
                 Ok(())
             }
-            Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
+            Err(PushError::Full(value)) => match &mut self.waits.overflow {
+                Some(overflow) => {
+                    overflow.push_back(value);
+                    Ok(())
+                }
+                None => Err(TrySendError::Full(value)),
+            },
             Err(PushError::Closed(value)) => Err(TrySendError::Closed(value)),
         }
     }
@@ -461,7 +506,11 @@ impl<T> Txn<'_, T> {
             let Some(receiver) = self.waits.receivers.claim() else {
                 break;
             };
-            match pop_oldest(&mut self.waits.returned, self.ring) {
+            match pop_oldest(
+                &mut self.waits.returned,
+                self.ring,
+                &mut self.waits.overflow,
+            ) {
                 Some(value) => {
                     receiver.put(value);
                     self.wake.push(receiver.finish());
@@ -485,8 +534,18 @@ impl<T> Txn<'_, T> {
                 }
             }
         }
+        if let Some(overflow) = &mut self.waits.overflow {
+            while let Some(value) = overflow.pop_front() {
+                if let Err(PushError::Full(value) | PushError::Closed(value)) =
+                    self.ring.push(value)
+                {
+                    overflow.push_front(value);
+                    break;
+                }
+            }
+        }
         if self.waits.watchers.len() > 0 && self.closed_and_drained() {
-            self.waits.watchers.finish_all(&mut self.wake.many);
+            self.waits.watchers.finish_all(&mut self.wake);
         }
     }
 
@@ -505,20 +564,26 @@ impl<T> Txn<'_, T> {
         }
     }
 
-    fn register(&mut self, side: Side, entry: Entry<T>, waiter: &Waiter) -> Registration {
+    fn register(
+        &mut self,
+        side: Side,
+        entry: Entry<T>,
+        waker: Waker,
+        waiter: &Waiter,
+    ) -> (Registration, Option<Key>) {
         self.fire_feed();
         if self.ready(side, waiter) {
-            return Registration::Ready;
+            return (Registration::Ready, None);
         }
         // The parking half of the handshake (module documentation): publish, fence, look again.
-        self.queue(side).push(entry);
+        let key = self.queue(side).push(entry, waker);
         self.publish();
         fence(Ordering::SeqCst);
         if self.ready(side, waiter) {
-            self.queue(side).pop_back();
-            return Registration::Ready;
+            self.queue(side).unpush(key);
+            return (Registration::Ready, None);
         }
-        Registration::Waiting(self.feed_deadline())
+        (Registration::Waiting(self.feed_deadline()), Some(key))
     }
 
     fn queue(&mut self, side: Side) -> &mut WaitQueue<T> {
@@ -535,8 +600,8 @@ impl<T> Txn<'_, T> {
             return false;
         }
         self.waits.feed = None;
-        self.waits.receivers.retry_all(&mut self.wake.many);
-        self.waits.senders.finish_all(&mut self.wake.many);
+        self.waits.receivers.retry_all(&mut self.wake);
+        self.waits.senders.finish_all(&mut self.wake);
         self.settle();
         true
     }
@@ -546,6 +611,7 @@ impl<T> Txn<'_, T> {
 mod tests {
     use crate::op::{self, Attempt, Operation, RecvOp, SendOp, Woken};
     use crate::{bounded, RecvTimeoutError};
+    use fibra_runtime::wait::Deadline;
     use std::time::{Duration, Instant};
 
     #[test]
@@ -565,7 +631,7 @@ mod tests {
         let closed = RecvOp::closed(&rx2);
         let deadline = Instant::now() + Duration::from_millis(1);
         loop {
-            match op::wait(&[Some(&recv), Some(&send), Some(&closed)], Some(deadline)) {
+            match op::wait(&[Some(&recv), Some(&send), Some(&closed)], deadline) {
                 Woken::TimedOut => break,
                 Woken::Retry => {}
                 Woken::Selected(i) => panic!("nothing can complete, yet {i} did"),
@@ -586,7 +652,7 @@ mod tests {
             if a.try_now() == Attempt::Completed {
                 break 0;
             }
-            if let Woken::Selected(i) = op::wait(&[Some(&a), Some(&b)], None) {
+            if let Woken::Selected(i) = op::wait(&[Some(&a), Some(&b)], Deadline::NEVER) {
                 break i;
             }
         };

@@ -1,11 +1,11 @@
 //! Retrying before waiting: a blocking operation (or select) that found nothing ready yields
-//! and tries again a few times before it registers and parks.
+//! and tries again (`fibra_runtime::wait::RETRIES_BEFORE_REGISTERING` times, the toolkit's
+//! patience policy) before it registers and parks; and [`run_one`], the loop of every blocking
+//! single operation.
 //!
 //! The party that makes it ready is usually a moment away — ready on this worker, or running
 //! on another — and an operation completed by a plain retry costs neither side the channel's
 //! lock nor a wake-up: the other side finds nobody registered and takes the lock-free path.
-//! Measured on the ping-pong bench (medians, alternating runs): a one-worker round trip goes
-//! from ~240 ns to ~140 ns, a cross-worker one from ~540 ns to ~350 ns.
 //!
 //! Retrying must not break the FIFO order of blocked callers, so at most one caller retries on
 //! each side of a channel at a time: it holds that side's [`RetrySlot`]. A caller that finds
@@ -15,82 +15,19 @@
 //! when its [`Patience`] is dropped too, so a caller that unwinds (a panic, a cancellation)
 //! frees it. A holder that never runs again, though — a `Patience` leaked, or kept by a fiber
 //! that parks for good or is abandoned — would keep every later caller waiting for its turn
-//! forever, so that wait is bounded: after [`YIELDS_FOR_A_TURN`] yields a caller gives up its
+//! forever, so that wait is bounded: after `YIELDS_FOR_A_TURN` yields a caller gives up its
 //! turn and registers without retrying (only FIFO order among the callers blocked at that
 //! moment can suffer, never progress).
 
-use crate::op::{self, Operation, Woken};
-use crate::shim::{self, AtomicUsize, Ordering};
+use super::operation::{Attempt, Operation};
+use super::wait::{wait_then, Woken};
+use crate::core::retry_slot::RetrySlot;
+use fibra_runtime::wait::{Deadline, RETRIES_BEFORE_REGISTERING};
 use std::fmt;
-use std::time::Instant;
-
-/// How many times a blocking operation yields and tries again before it registers. None under
-/// loom: retries only repeat `try_now`, and the models are to explore the registered paths.
-#[cfg(not(loom))]
-const RETRIES_BEFORE_WAIT: u32 = 32;
-#[cfg(loom)]
-const RETRIES_BEFORE_WAIT: u32 = 0;
-
-/// How many times a caller yields, waiting for a retry slot held by another, before it gives
-/// up its turn and registers at once. A holder that runs stops at its next retry once it sees
-/// the contention mark, so a live one frees the slot well within this (twice the retries a
-/// holder may make) unless its worker is far behind; in that rare case the waiting caller only
-/// registers before it.
-const YIELDS_FOR_A_TURN: u32 = 2 * RETRIES_BEFORE_WAIT;
 
 /// The most channel sides one [`Patience`] retries on (a select's arms); a wait on more
 /// registers at once. Small, because a `Patience` is made for every blocking call.
 const MAX_SLOTS: usize = 4;
-
-/// Nobody retries on this side.
-const FREE: usize = 0;
-/// A caller retries here.
-const HELD: usize = 1;
-/// A caller retries here and another waits for its turn.
-const CONTENDED: usize = 2;
-
-/// The right to retry on one side of a channel.
-#[derive(Debug, Default)]
-pub struct RetrySlot(AtomicUsize);
-
-impl RetrySlot {
-    fn try_take(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == FREE
-            && self
-                .0
-                .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-    }
-
-    /// Waits (yielding) until a held slot is free, marked contended meanwhile so that its
-    /// holder stops retrying. False when the holder has not freed it after
-    /// [`YIELDS_FOR_A_TURN`] yields.
-    fn wait_free(&self) -> bool {
-        let marked = self
-            .0
-            .compare_exchange(HELD, CONTENDED, Ordering::Relaxed, Ordering::Relaxed);
-        if marked.is_ok() || marked == Err(CONTENDED) {
-            for _ in 0..YIELDS_FOR_A_TURN {
-                shim::yield_now();
-                if self.0.load(Ordering::Relaxed) == FREE {
-                    return true;
-                }
-            }
-            return false;
-        }
-        true
-    }
-
-    fn is_contended(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == CONTENDED
-    }
-
-    /// Frees the slot. Release: a caller that waited for it and then registers does so after
-    /// the holder's registration.
-    fn release(&self) {
-        self.0.store(FREE, Ordering::Release);
-    }
-}
 
 /// The retries one blocking operation or select has left before it waits, and the retry slots
 /// it holds meanwhile (module documentation). Freed on drop.
@@ -127,7 +64,7 @@ impl<'a> Patience<'a> {
             slots: [None; MAX_SLOTS],
             count: 0,
             holding: false,
-            left: RETRIES_BEFORE_WAIT,
+            left: RETRIES_BEFORE_REGISTERING,
         }
     }
 
@@ -172,7 +109,7 @@ impl<'a> Patience<'a> {
             return false;
         }
         self.left -= 1;
-        shim::yield_now();
+        fibra_runtime::yield_now();
         true
     }
 
@@ -218,7 +155,7 @@ impl<'a> Patience<'a> {
         }
     }
 
-    /// [`op::wait`], freeing the retry slots once registered (so a caller
+    /// [`wait`](super::wait()), freeing the retry slots once registered (so a caller
     /// that waited for them registers behind this one). No retries are left afterwards.
     ///
     /// ```
@@ -229,13 +166,13 @@ impl<'a> Patience<'a> {
     /// let mut patience = Patience::new();
     /// while patience.retry(&[Some(&recv)]) {}
     /// let soon = Instant::now() + Duration::from_millis(1);
-    /// let woken = patience.wait(&[Some(&recv)], Some(soon));
+    /// let woken = patience.wait(&[Some(&recv)], soon);
     /// assert!(matches!(woken, Woken::TimedOut | Woken::Retry));
     /// assert!(!patience.retry(&[Some(&recv)]));
     /// ```
-    pub fn wait(&mut self, ops: &[Option<&dyn Operation>], deadline: Option<Instant>) -> Woken {
+    pub fn wait(&mut self, ops: &[Option<&dyn Operation>], deadline: impl Into<Deadline>) -> Woken {
         self.left = 0;
-        op::wait_then(ops, deadline, || self.release())
+        wait_then(ops, deadline.into(), || self.release())
     }
 }
 
@@ -260,24 +197,42 @@ impl fmt::Debug for Patience<'_> {
     }
 }
 
+/// Runs one operation to its end: tries it, retries, waits, tries again. `Err(())` when
+/// `deadline` passed first. Starts with a cancellation point (which also charges the call's
+/// reduction).
+pub(crate) fn run_one(op: &dyn Operation, deadline: Deadline) -> Result<Attempt, ()> {
+    fibra_runtime::checkpoint();
+    let mut patience = Patience::new();
+    loop {
+        match op.try_now() {
+            Attempt::NotReady => {}
+            done => return Ok(done),
+        }
+        if deadline.has_passed() {
+            return Err(());
+        }
+        if patience.retry(&[Some(op)]) {
+            continue;
+        }
+        match patience.wait(&[Some(op)], deadline) {
+            Woken::Selected(_) => return Ok(op.outcome()),
+            Woken::Retry => {}
+            Woken::TimedOut => return Err(()),
+        }
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{Patience, RetrySlot, FREE};
+    use super::Patience;
     use crate::bounded;
+    use crate::core::retry_slot::{RetrySlot, FREE};
     use crate::op::RecvOp;
     use fibra_runtime::{CancelToken, ScopeOptions};
     use std::time::Duration;
 
     /// Far longer than the test needs when it passes: the bound on a hang when it fails.
     const HANG: Duration = Duration::from_secs(60);
-
-    fn on_workers<T>(workers: usize, f: impl FnOnce() -> T) -> T {
-        fibra_runtime::Runtime::builder()
-            .workers(workers)
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
 
     /// Runs `f` on a thread of its own and returns its result, failing the test (instead of
     /// hanging it) if `f` has not returned within [`HANG`].
@@ -295,11 +250,7 @@ mod tests {
 
     #[test]
     fn one_blocked_receive_retries_unregistered_and_the_next_waits_its_turn() {
-        let rt = fibra_runtime::Runtime::builder()
-            .workers(1)
-            .build()
-            .unwrap();
-        rt.block_on(|| {
+        fibra_testing::on(1, || {
             let (tx, rx) = bounded::<u32>(1);
             let first = {
                 let rx = rx.clone();
@@ -348,20 +299,32 @@ mod tests {
 
     fn recv_slot(rx: &crate::Reader<u32>) -> &RetrySlot {
         rx.chan()
-            .retry_slot(crate::chan::Side::Recv)
+            .retry_slot(crate::core::chan::Side::Recv)
             .expect("a receive can retry")
+    }
+
+    /// A channel whose receive retry slot a caller holds until the returned token cancels it.
+    #[allow(clippy::type_complexity)]
+    fn with_a_held_slot() -> (
+        crate::Writer<u32>,
+        crate::Reader<u32>,
+        CancelToken,
+        fibra_runtime::JoinHandle<Result<(), fibra_runtime::Cancelled>>,
+    ) {
+        let (tx, rx) = bounded::<u32>(1);
+        let token = CancelToken::new();
+        let holder = hold_the_slot_until_cancelled(&rx, &token);
+        while is_free(recv_slot(&rx)) {
+            fibra_runtime::yield_now();
+        }
+        (tx, rx, token, holder)
     }
 
     #[test]
     fn a_caller_that_unwinds_while_holding_a_retry_slot_frees_it() {
         for workers in [1, 2] {
-            on_workers(workers, || {
-                let (tx, rx) = bounded::<u32>(1);
-                let token = CancelToken::new();
-                let holder = hold_the_slot_until_cancelled(&rx, &token);
-                while is_free(recv_slot(&rx)) {
-                    fibra_runtime::yield_now();
-                }
+            fibra_testing::on(workers, || {
+                let (tx, rx, token, holder) = with_a_held_slot();
                 token.cancel();
                 assert!(holder.join().unwrap().is_err());
                 assert!(is_free(recv_slot(&rx)), "the cancelled holder freed it");
@@ -409,13 +372,8 @@ mod tests {
         // A fiber that holds it and parks for as long as the receive takes.
         for workers in [1, 2] {
             let got = without_hanging(move || {
-                on_workers(workers, || {
-                    let (tx, rx) = bounded::<u32>(1);
-                    let token = CancelToken::new();
-                    let holder = hold_the_slot_until_cancelled(&rx, &token);
-                    while is_free(recv_slot(&rx)) {
-                        fibra_runtime::yield_now();
-                    }
+                fibra_testing::on(workers, || {
+                    let (tx, rx, token, holder) = with_a_held_slot();
                     let receiver = {
                         let rx = rx.clone();
                         fibra_runtime::spawn(move || rx.recv())

@@ -1,0 +1,100 @@
+//! Waking a future's task at a deadline: the timed wait of code that polls instead of parking.
+//!
+//! A blocking caller times its wait with [`park_current_until`](super::park_current_until); a
+//! future needs its task woken instead. Inside a tokio context (every fibra worker enters the
+//! driver's) that is the driver's timer, and on a fibra worker it takes a `Timer` hold, like
+//! every other timed wait. Outside any tokio runtime (`futures::executor::block_on` on a plain
+//! thread) no timer wheel is reachable, and nothing would see a hold: a thread started on the
+//! first pending poll sleeps until the deadline and wakes the task.
+
+use crate::holds;
+use fibra_driver::{Deadline, Hold, HoldKind, Timer};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// A future that completes at (never before) its deadline and can be polled by any task.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let deadline = Instant::now() + Duration::from_millis(2);
+/// // On a plain thread, outside any runtime:
+/// futures::executor::block_on(fibra::wait::TaskTimer::at(deadline));
+/// assert!(Instant::now() >= deadline);
+/// // In a fiber (the driver's timer, with a hold meanwhile):
+/// fibra::run(|| fibra::block_on(fibra::wait::TaskTimer::at(Instant::now())));
+/// ```
+#[must_use = "a timer does nothing unless polled"]
+pub struct TaskTimer {
+    deadline: Deadline,
+    on: On,
+}
+
+enum On {
+    Wheel { timer: Timer, _hold: Option<Hold> },
+    Thread { started: bool },
+}
+
+impl TaskTimer {
+    /// A timer for `deadline` (an `Instant` or a [`Deadline`]; a never deadline never fires).
+    #[track_caller]
+    pub fn at(deadline: impl Into<Deadline>) -> TaskTimer {
+        let deadline = deadline.into();
+        let on = if tokio::runtime::Handle::try_current().is_ok() {
+            On::Wheel {
+                timer: Timer::at(deadline),
+                _hold: holds::take(HoldKind::Timer),
+            }
+        } else {
+            On::Thread { started: false }
+        };
+        TaskTimer { deadline, on }
+    }
+
+    /// The deadline asked for.
+    ///
+    /// ```
+    /// let timer = fibra::wait::TaskTimer::at(fibra::wait::Deadline::NEVER);
+    /// assert!(timer.deadline().is_never());
+    /// ```
+    pub fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+}
+
+impl Future for TaskTimer {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        match &mut this.on {
+            On::Wheel { timer, .. } => Pin::new(timer).poll(cx),
+            On::Thread { started } => {
+                if this.deadline.has_passed() {
+                    return Poll::Ready(());
+                }
+                if !*started && !this.deadline.is_never() {
+                    *started = true;
+                    let (deadline, waker) = (this.deadline, cx.waker().clone());
+                    std::thread::spawn(move || {
+                        while !deadline.has_passed() {
+                            std::thread::sleep(deadline.remaining());
+                        }
+                        waker.wake();
+                    });
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl fmt::Debug for TaskTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskTimer")
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
