@@ -1,6 +1,7 @@
 //! Runtime settings: what the builder was given, else the environment, else the defaults; a bad
 //! value is reported in one line on stderr together with the fallback used.
 
+use crate::diag::Deadlock;
 use crate::stack::GuardMode;
 use std::env;
 use std::num::NonZeroUsize;
@@ -32,6 +33,8 @@ pub(crate) struct Config {
     /// How stack guards are made: `FIBRA_STACK_GUARD` = `auto` (default), `madvise` or
     /// `mprotect` (the fallback for kernels before 6.13, forced for testing it).
     pub(crate) guard: GuardMode,
+    /// What a found deadlock does: builder, else `FIBRA_DEADLOCK`, else `Report`.
+    pub(crate) deadlock: Deadlock,
 }
 
 /// What the builder was explicitly given.
@@ -44,6 +47,7 @@ pub(crate) struct Requested {
     pub(crate) warm_stacks: Option<usize>,
     pub(crate) blocking_threads: Option<usize>,
     pub(crate) shutdown_timeout: Option<std::time::Duration>,
+    pub(crate) deadlock: Option<Deadlock>,
 }
 
 impl Requested {
@@ -69,6 +73,10 @@ impl Requested {
             shutdown_timeout: self.shutdown_timeout,
             guard: from_env(&var, "FIBRA_STACK_GUARD", parse_guard, "auto")
                 .unwrap_or(GuardMode::Auto),
+            deadlock: self
+                .deadlock
+                .or_else(|| from_env(&var, "FIBRA_DEADLOCK", Deadlock::parse, "report"))
+                .unwrap_or_default(),
         }
     }
 

@@ -242,6 +242,7 @@ impl Local {
                 unreachable!()
             };
             self.settle_home(&core);
+            core.diag.started();
             let stack = self.pool.borrow_mut().take(core.stack_size);
             match stack {
                 Ok(stack) => {
@@ -256,6 +257,7 @@ impl Local {
                     *body = Body::Running(ManuallyDrop::new(coroutine), ticket);
                 }
                 Err(error) => {
+                    core.diag.finished();
                     self.shared.loads.remove(self.index);
                     drop(ticket);
                     contain("a fiber that could not start", || entry(Err(error)));
@@ -266,13 +268,16 @@ impl Local {
         let Body::Running(coroutine, _) = body else {
             unreachable!("a finished fiber was scheduled")
         };
+        let id = core.id.as_u64();
         // SAFETY: we are the home worker about to resume; the cell is empty (it was reclaimed
         // after the last yield, or taken by the dispatch that queued the fiber).
         unsafe { core.lend() };
         let result = {
             let _running = current::Running::set(fiber, self.slice);
+            self.shared.running.set(self.index, id);
             coroutine.resume(())
         };
+        self.shared.running.set(self.index, 0);
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {
@@ -285,6 +290,7 @@ impl Local {
             CoroutineResult::Return(()) => {
                 // SAFETY: as for a yield.
                 let core = unsafe { (*fiber).reclaim() };
+                core.diag.finished();
                 let Body::Running(coroutine, ticket) = mem::replace(body, Body::Done) else {
                     unreachable!()
                 };
@@ -369,10 +375,15 @@ impl Local {
         }
         idle.prepare_sleep(self.index);
         *searching = false;
-        let woken = if self.stopping() || self.work_visible() {
+        let woken = if self.stopping()
+            || self.work_visible()
+            || crate::diag::before_sleep(&self.shared, self.index)
+        {
             idle.cancel_sleep(self.index)
         } else {
-            idle.sleep_on(self.index, &self.shared.parkers[self.index])
+            let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
+            self.shared.global.woke();
+            woken
         };
         *searching = woken == Woken::Searching;
     }
@@ -425,6 +436,7 @@ pub(crate) fn run_worker(local: &Local) {
     // Tokio resources created or polled on this worker use the driver's reactor and timers.
     let _driver = local.shared.tokio.enter();
     local.shared.parkers[local.index].bind_current();
+    local.shared.running.set_tid(local.index);
     local.shared.exit.enter();
     let mut searching = false;
     while !local.stopping() {

@@ -405,6 +405,7 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
         ticket,
         ctx,
     ));
+    crate::diag::register(&core);
     if let Some(scope) = &core.ctx.borrow().cancel {
         scope.join(&core);
         // The spawner's scope may have been cancelled before the join.

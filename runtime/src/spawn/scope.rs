@@ -2,7 +2,7 @@
 
 use super::child_count::ChildCount;
 use super::error::JoinError;
-use super::join::wait;
+use super::join::{join_site, wait};
 use super::packet::Packet;
 use super::{Builder, CancelIn, Spec};
 use crate::cancel::{
@@ -293,8 +293,10 @@ impl<T> ScopedJoinHandle<'_, T> {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn join(self) -> Result<T, JoinError> {
-        wait(&self.packet, &self.fiber.0.shared, &mut None)
+        let site = join_site(&self.fiber);
+        wait(&self.packet, &self.fiber.0.shared, &mut None, &site)
     }
 
     /// Whether the fiber has finished.
