@@ -43,8 +43,11 @@ impl PartialEq for Edge {
     }
 }
 
-/// Cycles already reported: the (fiber, wait generation) pairs of each.
-static REPORTED: Mutex<Option<HashSet<Vec<(u64, u64)>>>> = Mutex::new(None);
+/// A cycle as reported: its (fiber, wait generation) pairs, sorted.
+type CycleKey = Vec<(u64, u64)>;
+
+/// Cycles already reported.
+static REPORTED: Mutex<Option<HashSet<CycleKey>>> = Mutex::new(None);
 
 /// Looks for a cycle through `me`, which has published an owned wait and committed to
 /// suspend; reports it and, under `Deadlock::Panic`, dooms its fibers.
@@ -58,7 +61,7 @@ pub(crate) fn check(me: &Arc<Core>) {
     if walk(me).as_ref() != Some(&first) {
         return;
     }
-    let mut key: Vec<(u64, u64)> = first
+    let mut key: CycleKey = first
         .iter()
         .map(|edge| (edge.fiber.id.as_u64(), edge.waiting.generation))
         .collect();

@@ -59,7 +59,12 @@ impl Published {
         // SAFETY: the running fiber's `Core` is alive while it runs (its worker lent it a
         // reference for this resume), and again whenever it runs after a park; the guard is
         // only used by the fiber itself.
-        let owned = unsafe { &*core }.diag.publish(site, timed);
+        let core = unsafe { &*core };
+        let since = core
+            .shared
+            .running
+            .now(core.home.load(std::sync::atomic::Ordering::Relaxed));
+        let owned = core.diag.publish(site, timed, since);
         Some(Published { core, owned })
     }
 }

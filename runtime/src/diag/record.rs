@@ -39,7 +39,8 @@ pub(crate) struct Waiting {
     pub(crate) kind: WaitKind,
     pub(crate) object: usize,
     pub(crate) location: &'static Location<'static>,
-    /// When it began, on the coarse monotonic clock ([`coarse_now`]).
+    /// When it began, on the coarse monotonic clock ([`coarse_now`]) as its worker last read
+    /// it (see `WorkerSlots::tick`).
     pub(crate) since: u64,
     pub(crate) timed: bool,
     /// Tells waits apart: a wait that ended and a new one on the same object differ.
@@ -124,13 +125,12 @@ impl Record {
     /// Publishes a wait; returns whether it names an owner (then [`clear`](Self::clear) must
     /// be told so).
     #[inline]
-    pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool) -> bool {
+    pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> bool {
         let (tag, owner) = match site.owner {
             Owner::Nobody => (NOBODY, 0),
             Owner::Holder(holder) => (HOLDER, holder as *const Holder as usize),
             Owner::Fiber(id) => (FIBER, id as usize),
         };
-        let since = coarse_now();
         self.write(|| {
             self.kind.store(site.kind as u8 + 1, Ordering::Relaxed);
             self.timed.store(timed, Ordering::Relaxed);

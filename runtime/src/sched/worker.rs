@@ -105,6 +105,7 @@ impl Local {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
+            self.shared.running.tick(self.index);
             self.drain_inbox();
             // Fibers handed here, then the oldest unstarted fiber, which newest-first popping
             // could starve.
@@ -361,6 +362,7 @@ impl Local {
             idle.start_searching();
             *searching = true;
         }
+        self.shared.running.tick(self.index);
         let spin_until = Instant::now() + SPIN_FOR;
         loop {
             if self.stopping() || self.work_visible() {
@@ -383,6 +385,7 @@ impl Local {
         } else {
             let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
             self.shared.global.woke();
+            self.shared.running.tick(self.index);
             woken
         };
         *searching = woken == Woken::Searching;
@@ -436,7 +439,7 @@ pub(crate) fn run_worker(local: &Local) {
     // Tokio resources created or polled on this worker use the driver's reactor and timers.
     let _driver = local.shared.tokio.enter();
     local.shared.parkers[local.index].bind_current();
-    local.shared.running.set_tid(local.index);
+    local.shared.running.enter(local.index);
     local.shared.exit.enter();
     let mut searching = false;
     while !local.stopping() {
