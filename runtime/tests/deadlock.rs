@@ -404,6 +404,10 @@ fn the_dump_shows_joins_sleeps_and_parks_at_their_lines() {
         let join_line = line!() - 1;
         let parker = fibra::spawn(|| fibra::park());
         let park_line = line!() - 1;
+        let barrier = Arc::new(Barrier::new(2));
+        let other = barrier.clone();
+        let arrival = fibra::spawn(move || other.wait().is_ok());
+        let barrier_line = line!() - 1;
         let expected = [
             (sleeper_id, fibra::wait::WaitKind::Sleep, sleep_line, true),
             (
@@ -416,6 +420,12 @@ fn the_dump_shows_joins_sleeps_and_parks_at_their_lines() {
                 parker.fiber().id().as_u64(),
                 fibra::wait::WaitKind::Park,
                 park_line,
+                false,
+            ),
+            (
+                arrival.fiber().id().as_u64(),
+                fibra::wait::WaitKind::Barrier,
+                barrier_line,
                 false,
             ),
         ];
@@ -438,10 +448,12 @@ fn the_dump_shows_joins_sleeps_and_parks_at_their_lines() {
         }
         let join = dump.fiber(expected[1].0).unwrap().wait.clone().unwrap();
         assert_eq!(join.owner, Some(sleeper_id));
-        assert_eq!(dump.holds.len(), 1, "the sleeper's timer");
+        assert_eq!(dump.holds.len(), 1, "the sleeper's timer: {dump}");
         assert_eq!(dump.holds[0].fiber, Some(sleeper_id));
         parker.fiber().unpark();
         parker.join().unwrap();
+        barrier.wait().unwrap();
+        arrival.join().unwrap();
         std::mem::forget(joiner);
     });
 }
@@ -531,4 +543,37 @@ fn waits_something_outside_the_fibers_can_end_are_not_reported_as_all_asleep() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("deadlock"), "{stderr}");
     }
+}
+
+#[test]
+fn a_lock_whose_holder_parks_for_good_is_reported_as_all_asleep() {
+    const TEST: &str = "a_lock_whose_holder_parks_for_good_is_reported_as_all_asleep";
+    if in_child(TEST) {
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let lock = Arc::new(Mutex::new(()));
+            let held = lock.clone();
+            let holder = fibra::spawn(move || {
+                let _guard = held.lock();
+                loop {
+                    fibra::park();
+                }
+            });
+            while !lock.is_locked() {
+                fibra::sleep(Duration::from_millis(1));
+            }
+            let _never = lock.lock();
+            drop(holder);
+        });
+        unreachable!("the main fiber unwinds from its lock");
+    }
+    let output = run_child(TEST, &[("FIBRA_DEADLOCK", "panic")]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert_eq!(
+        stderr.matches("all fibers are asleep").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("[parked on mutex"), "{stderr}");
+    assert!(stderr.contains("[parked on park"), "{stderr}");
 }

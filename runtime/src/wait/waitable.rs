@@ -2,7 +2,9 @@
 //! thread), with a deadline, or polled as a future; and giving the entry back when the wait
 //! ends early (a timeout, a dropped future, a fiber unwinding from a cancelled park).
 
-use super::{current_waker, park_current_until, Deadline, Key, WaitList, WaitSite, WakeList};
+use super::{
+    current_waker, park_current, park_current_until, Deadline, Key, WaitList, WaitSite, WakeList,
+};
 use crate::diag::Published;
 use crate::loom::sync::Lock;
 use std::fmt;
@@ -95,7 +97,12 @@ impl<W: Waitable> Wait<W> {
             // Parking is fibra's cancellation point: a cancelled fiber unwinds
             // from here, and dropping `self` gives the entry back, passing on whatever the
             // waiter had been granted. So does a fiber unwinding from a deadlock.
-            park_current_until(deadline);
+            if deadline.instant().is_some() {
+                park_current_until(deadline);
+            } else {
+                // No timer to arm, and no hold: a hold says time will end the wait.
+                park_current();
+            }
             let mut wakers = WakeList::new();
             let mut state = self.on.lock().lock();
             let key = self.key.take().expect("a blocking wait holds its key");
