@@ -2,6 +2,9 @@
 //! joins), reported once with every fiber's sites, and under `Deadlock::Panic` unwinding each
 //! of them; waits that are not deadlocks are never reported.
 
+// Written against the facade, which is not built under loom.
+#![cfg(not(loom))]
+
 use fibra::sync::{Barrier, Mutex, ReentrantMutex, RwLock};
 use fibra::{Deadlock, Deadlocked, JoinHandle};
 use fibra_testing::{in_child, run_child, WORKER_COUNTS};

@@ -4,6 +4,7 @@
 
 use super::*;
 use fibra_runtime::loom::sync::atomic::AtomicUsize;
+use fibra_runtime::wait::WaitKind;
 use loom::sync::Arc;
 use loom::thread;
 use std::task::Wake;
