@@ -1,7 +1,7 @@
 //! What `#[fibra::main]` and `#[fibra::test]` expand to: the attribute macros stay a thin
 //! rewrite, and the behaviour lives here, in ordinary code.
 
-use crate::{Runtime, ScopeOptions};
+use crate::{CancelToken, Deadlock, Runtime, ScopeOptions};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -9,8 +9,11 @@ use std::time::Duration;
 /// as its timeout, within these bounds.
 const UNWIND_GRACE: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(5));
 
-fn runtime(workers: Option<usize>) -> Runtime {
-    let builder = Runtime::builder();
+fn runtime(workers: Option<usize>, deadlock: Option<Deadlock>) -> Runtime {
+    let builder = match deadlock {
+        Some(policy) => Runtime::builder().on_deadlock(policy),
+        None => Runtime::builder(),
+    };
     let builder = match workers {
         Some(workers) => builder.workers(workers),
         None => builder,
@@ -25,11 +28,12 @@ pub fn main<T>(workers: Option<usize>, body: impl FnOnce() -> T + Send) -> T
 where
     T: Send,
 {
-    runtime(workers).block_on(body)
+    runtime(workers, None).block_on(body)
 }
 
-/// `#[fibra::test]`: runs `body` as the main fiber, cancelled at `timeout`; a body that cannot
-/// be cancelled ends the process after a grace period.
+/// `#[fibra::test]`: runs `body` as the main fiber, cancelled at `timeout` after printing a dump
+/// of its fibers; a body that cannot be cancelled ends the process after a grace period. A
+/// deadlock panics (unless `FIBRA_DEADLOCK` says otherwise).
 pub fn test<T>(workers: Option<usize>, timeout: Duration, body: impl FnOnce() -> T + Send) -> T
 where
     T: Send,
@@ -37,8 +41,24 @@ where
     let (finished, watched) = mpsc::channel::<()>();
     let name = std::thread::current().name().unwrap_or("test").to_owned();
     let grace = timeout.clamp(UNWIND_GRACE.0, UNWIND_GRACE.1);
+    let deadlock = std::env::var_os("FIBRA_DEADLOCK")
+        .is_none()
+        .then_some(Deadlock::Panic);
+    let runtime = runtime(workers, deadlock);
+    let handle = runtime.handle();
+    let token = CancelToken::new();
+    let cancel = token.clone();
     let watchdog = std::thread::spawn(move || {
-        if let Err(mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(timeout + grace) {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(timeout) {
+            eprintln!(
+                "fibra::test: `{name}` outlasted its timeout of {timeout:?}; cancelling it\n{}",
+                handle.dump()
+            );
+            cancel.cancel();
+        } else {
+            return;
+        }
+        if let Err(mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(grace) {
             eprintln!(
                 "fibra::test: `{name}` outlasted its timeout of {timeout:?} and could not be \
                  cancelled for {grace:?} (a call that blocks its thread?); ending the test \
@@ -47,8 +67,8 @@ where
             std::process::exit(101);
         }
     });
-    let outcome = runtime(workers)
-        .block_on(|| crate::scope_with(ScopeOptions::new().timeout(timeout), |_| body()));
+    let outcome =
+        runtime.block_on(|| crate::scope_with(ScopeOptions::new().token(token), |_| body()));
     drop(finished);
     watchdog.join().expect("the test watchdog does not panic");
     match outcome {

@@ -62,6 +62,40 @@ pub use fibra_runtime::{
 #[doc(inline)]
 pub use fibra_runtime::{HoldInfo, HoldKind};
 
+/// Diagnostics: [`dump`] lists every live fiber (state, worker, spawn site, what it waits for
+/// and on which line), the workers and the open holds; [`Deadlock`] says what the runtime does
+/// about fibers that wait for each other in a cycle, or when all of them are asleep.
+///
+/// ```
+/// use fibra::sync::Mutex;
+/// use std::sync::Arc;
+///
+/// fibra::run(|| {
+///     let lock = Arc::new(Mutex::new(()));
+///     let held = lock.lock();
+///     let waiter = {
+///         let lock = lock.clone();
+///         fibra::spawn(move || drop(lock.lock()))
+///     };
+///     let id = waiter.fiber().id().as_u64();
+///     let wait = loop {
+///         if let Some(wait) = fibra::dump().fiber(id).and_then(|f| f.wait.clone()) {
+///             break wait;
+///         }
+///         fibra::yield_now();
+///     };
+///     assert_eq!(wait.kind, fibra::wait::WaitKind::Mutex);
+///     assert_eq!(wait.owner, Some(fibra::current().id().as_u64()));
+///     println!("{}", fibra::dump()); // fiber 2 [parked on mutex, 0 ms, worker 1]: …
+///     drop(held);
+///     waiter.join().unwrap();
+/// });
+/// ```
+#[doc(inline)]
+pub use fibra_runtime::{
+    dump, Deadlock, Deadlocked, Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo,
+};
+
 /// fibra's cancel token is tokio-util's `CancellationToken`: one token cancels fibers and tokio
 /// tasks alike.
 ///

@@ -39,9 +39,12 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// timeout instead of hanging.
 ///
 /// Options: `workers = N` (default: as `#[fibra::main]`) and `timeout = "10s"` (`ms`, `s` or
-/// `m`; default 60 s). When the timeout passes, the test's fibers are cancelled and the test
-/// fails with a panic that says so; a test stuck where it cannot be cancelled (a thread-blocking
-/// call) ends the test process after a further grace period, with a message on stderr.
+/// `m`; default 60 s). When the timeout passes, a dump of the test's fibers (`fibra::dump`: what
+/// each waits for, and on which line) is printed on stderr, the fibers are cancelled and the
+/// test fails with a panic that says so; a test stuck where it cannot be cancelled (a
+/// thread-blocking call) ends the test process after a further grace period, with a message on
+/// stderr. A deadlock found in the test panics (`fibra::Deadlock::Panic`) unless the
+/// environment variable `FIBRA_DEADLOCK` says otherwise.
 ///
 /// ```
 /// #[fibra::test(workers = 2, timeout = "5s")]

@@ -51,3 +51,43 @@ fn a_test_that_cannot_be_cancelled_ends_its_process_with_a_message() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("could not be cancelled"), "{stderr}");
 }
+
+#[test]
+fn a_timed_out_test_prints_a_dump_of_its_fibers() {
+    const NAME: &str = "a_timed_out_test_prints_a_dump_of_its_fibers";
+    if in_child(NAME) {
+        let outcome = std::panic::catch_unwind(|| {
+            fibra::__private::test(Some(1), Duration::from_millis(50), || {
+                fibra::sleep(Duration::from_secs(3600));
+            })
+        });
+        assert!(outcome.is_err(), "the test failed");
+        return;
+    }
+    let sleep_line = line!() - 6;
+    let output = run_child(NAME, &[]);
+    fibra_testing::assert_passed(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("outlasted its timeout of 50ms; cancelling it"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("fibra dump: 1 fibers"), "{stderr}");
+    assert!(stderr.contains("\"main\" [parked on sleep"), "{stderr}");
+    let line = format!("macros/tests/attributes.rs:{sleep_line}:");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("waits for sleep") && l.contains(&line)),
+        "{stderr}"
+    );
+}
+
+#[fibra::test(workers = 2)]
+// A `Deadlocked` payload, not a string: `expected` cannot name it.
+#[should_panic]
+fn a_deadlock_in_a_test_panics() {
+    let lock = fibra::sync::Mutex::new(());
+    let _held = lock.lock();
+    drop(lock.lock());
+}

@@ -1,6 +1,7 @@
 //! Futures from fibers: polling in place, parking between polls.
 
-use crate::wait::{current_waker, park_current, with_waker};
+use crate::diag::Published;
+use crate::wait::{current_waker, park_current, with_waker, WaitKind, WaitSite};
 use fibra_driver::HoldKind;
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -33,13 +34,20 @@ use std::task::{Context, Poll, Wake, Waker};
 #[track_caller]
 #[inline]
 pub fn block_on<F: Future>(fut: F) -> F::Output {
+    block_on_as(WaitKind::BlockOn, fut)
+}
+
+/// [`block_on`], recording a wait of `kind`.
+#[track_caller]
+#[inline]
+pub(crate) fn block_on_as<F: Future>(kind: WaitKind, fut: F) -> F::Output {
     let mut fut = pin!(fut);
     if let Poll::Ready(value) =
         with_waker(|waker| fut.as_mut().poll(&mut Context::from_waker(waker)))
     {
         return value;
     }
-    wait_for(fut)
+    wait_for(kind, fut)
 }
 
 /// The rest of [`block_on`] once the first poll returned `Pending`; kept out of line so the
@@ -47,8 +55,9 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
 #[track_caller]
 #[inline(never)]
 #[cold]
-fn wait_for<F: Future>(mut fut: Pin<&mut F>) -> F::Output {
+fn wait_for<F: Future>(kind: WaitKind, mut fut: Pin<&mut F>) -> F::Output {
     let _hold = crate::holds::take(HoldKind::Future);
+    let _published = Published::new(&WaitSite::new(kind, &*fut), false);
     // From here on the future gets a waker of this call's own: a nested `block_on` that parks
     // may consume the fiber's unpark token meant for us, but not our flag.
     let wake = Arc::new(Flagged {

@@ -1,8 +1,9 @@
 //! Running blocking work off the workers.
 
-use crate::block_on::block_on;
+use crate::block_on::block_on_as;
 use crate::sched::with_worker;
 use crate::wait::in_fiber;
+use crate::wait::WaitKind;
 use fibra_driver::{spawn_blocking, HoldKind};
 use std::panic;
 
@@ -32,7 +33,7 @@ where
         return f();
     };
     let _hold = crate::holds::take(HoldKind::Blocking);
-    match block_on(spawn_blocking(&pool, f)) {
+    match block_on_as(WaitKind::Blocking, spawn_blocking(&pool, f)) {
         Ok(value) => value,
         Err(payload) => panic::resume_unwind(payload),
     }

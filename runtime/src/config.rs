@@ -1,6 +1,7 @@
 //! Runtime settings: what the builder was given, else the environment, else the defaults; a bad
 //! value is reported in one line on stderr together with the fallback used.
 
+use crate::diag::Deadlock;
 use crate::stack::GuardMode;
 use std::env;
 use std::num::NonZeroUsize;
@@ -34,6 +35,8 @@ pub(crate) struct Config {
     pub(crate) guard: GuardMode,
     /// Whether a panic in one of the runtime's fibers is reported with the fiber's name and id.
     pub(crate) panic_hook: bool,
+    /// What a found deadlock does: builder, else `FIBRA_DEADLOCK`, else `Report`.
+    pub(crate) deadlock: Deadlock,
 }
 
 /// What the builder was explicitly given.
@@ -47,6 +50,7 @@ pub(crate) struct Requested {
     pub(crate) blocking_threads: Option<usize>,
     pub(crate) shutdown_timeout: Option<std::time::Duration>,
     pub(crate) panic_hook: Option<bool>,
+    pub(crate) deadlock: Option<Deadlock>,
 }
 
 impl Requested {
@@ -73,6 +77,10 @@ impl Requested {
             guard: from_env(&var, "FIBRA_STACK_GUARD", parse_guard, "auto")
                 .unwrap_or(GuardMode::Auto),
             panic_hook: self.panic_hook.unwrap_or(true),
+            deadlock: self
+                .deadlock
+                .or_else(|| from_env(&var, "FIBRA_DEADLOCK", Deadlock::parse, "report"))
+                .unwrap_or_default(),
         }
     }
 

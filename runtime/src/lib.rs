@@ -62,6 +62,7 @@ mod block_on;
 mod blocking;
 mod cancel;
 mod config;
+mod diag;
 mod fiber;
 mod fiber_ctx;
 mod fiber_local;
@@ -85,6 +86,9 @@ pub use blocking::blocking;
 pub use cancel::{
     check_cancel, is_cancellation, is_cancelled, shield, CancelCause, CancelGroup, CancelToken,
     Cancelled, ScopeOptions,
+};
+pub use diag::{
+    dump, Deadlock, Deadlocked, Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo,
 };
 pub use fiber::{Fiber, FiberId};
 pub use fiber_local::LocalKey;

@@ -38,6 +38,11 @@ impl Outside {
         true
     }
 
+    /// Whether a joiner outside the runtime's fibers waits.
+    pub(crate) fn has_joiners(&self) -> bool {
+        !self.slots.lock().joiners.is_empty()
+    }
+
     pub(crate) fn deregister(&self, key: Key) {
         self.slots.lock().joiners.remove(key);
     }

@@ -1,6 +1,7 @@
 //! The runtime: building it, running the main fiber, handles, and shutting down.
 
 use crate::config::Requested;
+use crate::diag::{Deadlock, Dump};
 use crate::fiber::Core;
 use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
 use crate::spawn::{create, entry_local, Builder, JoinHandle, Packet, Pinned, Spec};
@@ -206,6 +207,37 @@ impl RuntimeBuilder {
         self
     }
 
+    /// What the runtime does when it finds fibers deadlocked (default [`Deadlock::Report`], or
+    /// the environment variable `FIBRA_DEADLOCK`: `report`, `panic`, `off`).
+    ///
+    /// A deadlock found is a cycle of fibers, each waiting without a deadline for a resource
+    /// with one owner — a [`Mutex`](crate::sync::Mutex), a
+    /// [`ReentrantMutex`](crate::sync::ReentrantMutex), an [`RwLock`](crate::sync::RwLock)'s
+    /// writer, or a fiber joined through its [`JoinHandle`](crate::JoinHandle) — that the next
+    /// fiber of the cycle holds. It is looked for when a fiber starts such a wait and reported
+    /// once, through `tracing::error!` and on stderr, naming every fiber of the cycle, what it
+    /// waits for and where, and where its owner took it.
+    ///
+    /// ```
+    /// use fibra::sync::Mutex;
+    ///
+    /// let runtime = fibra::Runtime::builder()
+    ///     .on_deadlock(fibra::Deadlock::Panic)
+    ///     .build()
+    ///     .unwrap();
+    /// runtime.block_on(|| {
+    ///     let lock = Mutex::new(());
+    ///     let _held = lock.lock();
+    ///     // Waiting for a lock this fiber holds is a cycle of one.
+    ///     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lock.lock()));
+    ///     assert!(outcome.unwrap_err().is::<fibra::Deadlocked>());
+    /// });
+    /// ```
+    pub fn on_deadlock(mut self, policy: Deadlock) -> RuntimeBuilder {
+        self.requested.deadlock = Some(policy);
+        self
+    }
+
     /// Attaches to an existing multi-thread tokio runtime instead of starting a driver thread:
     /// its reactor, timers and blocking pool serve the fibers.
     ///
@@ -322,6 +354,17 @@ impl Runtime {
         self.shared.holds.snapshot()
     }
 
+    /// A dump of the runtime: its fibers, workers and open holds (see [`Handle::dump`]).
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
+    /// assert!(runtime.dump().fibers.is_empty());
+    /// assert_eq!(runtime.dump().workers.len(), 2);
+    /// ```
+    pub fn dump(&self) -> Dump {
+        Dump::of(&self.shared)
+    }
+
     /// Waits until no detached fiber runs (see [`Handle::drain_detached`]).
     ///
     /// ```
@@ -396,6 +439,7 @@ impl Runtime {
         let spec = Spec::main(location, self.shared.config.main_stack_size);
         let main = create(&self.shared, spec, Pinned::new(stop_worker).into_entry())
             .unwrap_or_else(|error| panic!("fibra: cannot create the main fiber: {error}"));
+        self.shared.set_main_fiber(main.id.as_u64());
         local.pin(main);
         run_worker(&local);
         self.shut_down();
@@ -654,6 +698,36 @@ impl Handle {
         self.shared
             .supervisor
             .drain(crate::wait::Deadline::after(timeout))
+    }
+
+    /// A dump of this runtime, from any thread: every live fiber (id, name, state, worker,
+    /// spawn site, what it waits for and where, how long, whether it is being cancelled),
+    /// every worker and the open holds. Safe while fibers run: each fiber is read on its own.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
+    /// let handle = runtime.handle();
+    /// runtime.block_on(move || {
+    ///     let sleeper = fibra::Builder::new()
+    ///         .name("sleeper")
+    ///         .spawn(|| fibra::sleep(Duration::from_millis(50)))
+    ///         .unwrap();
+    ///     while fibra::dump().fiber(sleeper.fiber().id().as_u64()).unwrap().state
+    ///         != fibra::FiberState::Parked
+    ///     {
+    ///         fibra::yield_now();
+    ///     }
+    ///     let dump = handle.dump();
+    ///     let info = dump.fiber(sleeper.fiber().id().as_u64()).unwrap();
+    ///     assert_eq!(info.wait.as_ref().unwrap().kind, fibra::wait::WaitKind::Sleep);
+    ///     assert!(dump.to_string().contains("fiber 2 \"sleeper\" [parked on sleep"));
+    ///     sleeper.join().unwrap();
+    /// });
+    /// ```
+    pub fn dump(&self) -> Dump {
+        Dump::of(&self.shared)
     }
 
     /// The pending external waits of this runtime, oldest first (see [`Runtime::holds`]).

@@ -1,8 +1,9 @@
 //! Operations on the calling fiber: who it is, parking, yielding, safepoints.
 
+use crate::diag::Published;
 use crate::fiber::{Core, Fiber, Suspend};
 use crate::sched::{with_running, with_running_charged, with_worker};
-use crate::wait::{park_fiber, running_fiber, suspend};
+use crate::wait::{park_fiber, running_fiber, suspend, WaitKind, WaitSite};
 
 /// The calling fiber's handle.
 ///
@@ -43,9 +44,12 @@ pub fn current() -> Fiber {
 /// ```
 #[track_caller]
 pub fn park() {
-    if !park_fiber() {
+    let site = WaitSite::new(WaitKind::Park, &());
+    let Some(published) = Published::new(&site, false) else {
         panic!("fibra::park() called outside a fiber of a fibra runtime");
-    }
+    };
+    park_fiber();
+    drop(published);
 }
 
 /// Lets every other runnable fiber of the calling fiber's worker run before the caller runs

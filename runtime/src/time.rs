@@ -1,8 +1,8 @@
 //! Sleeping and timed parking on the driver's timer wheel.
 
-use crate::this_fiber::park;
-use crate::wait::Deadline;
-use crate::wait::{in_fiber, park_current_until, FiberTimer};
+use crate::diag::Published;
+use crate::wait::{in_fiber, park_current_until_at, park_fiber, FiberTimer};
+use crate::wait::{Deadline, WaitKind, WaitSite};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -41,10 +41,12 @@ fn sleep_at(deadline: Deadline) {
         return;
     }
     let mut timer = FiberTimer::at(deadline);
+    let published = Published::new(&WaitSite::new(WaitKind::Sleep, &timer), true);
     // Wake-ups meant for other waits of this fiber only cause a re-poll.
     while !timer.expired() {
-        park();
+        park_fiber();
     }
+    drop(published);
 }
 
 /// Parks the calling fiber until it is unparked or `timeout` has passed, whichever is first
@@ -68,5 +70,8 @@ pub fn park_timeout(timeout: Duration) {
         in_fiber(),
         "fibra::park_timeout() called outside a fiber of a fibra runtime"
     );
-    park_current_until(Deadline::after(timeout));
+    park_current_until_at(
+        Deadline::after(timeout),
+        &WaitSite::new(WaitKind::Sleep, &timeout),
+    );
 }

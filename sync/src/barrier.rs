@@ -4,7 +4,7 @@
 
 use fibra_runtime::loom::sync::Lock;
 use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
-use fibra_runtime::wait::{Deadline, Wait, Waitable};
+use fibra_runtime::wait::{Deadline, Wait, WaitKind, WaitSite, Waitable};
 use std::fmt;
 use std::task::Waker;
 use std::time::Duration;
@@ -155,6 +155,7 @@ impl Barrier {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn wait(&self) -> Result<BarrierWaitResult, BarrierError> {
         self.arrive(None::<fn()>, Deadline::NEVER)
     }
@@ -179,6 +180,7 @@ impl Barrier {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn wait_with_action(
         &self,
         action: impl FnOnce(),
@@ -197,6 +199,7 @@ impl Barrier {
     /// assert_eq!(b.wait_timeout(Duration::from_millis(1)), Err(BarrierError::TimedOut));
     /// assert!(b.is_broken());
     /// ```
+    #[track_caller]
     pub fn wait_timeout(&self, timeout: Duration) -> Result<BarrierWaitResult, BarrierError> {
         self.arrive(None::<fn()>, Deadline::after(timeout))
     }
@@ -231,6 +234,7 @@ impl Barrier {
         state.generation += 1;
     }
 
+    #[track_caller]
     fn arrive(
         &self,
         action: Option<impl FnOnce()>,
@@ -251,7 +255,7 @@ impl Barrier {
             let key = state.waiting.push_back(arrival, current_waker());
             drop(state);
             return Wait::new(Arrivals(self), key)
-                .block(deadline)
+                .block_at(deadline, &WaitSite::new(WaitKind::Barrier, self))
                 .unwrap_or(Err(BarrierError::TimedOut));
         }
         // The leader: later arrivals belong to the next generation.

@@ -4,7 +4,7 @@ use crate::mutex::MutexGuard;
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use fibra_runtime::loom::sync::Lock;
 use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
-use fibra_runtime::wait::{Deadline, Wait, Waitable};
+use fibra_runtime::wait::{Deadline, Wait, WaitKind, WaitSite, Waitable};
 use std::fmt;
 use std::task::Waker;
 use std::time::Duration;
@@ -96,6 +96,7 @@ impl Condvar {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
         self.wait_until(guard, Deadline::NEVER).0
     }
@@ -119,6 +120,7 @@ impl Condvar {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn wait_while<'a, T: ?Sized>(
         &self,
         mut guard: MutexGuard<'a, T>,
@@ -142,6 +144,7 @@ impl Condvar {
     /// assert!(result.timed_out());
     /// assert_eq!(*guard, 0);
     /// ```
+    #[track_caller]
     pub fn wait_timeout<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
@@ -192,6 +195,7 @@ impl Condvar {
         self.queued.store(list.len(), Ordering::Release);
     }
 
+    #[track_caller]
     fn wait_until<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
@@ -206,7 +210,10 @@ impl Condvar {
         };
         // Joined the queue before unlocking: a notifier that locks the mutex next finds us.
         drop(guard);
-        let timed_out = Wait::new(Waiters(self), key).block(deadline).is_err();
+        let site = WaitSite::new(WaitKind::Condvar, self);
+        let timed_out = Wait::new(Waiters(self), key)
+            .block_at(deadline, &site)
+            .is_err();
         (mutex.lock(), WaitResult(timed_out))
     }
 }

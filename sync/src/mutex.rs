@@ -2,7 +2,7 @@
 
 use crate::raw_semaphore::{Acquire, RawSemaphore};
 use crate::TimedOut;
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, Holder, WaitKind, WaitSite};
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::future::Future;
@@ -40,6 +40,7 @@ use std::time::Duration;
 /// ```
 pub struct Mutex<T: ?Sized> {
     raw: RawSemaphore,
+    holder: Holder,
     data: UnsafeCell<T>,
 }
 
@@ -62,6 +63,7 @@ impl<T> Mutex<T> {
         pub fn new(value: T) -> Mutex<T> {
             Mutex {
                 raw: RawSemaphore::new(1, 1, true),
+                holder: Holder::new(),
                 data: UnsafeCell::new(value),
             }
         }
@@ -78,6 +80,7 @@ impl<T> Mutex<T> {
         pub fn new_unfair(value: T) -> Mutex<T> {
             Mutex {
                 raw: RawSemaphore::new(1, 1, false),
+                holder: Holder::new(),
                 data: UnsafeCell::new(value),
             }
         }
@@ -101,9 +104,10 @@ impl<T: ?Sized> Mutex<T> {
     /// m.lock().push_str("fibra");
     /// assert_eq!(*m.lock(), "fibra");
     /// ```
+    #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, T> {
         // Without a deadline the wait cannot time out.
-        let _ = self.raw.acquire(1, Deadline::NEVER);
+        let _ = self.raw.acquire(1, Deadline::NEVER, self.site());
         MutexGuard::new(self)
     }
 
@@ -116,6 +120,7 @@ impl<T: ?Sized> Mutex<T> {
     /// drop(held);
     /// assert!(m.try_lock().is_some());
     /// ```
+    #[track_caller]
     pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
         self.raw.try_acquire(1).then(|| MutexGuard::new(self))
     }
@@ -130,8 +135,9 @@ impl<T: ?Sized> Mutex<T> {
     /// let _held = m.lock();
     /// assert!(m.lock_timeout(Duration::from_millis(1)).is_err());
     /// ```
+    #[track_caller]
     pub fn lock_timeout(&self, timeout: Duration) -> Result<MutexGuard<'_, T>, TimedOut> {
-        self.raw.acquire(1, Deadline::after(timeout))?;
+        self.raw.acquire(1, Deadline::after(timeout), self.site())?;
         Ok(MutexGuard::new(self))
     }
 
@@ -178,7 +184,15 @@ impl<T: ?Sized> Mutex<T> {
 
     /// Releases the lock taken by the guard being dropped or given up by a condition wait.
     pub(crate) fn unlock(&self) {
+        self.holder.released();
         self.raw.release(1);
+    }
+
+    /// A wait for this lock, at the caller's location.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn site(&self) -> WaitSite<'_> {
+        WaitSite::new(WaitKind::Mutex, self).held_by(&self.holder)
     }
 }
 
@@ -217,7 +231,10 @@ pub struct MutexGuard<'a, T: ?Sized> {
 }
 
 impl<'a, T: ?Sized> MutexGuard<'a, T> {
-    fn new(mutex: &'a Mutex<T>) -> Self {
+    #[track_caller]
+    #[inline]
+    pub(crate) fn new(mutex: &'a Mutex<T>) -> Self {
+        mutex.holder.acquired();
         MutexGuard {
             mutex,
             _data: PhantomData,

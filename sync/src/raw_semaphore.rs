@@ -19,7 +19,7 @@ use crate::TimedOut;
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use fibra_runtime::loom::sync::Lock;
 use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
-use fibra_runtime::wait::{Deadline, Wait, Waitable};
+use fibra_runtime::wait::{Deadline, Wait, WaitSite, Waitable};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -101,18 +101,28 @@ impl RawSemaphore {
 
     /// Takes `n` permits, parking the caller until they are granted or `deadline` passes.
     #[inline]
-    pub(crate) fn acquire(&self, n: usize, deadline: Deadline) -> Result<(), TimedOut> {
+    pub(crate) fn acquire(
+        &self,
+        n: usize,
+        deadline: Deadline,
+        site: WaitSite<'_>,
+    ) -> Result<(), TimedOut> {
         if self.try_acquire(n) {
             return Ok(());
         }
-        self.acquire_slow(n, deadline)
+        self.acquire_slow(n, deadline, &site)
     }
 
     #[cold]
-    fn acquire_slow(&self, n: usize, deadline: Deadline) -> Result<(), TimedOut> {
+    fn acquire_slow(
+        &self,
+        n: usize,
+        deadline: Deadline,
+        site: &WaitSite<'_>,
+    ) -> Result<(), TimedOut> {
         match self.register(n, current_waker()) {
             None => Ok(()),
-            Some(key) => Wait::new(self, key).block(deadline),
+            Some(key) => Wait::new(self, key).block_at(deadline, site),
         }
     }
 

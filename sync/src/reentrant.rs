@@ -3,7 +3,7 @@
 use crate::owner::Owner;
 use crate::raw_semaphore::RawSemaphore;
 use crate::TimedOut;
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, Holder, WaitKind, WaitSite};
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
@@ -38,6 +38,7 @@ const NOBODY: u64 = 0;
 /// ```
 pub struct ReentrantMutex<T: ?Sized> {
     raw: RawSemaphore,
+    holder: Holder,
     /// The owner's number, or [`NOBODY`]. Only the owner stores its own number (and clears it),
     /// so a caller that reads its own number is the owner, however stale the read.
     owner: AtomicU64,
@@ -64,6 +65,7 @@ impl<T> ReentrantMutex<T> {
         pub fn new(value: T) -> ReentrantMutex<T> {
             ReentrantMutex {
                 raw: RawSemaphore::new(1, 1, true),
+                holder: Holder::new(),
                 owner: AtomicU64::new(NOBODY),
                 depth: UnsafeCell::new(0),
                 data: value,
@@ -94,6 +96,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     /// let b = m.lock();
     /// assert_eq!(*a + *b, 10);
     /// ```
+    #[track_caller]
     pub fn lock(&self) -> ReentrantMutexGuard<'_, T> {
         self.lock_until(Deadline::NEVER)
             .expect("a wait without a deadline does not time out")
@@ -109,6 +112,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     ///     s.spawn(|| assert!(m.try_lock().is_none())); // another thread does not
     /// });
     /// ```
+    #[track_caller]
     pub fn try_lock(&self) -> Option<ReentrantMutexGuard<'_, T>> {
         let me = Owner::current();
         if self.is_owner(me) {
@@ -129,6 +133,7 @@ impl<T: ?Sized> ReentrantMutex<T> {
     ///     s.spawn(|| assert!(m.lock_timeout(Duration::from_millis(1)).is_err()));
     /// });
     /// ```
+    #[track_caller]
     pub fn lock_timeout(&self, timeout: Duration) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
         self.lock_until(Deadline::after(timeout))
     }
@@ -156,12 +161,14 @@ impl<T: ?Sized> ReentrantMutex<T> {
         &mut self.data
     }
 
+    #[track_caller]
     fn lock_until(&self, deadline: Deadline) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
         let me = Owner::current();
         if self.is_owner(me) {
             return Ok(self.relock());
         }
-        self.raw.acquire(1, deadline)?;
+        let site = WaitSite::new(WaitKind::ReentrantMutex, self).held_by(&self.holder);
+        self.raw.acquire(1, deadline, site)?;
         Ok(self.first_lock(me))
     }
 
@@ -169,8 +176,10 @@ impl<T: ?Sized> ReentrantMutex<T> {
         self.owner.load(Ordering::Relaxed) == me.as_u64()
     }
 
+    #[track_caller]
     fn first_lock(&self, me: Owner) -> ReentrantMutexGuard<'_, T> {
         self.owner.store(me.as_u64(), Ordering::Relaxed);
+        self.holder.acquired();
         // SAFETY: we own the lock (the semaphore's acquire ordered us after the last owner's
         // release), and only the owner touches `depth`.
         unsafe { *self.depth.get() = 1 };
@@ -242,6 +251,7 @@ impl<T: ?Sized> Drop for ReentrantMutexGuard<'_, T> {
         *depth -= 1;
         if *depth == 0 {
             self.mutex.owner.store(NOBODY, Ordering::Relaxed);
+            self.mutex.holder.released();
             self.mutex.raw.release(1);
         }
     }

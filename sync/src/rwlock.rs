@@ -7,7 +7,7 @@
 
 use crate::raw_semaphore::{Acquire, RawSemaphore, MAX_PERMITS};
 use crate::TimedOut;
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, Holder, WaitKind, WaitSite};
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::future::Future;
@@ -42,6 +42,8 @@ const MAX_READERS: usize = MAX_PERMITS;
 /// ```
 pub struct RwLock<T: ?Sized> {
     raw: RawSemaphore,
+    /// The writer, while one holds the lock.
+    writer: Holder,
     data: UnsafeCell<T>,
 }
 
@@ -63,6 +65,7 @@ impl<T> RwLock<T> {
         pub fn new(value: T) -> RwLock<T> {
             RwLock {
                 raw: RawSemaphore::new(MAX_READERS, MAX_READERS, true),
+                writer: Holder::new(),
                 data: UnsafeCell::new(value),
             }
         }
@@ -80,6 +83,7 @@ impl<T> RwLock<T> {
         pub fn new_reader_priority(value: T) -> RwLock<T> {
             RwLock {
                 raw: RawSemaphore::new(MAX_READERS, MAX_READERS, false),
+                writer: Holder::new(),
                 data: UnsafeCell::new(value),
             }
         }
@@ -103,9 +107,12 @@ impl<T: ?Sized> RwLock<T> {
     /// let lock = fibra::sync::RwLock::new(3);
     /// assert_eq!(*lock.read(), 3);
     /// ```
+    #[track_caller]
     pub fn read(&self) -> RwLockReadGuard<'_, T> {
         // Without a deadline the wait cannot time out.
-        let _ = self.raw.acquire(1, Deadline::NEVER);
+        let _ = self
+            .raw
+            .acquire(1, Deadline::NEVER, self.site(WaitKind::RwLockRead));
         RwLockReadGuard::new(self)
     }
 
@@ -117,6 +124,7 @@ impl<T: ?Sized> RwLock<T> {
     /// assert!(lock.try_read().is_some());
     /// assert!(lock.try_write().is_none());
     /// ```
+    #[track_caller]
     pub fn try_read(&self) -> Option<RwLockReadGuard<'_, T>> {
         self.raw.try_acquire(1).then(|| RwLockReadGuard::new(self))
     }
@@ -132,8 +140,10 @@ impl<T: ?Sized> RwLock<T> {
     /// drop(w);
     /// assert!(lock.read_timeout(Duration::from_secs(1)).is_ok());
     /// ```
+    #[track_caller]
     pub fn read_timeout(&self, timeout: Duration) -> Result<RwLockReadGuard<'_, T>, TimedOut> {
-        self.raw.acquire(1, Deadline::after(timeout))?;
+        self.raw
+            .acquire(1, Deadline::after(timeout), self.site(WaitKind::RwLockRead))?;
         Ok(RwLockReadGuard::new(self))
     }
 
@@ -158,9 +168,14 @@ impl<T: ?Sized> RwLock<T> {
     /// *lock.write() += 1;
     /// assert_eq!(*lock.read(), 4);
     /// ```
+    #[track_caller]
     pub fn write(&self) -> RwLockWriteGuard<'_, T> {
         // Without a deadline the wait cannot time out.
-        let _ = self.raw.acquire(MAX_READERS, Deadline::NEVER);
+        let _ = self.raw.acquire(
+            MAX_READERS,
+            Deadline::NEVER,
+            self.site(WaitKind::RwLockWrite),
+        );
         RwLockWriteGuard::new(self)
     }
 
@@ -171,6 +186,7 @@ impl<T: ?Sized> RwLock<T> {
     /// let _w = lock.try_write().unwrap();
     /// assert!(lock.try_read().is_none());
     /// ```
+    #[track_caller]
     pub fn try_write(&self) -> Option<RwLockWriteGuard<'_, T>> {
         self.raw
             .try_acquire(MAX_READERS)
@@ -188,8 +204,13 @@ impl<T: ?Sized> RwLock<T> {
     /// drop(r);
     /// assert!(lock.write_timeout(Duration::from_secs(1)).is_ok());
     /// ```
+    #[track_caller]
     pub fn write_timeout(&self, timeout: Duration) -> Result<RwLockWriteGuard<'_, T>, TimedOut> {
-        self.raw.acquire(MAX_READERS, Deadline::after(timeout))?;
+        self.raw.acquire(
+            MAX_READERS,
+            Deadline::after(timeout),
+            self.site(WaitKind::RwLockWrite),
+        )?;
         Ok(RwLockWriteGuard::new(self))
     }
 
@@ -205,6 +226,13 @@ impl<T: ?Sized> RwLock<T> {
             lock: self,
             acquire: self.raw.acquire_async(MAX_READERS),
         }
+    }
+
+    /// A wait of `kind` for this lock at the caller's location; only a writer is known to own it.
+    #[track_caller]
+    #[inline]
+    fn site(&self, kind: WaitKind) -> WaitSite<'_> {
+        WaitSite::new(kind, self).held_by(&self.writer)
     }
 
     /// The value, through the exclusive borrow (no locking needed).
@@ -283,7 +311,9 @@ pub struct RwLockWriteGuard<'a, T: ?Sized> {
 }
 
 impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
+    #[track_caller]
     fn new(lock: &'a RwLock<T>) -> Self {
+        lock.writer.acquired();
         RwLockWriteGuard {
             lock,
             _data: PhantomData,
@@ -309,6 +339,7 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
+        self.lock.writer.released();
         self.lock.raw.release(MAX_READERS);
     }
 }

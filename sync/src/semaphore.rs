@@ -338,9 +338,14 @@ impl Semaphore {
         }
     }
 
+    #[track_caller]
     fn acquire_until(&self, n: usize, deadline: Deadline) -> Result<Permit<'_>, TimedOut> {
         self.check_request(n);
-        self.raw.acquire(n, deadline)?;
+        self.raw.acquire(
+            n,
+            deadline,
+            fibra_runtime::wait::WaitSite::new(fibra_runtime::wait::WaitKind::Semaphore, self),
+        )?;
         Ok(Permit { sem: self, n })
     }
 

@@ -8,6 +8,7 @@ pub(crate) use body::{Body, Entry, Suspend, Yielder};
 pub use handle::{Fiber, FiberId};
 
 use crate::cancel::{CancelHint, CancelScope};
+use crate::diag::Record;
 use crate::fiber_ctx::FiberCtx;
 use crate::latch::{Latch, Unpark};
 use crate::sched::Shared;
@@ -56,6 +57,8 @@ pub(crate) struct Core {
     /// cancel tree for every member of a scope it marks, and by the fiber itself when it enters
     /// a cancelled scope; cleared only by the owner of `ctx`, which then looks at the scope.
     pub(crate) cancel_hint: CancelHint,
+    /// What diagnostics see of the fiber: its phase and its published wait.
+    pub(crate) diag: Record,
 }
 
 // SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `queued_ref` (whose protocol is
@@ -98,6 +101,7 @@ impl Core {
             queued_ref: UnsafeCell::new(None),
             ctx: RefCell::new(ctx),
             cancel_hint: CancelHint::new(),
+            diag: Record::new(),
         }
     }
 
@@ -170,6 +174,7 @@ impl Core {
 
 impl Drop for Core {
     fn drop(&mut self) {
+        self.shared.fibers.remove(self.id.as_u64());
         // A fiber abandoned mid-run keeps its context, as it keeps its stack: its frames (and
         // the frames of scope children on other workers) may borrow its fiber-locals, and
         // those children may still be running while this last reference goes away.

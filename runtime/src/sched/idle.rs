@@ -63,6 +63,11 @@ impl Idle {
     }
 
     /// A worker starts searching on its own (it ran out of work).
+    /// Workers registered to sleep.
+    pub(crate) fn sleeping(&self) -> usize {
+        self.sleeping.load(Ordering::SeqCst)
+    }
+
     pub(crate) fn start_searching(&self) {
         self.searching.fetch_add(1, Ordering::SeqCst);
     }

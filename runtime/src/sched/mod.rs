@@ -16,6 +16,7 @@ pub(crate) use current::{
 pub(crate) use worker::{run_worker, Local};
 
 use crate::config::Config;
+use crate::diag::{FiberTable, GlobalCheck, WorkerSlots};
 use crate::fiber::{Core, NO_HOME};
 use crate::outside::Outside;
 use crate::spawn::Supervisor;
@@ -26,7 +27,7 @@ use fibra_driver::{Driver, Holds};
 use idle::Idle;
 use parker::Parker;
 use placement::Loads;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
@@ -54,6 +55,14 @@ pub(crate) struct Shared {
     pub(crate) holds: Arc<Holds>,
     /// Detached fibers.
     pub(crate) supervisor: Supervisor,
+    /// Every fiber whose `Core` lives, for dumps and deadlock checks.
+    pub(crate) fibers: FiberTable,
+    /// The fiber each worker runs.
+    pub(crate) running: WorkerSlots,
+    /// The global deadlock check's state.
+    pub(crate) global: GlobalCheck,
+    /// The main fiber's id, once `block_on` made it (0 before).
+    main: AtomicU64,
 }
 
 /// The parts of one worker that other threads touch.
@@ -96,6 +105,10 @@ impl Shared {
             tokio: driver.handle().clone(),
             holds: driver.holds().clone(),
             supervisor: Supervisor::new(),
+            fibers: FiberTable::new(),
+            running: WorkerSlots::new(workers),
+            global: GlobalCheck::new(),
+            main: AtomicU64::new(0),
         }
     }
 
@@ -107,6 +120,24 @@ impl Shared {
     /// to it that have not started yet.
     pub(crate) fn worker_loads(&self) -> Vec<usize> {
         self.loads.snapshot()
+    }
+
+    /// Wakes worker `index` if it sleeps (it looks for work and goes back to sleep).
+    pub(crate) fn unpark_worker(&self, index: usize) {
+        self.parkers[index].unpark();
+    }
+
+    /// Whether every worker has registered to sleep.
+    pub(crate) fn idle_all_asleep(&self) -> bool {
+        self.idle.sleeping() == self.workers()
+    }
+
+    pub(crate) fn set_main_fiber(&self, id: u64) {
+        self.main.store(id, Ordering::Relaxed);
+    }
+
+    pub(crate) fn main_fiber(&self) -> u64 {
+        self.main.load(Ordering::Relaxed)
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {
@@ -185,6 +216,7 @@ impl Shared {
     /// Stops every worker: they abandon their fibers at their next scheduling step. Then wakes
     /// every outside joiner, whose join reports the cancellation.
     pub(crate) fn begin_shutdown(&self) {
+        self.global.stopped();
         self.shutdown.store(true, Ordering::SeqCst);
         for parker in self.parkers.iter() {
             parker.unpark();

@@ -152,6 +152,7 @@ impl Local {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
+            self.shared.running.tick(self.index);
             self.drain_inbox();
             // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
             // popping could starve, then the oldest yielder, which wakes and spawns could.
@@ -311,6 +312,7 @@ impl Local {
                 unreachable!()
             };
             self.settle_home(&core);
+            core.diag.started();
             let stack = if self.shared.is_unwinding() {
                 Err(StackError::ShuttingDown)
             } else {
@@ -331,6 +333,7 @@ impl Local {
                     *body = Body::Running(ManuallyDrop::new(coroutine), ticket);
                 }
                 Err(error) => {
+                    core.diag.finished();
                     self.shared.loads.remove(self.index);
                     drop(ticket);
                     contain("a fiber that could not start", || entry(Err(error)));
@@ -347,8 +350,10 @@ impl Local {
         unsafe { core.lend() };
         let result = {
             let _running = current::Running::set(fiber, self.slice);
+            self.shared.running.set(self.index, id);
             coroutine.resume(())
         };
+        self.shared.running.set(self.index, 0);
         self.queue_spawned(id);
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
@@ -364,6 +369,7 @@ impl Local {
             CoroutineResult::Return(()) => {
                 // SAFETY: as for a yield.
                 let core = unsafe { (*fiber).reclaim() };
+                core.diag.finished();
                 let Body::Running(coroutine, ticket) = mem::replace(body, Body::Done) else {
                     unreachable!()
                 };
@@ -462,6 +468,7 @@ impl Local {
             idle.start_searching();
             *searching = true;
         }
+        self.shared.running.tick(self.index);
         let spin_until = Instant::now() + SPIN_FOR;
         loop {
             if self.stopping() || self.work_visible() {
@@ -476,10 +483,16 @@ impl Local {
         }
         idle.prepare_sleep(self.index);
         *searching = false;
-        let woken = if self.stopping() || self.work_visible() {
+        let woken = if self.stopping()
+            || self.work_visible()
+            || crate::diag::before_sleep(&self.shared, self.index)
+        {
             idle.cancel_sleep(self.index)
         } else {
-            idle.sleep_on(self.index, &self.shared.parkers[self.index])
+            let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
+            self.shared.global.woke();
+            self.shared.running.tick(self.index);
+            woken
         };
         *searching = woken == Woken::Searching;
     }
@@ -533,6 +546,7 @@ pub(crate) fn run_worker(local: &Local) {
     // Tokio resources created or polled on this worker use the driver's reactor and timers.
     let _driver = local.shared.tokio.enter();
     local.shared.parkers[local.index].bind_current();
+    local.shared.running.enter(local.index);
     local.shared.exit.enter();
     let mut searching = false;
     while !local.stopping() {

@@ -3,9 +3,11 @@
 use super::error::JoinError;
 use super::packet::Packet;
 use crate::cancel::{CancelCause, CancelScope};
+use crate::diag::Published;
 use crate::fiber::Fiber;
 use crate::sched::{with_worker, Shared};
 use crate::wait::{current_waker, in_fiber, park_current, park_fiber_checking, Check, Key};
+use crate::wait::{WaitKind, WaitSite};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -96,8 +98,10 @@ impl<T> JoinHandle<T> {
     ///     Err(error) => assert!(error.is_cancelled()),
     /// }
     /// ```
+    #[track_caller]
     pub fn join(mut self) -> Result<T, JoinError> {
-        wait(&self.packet, &self.fiber.0.shared, &mut self.outside)
+        let site = join_site(&self.fiber);
+        wait(&self.packet, &self.fiber.0.shared, &mut self.outside, &site)
     }
 
     /// Whether the fiber has finished (its result is waiting).
@@ -168,17 +172,25 @@ impl<T> fmt::Debug for JoinHandle<T> {
     }
 }
 
+/// The wait site of a join on `fiber`: only its end finishes the wait.
+#[track_caller]
+pub(crate) fn join_site(fiber: &Fiber) -> WaitSite<'static> {
+    WaitSite::new(WaitKind::Join, &*fiber.0).ended_by(fiber.id())
+}
+
 /// Blocks the caller until `packet` has a result.
 pub(crate) fn wait<T>(
     packet: &Packet<T>,
     shared: &Shared,
     outside: &mut Option<Key>,
+    site: &WaitSite<'_>,
 ) -> Result<T, JoinError> {
     // A fiber of this runtime is never left waiting by shutdown (it is abandoned with the
     // fiber it waits for), so only other callers register to be told about it.
     let ours = in_fiber()
         && with_worker(|local| local.is_some_and(|local| std::ptr::eq(&**local.shared(), shared)));
     let waker = current_waker();
+    let mut published = None;
     loop {
         let result = if ours {
             packet.poll_take(&waker)
@@ -196,6 +208,9 @@ pub(crate) fn wait<T>(
         // A result that is there once woken is returned, even if a cancellation woke us too
         // (a scoped child's panic cancels the joiner): the outcome of a join must not depend
         // on whether the fiber finished before or during it.
+        if published.is_none() {
+            published = Published::new(site, false);
+        }
         if !park_fiber_checking(Check::Before) {
             park_current();
         }

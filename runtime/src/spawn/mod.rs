@@ -513,6 +513,7 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
         ticket,
         ctx,
     ));
+    crate::diag::register(&core);
     if let Some(scope) = member_of {
         scope.join(&core);
     }

@@ -2,7 +2,7 @@
 
 use super::child_count::ChildCount;
 use super::error::JoinError;
-use super::join::wait;
+use super::join::{join_site, wait};
 use super::packet::Packet;
 use super::{Builder, CancelIn, Spec};
 use crate::cancel::{
@@ -383,8 +383,10 @@ impl<T> ScopedJoinHandle<'_, T> {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn join(self) -> Result<T, JoinError> {
-        let result = wait(&self.packet, &self.fiber.0.shared, &mut None);
+        let site = join_site(&self.fiber);
+        let result = wait(&self.packet, &self.fiber.0.shared, &mut None, &site);
         if result.as_ref().is_err_and(JoinError::is_panic) {
             self.packet.panic_joined();
         }

@@ -48,18 +48,24 @@ mod counting_waker;
 mod list;
 mod park;
 mod patience;
+mod site;
 mod task_timer;
 mod waitable;
 mod wake_list;
 
 pub use fibra_driver::Deadline;
 pub use list::{Key, Popped, WaitList};
-pub use park::{current_waker, in_fiber, park_current, park_current_until};
+pub use park::{
+    current_waker, in_fiber, park_current, park_current_at, park_current_until,
+    park_current_until_at,
+};
 pub(crate) use park::{
     park_fiber, park_fiber_checking, running_fiber, suspend, with_waker, yield_fiber, Check,
     FiberTimer,
 };
 pub use patience::{Backoff, RETRIES_BEFORE_REGISTERING};
+pub(crate) use site::Owner;
+pub use site::{Holder, WaitKind, WaitSite};
 pub use task_timer::TaskTimer;
 pub use waitable::{TimedOut, Wait, Waitable};
 pub use wake_list::WakeList;

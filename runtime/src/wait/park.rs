@@ -6,6 +6,8 @@
 //! thread's park state, so a wake that arrives after its waiter saw its completion and moved on
 //! to a join would look to loom like a join woken without its thread finishing.
 
+use super::WaitSite;
+use crate::diag::{OutsideWait, Published};
 use crate::fiber::{Core, Fiber, Suspend, Yielder};
 use crate::latch::Park;
 use crate::sched::{charge, with_running, with_worker};
@@ -120,6 +122,7 @@ pub fn park_current_until(deadline: impl Into<Deadline>) {
         return park_current();
     }
     if !in_fiber() {
+        let _outside = OutsideWait::enter();
         thread::park_timeout(deadline.remaining());
         return;
     }
@@ -131,6 +134,51 @@ pub fn park_current_until(deadline: impl Into<Deadline>) {
     if !timer.expired() {
         park_fiber();
     }
+}
+
+/// [`park_current`], recording for the fiber while it waits what it waits on and where (see
+/// [`WaitSite`]): what [`dump`](crate::dump) shows, and, for a wait on a resource with a known
+/// owner, an edge of the graph checked for deadlocks. The one way blocking primitives record
+/// their waits; on a plain thread it is `park_current`.
+///
+/// ```
+/// use fibra::wait::{WaitKind, WaitSite};
+///
+/// let waker = fibra::wait::current_waker();
+/// waker.wake_by_ref();
+/// let object = ();
+/// fibra::wait::park_current_at(&WaitSite::new(WaitKind::Event, &object));
+/// ```
+pub fn park_current_at(site: &WaitSite<'_>) {
+    #[cfg(loom)]
+    {
+        // loom models no fibers: nothing to record.
+        let _ = site;
+        return loom_waiter::park();
+    }
+    #[cfg_attr(loom, allow(unreachable_code))]
+    let Some(_published) = Published::new(site, false) else {
+        let _outside = OutsideWait::enter();
+        return thread::park();
+    };
+    park_fiber();
+}
+
+/// [`park_current_until`], recording the wait as [`park_current_at`] does.
+///
+/// ```
+/// use fibra::wait::{Deadline, WaitKind, WaitSite};
+///
+/// fibra::run(|| {
+///     let object = ();
+///     let site = WaitSite::new(WaitKind::Sleep, &object);
+///     fibra::wait::park_current_until_at(Deadline::after(std::time::Duration::from_millis(1)), &site);
+/// });
+/// ```
+pub fn park_current_until_at(deadline: impl Into<Deadline>, site: &WaitSite<'_>) {
+    let deadline = deadline.into();
+    let _published = Published::new(site, deadline.instant().is_some());
+    park_current_until(deadline);
 }
 
 /// A deadline of the running fiber on the driver's timer wheel, with its hold: the one way a
@@ -186,6 +234,7 @@ pub fn park_current() {
     return loom_waiter::park();
     #[cfg_attr(loom, allow(unreachable_code))]
     if !park_fiber() {
+        let _outside = OutsideWait::enter();
         thread::park();
     }
 }
@@ -217,6 +266,8 @@ pub(crate) fn park_fiber_checking(check: Check) -> bool {
     // reference, is held across the suspension.
     match unsafe { (*fiber).latch.prepare_park() } {
         Park::Suspend => {
+            // SAFETY: as above.
+            crate::diag::before_suspend(unsafe { &*fiber });
             // A fiber that is unwinding must not let other fibers run on its thread: they
             // would see `std::thread::panicking()` (cancellation points would stop unwinding,
             // std mutexes they unlock would be poisoned). It blocks the thread instead.
@@ -232,6 +283,9 @@ pub(crate) fn park_fiber_checking(check: Check) -> bool {
             }
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
+            // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
+            // SAFETY: as above.
+            crate::diag::unwind_if_doomed(unsafe { &*fiber });
             if check == Check::BeforeAndAfter {
                 // Woken, perhaps by a cancellation of our scope (which raised the hint before
                 // the wake).

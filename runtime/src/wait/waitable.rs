@@ -2,7 +2,10 @@
 //! thread), with a deadline, or polled as a future; and giving the entry back when the wait
 //! ends early (a timeout, a dropped future, a fiber unwinding from a cancelled park).
 
-use super::{current_waker, park_current_until, Deadline, Key, WaitList, WakeList};
+use super::{
+    current_waker, park_current, park_current_until, Deadline, Key, WaitList, WaitSite, WakeList,
+};
+use crate::diag::Published;
 use crate::loom::sync::Lock;
 use std::fmt;
 use std::task::{Context, Poll, Waker};
@@ -79,15 +82,27 @@ impl<W: Waitable> Wait<W> {
         Wait { on, key: Some(key) }
     }
 
+    /// [`block`](Self::block), recording the wait for the fiber while it waits (see
+    /// [`park_current_at`](super::park_current_at)): the form every blocking primitive uses.
+    pub fn block_at(self, deadline: Deadline, site: &WaitSite<'_>) -> Result<W::Output, TimedOut> {
+        let _published = Published::new(site, deadline.instant().is_some());
+        self.block(deadline)
+    }
+
     /// Parks until the entry is woken and [`Waitable::woken`] finishes the wait, or until
-    /// `deadline`.
+    /// `deadline`, without recording the wait (see [`block_at`](Self::block_at)).
     pub fn block(mut self, deadline: Deadline) -> Result<W::Output, TimedOut> {
         let waker = current_waker();
         loop {
             // Parking is fibra's cancellation point: a cancelled fiber unwinds
             // from here, and dropping `self` gives the entry back, passing on whatever the
-            // waiter had been granted.
-            park_current_until(deadline);
+            // waiter had been granted. So does a fiber unwinding from a deadlock.
+            if deadline.instant().is_some() {
+                park_current_until(deadline);
+            } else {
+                // No timer to arm, and no hold: a hold says time will end the wait.
+                park_current();
+            }
             let mut wakers = WakeList::new();
             let mut state = self.on.lock().lock();
             let key = self.key.take().expect("a blocking wait holds its key");

@@ -4,6 +4,7 @@
 
 use super::*;
 use fibra_runtime::loom::sync::atomic::AtomicUsize;
+use fibra_runtime::wait::WaitKind;
 use loom::sync::Arc;
 use loom::thread;
 use std::task::Wake;
@@ -17,7 +18,8 @@ fn exclusion(fair: bool) {
         let critical = {
             let (sem, inside) = (sem.clone(), inside.clone());
             move || {
-                sem.acquire(1, Deadline::NEVER).unwrap();
+                sem.acquire(1, Deadline::NEVER, WaitSite::new(WaitKind::Semaphore, &()))
+                    .unwrap();
                 assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
                 inside.fetch_sub(1, Ordering::SeqCst);
                 sem.release(1);
@@ -72,7 +74,8 @@ fn dropped_future_passes_on(fair: bool) {
         let blocked = {
             let sem = sem.clone();
             thread::spawn(move || {
-                sem.acquire(1, Deadline::NEVER).unwrap();
+                sem.acquire(1, Deadline::NEVER, WaitSite::new(WaitKind::Semaphore, &()))
+                    .unwrap();
                 sem.release(1);
             })
         };
@@ -106,7 +109,8 @@ fn loom_fair_large_request_collects_partial_grants() {
                 thread::spawn(move || sem.release(1))
             })
             .collect();
-        sem.acquire(2, Deadline::NEVER).unwrap();
+        sem.acquire(2, Deadline::NEVER, WaitSite::new(WaitKind::Semaphore, &()))
+            .unwrap();
         assert_eq!(sem.available(), 0);
         for holder in holders {
             holder.join().unwrap();

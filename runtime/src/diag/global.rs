@@ -1,0 +1,270 @@
+//! Global deadlocks ("all fibers are asleep"): no fiber can run, and nothing can wake one.
+//!
+//! Checked by the last worker to go to sleep, so a busy runtime never pays for it. The rule
+//! errs on the side of silence; a report needs every one of these, read twice around a look
+//! at the process's threads, with no worker waking in between:
+//!
+//! - every other worker sleeps, and no queue holds work;
+//! - every live fiber has started and is suspended (not woken, not unstarted);
+//! - no hold is open: no timer, blocking job, future in `block_on`, socket wait (sockets
+//!   wait through `block_on`), or cancel token a foreign thread could cancel;
+//! - no thread outside the runtime is blocked in a fibra wait (`JoinHandle::join`, a lock, a
+//!   channel), and no joiner outside the runtime is registered (an async task awaiting a
+//!   `JoinHandle`);
+//! - the driver runs no tokio task (a task may hold a `Fiber` or a channel end); a runtime
+//!   attached to a foreign tokio runtime is never checked, nor is any runtime while another
+//!   runtime of the process runs;
+//! - every thread of the process that is not one of this runtime's workers or its driver
+//!   thread is blocked in an untimed futex wait (read from `/proc/self/task/*/syscall`): a
+//!   thread that runs, sleeps, waits with a timeout or sits in any other system call may still
+//!   send on a channel or unpark a fiber, as may one this check cannot read.
+
+use super::record::Phase;
+use super::{report, Deadlock, Dump};
+use crate::fiber::Core;
+use crate::sched::Shared;
+use std::fs;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Runtimes of this process that have started and not begun to shut down.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+/// Threads outside any fiber blocked in a fibra wait.
+static OUTSIDE_WAITERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Per runtime: how often a worker woke from sleep, and what was reported last.
+pub(crate) struct GlobalCheck {
+    awakenings: AtomicUsize,
+    counted: AtomicBool,
+    reported: Mutex<Option<Vec<u64>>>,
+}
+
+impl GlobalCheck {
+    pub(crate) fn new() -> GlobalCheck {
+        RUNNING.fetch_add(1, Ordering::SeqCst);
+        GlobalCheck {
+            awakenings: AtomicUsize::new(0),
+            counted: AtomicBool::new(true),
+            reported: Mutex::new(None),
+        }
+    }
+
+    /// The runtime begins to shut down.
+    pub(crate) fn stopped(&self) {
+        if self.counted.swap(false, Ordering::SeqCst) {
+            RUNNING.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A worker woke from sleep.
+    pub(crate) fn woke(&self) {
+        self.awakenings.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for GlobalCheck {
+    fn drop(&mut self) {
+        self.stopped();
+    }
+}
+
+/// Counts the calling thread as blocked in a fibra wait until dropped.
+pub(crate) struct OutsideWait(());
+
+impl OutsideWait {
+    pub(crate) fn enter() -> OutsideWait {
+        OUTSIDE_WAITERS.fetch_add(1, Ordering::SeqCst);
+        OutsideWait(())
+    }
+}
+
+impl Drop for OutsideWait {
+    fn drop(&mut self) {
+        OUTSIDE_WAITERS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What a check asks of the worker that made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Sleep until woken.
+    Sleep,
+    /// Every fiber is asleep and only something outside the runtime may still wake one: look
+    /// again after a while (that thread may block for good, or end).
+    LookAgain,
+    /// A deadlock was found and a fiber woken to unwind: run it.
+    Woke,
+}
+
+/// Called by a worker that has registered to sleep and found no work: if it is the last one
+/// awake and nothing can wake a fiber, reports the deadlock and applies the policy.
+pub(crate) fn check(shared: &Shared, me: usize) -> Next {
+    let policy = shared.config.deadlock;
+    if policy == Deadlock::Off || !shared.idle_all_asleep() {
+        return Next::Sleep;
+    }
+    let awakenings = shared.global.awakenings.load(Ordering::SeqCst);
+    let Some(asleep) = quiescent(shared) else {
+        return Next::Sleep;
+    };
+    if outside_may_wake(shared) || foreign_thread_may_wake(shared, me) {
+        return Next::LookAgain;
+    }
+    let again = quiescent(shared);
+    let same = again.is_some_and(|again| {
+        again.len() == asleep.len() && again.iter().zip(&asleep).all(|(a, b)| Arc::ptr_eq(a, b))
+    });
+    if !same
+        || outside_may_wake(shared)
+        || shared.global.awakenings.load(Ordering::SeqCst) != awakenings
+        || !shared.idle_all_asleep()
+    {
+        return Next::LookAgain;
+    }
+    let ids: Vec<u64> = asleep.iter().map(|core| core.id.as_u64()).collect();
+    {
+        let mut reported = shared
+            .global
+            .reported
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if reported.as_ref() == Some(&ids) {
+            return Next::Sleep;
+        }
+        *reported = Some(ids);
+    }
+    let text: Arc<str> = format!(
+        "fibra: all fibers are asleep - deadlock!\n\n{}",
+        Dump::of(shared)
+    )
+    .into();
+    report::emit(&text);
+    if policy == Deadlock::Panic {
+        if let Some(main) = asleep
+            .iter()
+            .find(|core| core.id.as_u64() == shared.main_fiber())
+        {
+            main.diag.doom(text.clone());
+            main.unpark();
+        } else if let Some(first) = asleep.first() {
+            first.diag.doom(text.clone());
+            first.unpark();
+        }
+        return Next::Woke;
+    }
+    Next::Sleep
+}
+
+/// Whether a thread or task outside the fibers is known to be in a fibra wait, to hold a
+/// join, or to be able to run (another runtime, a tokio task).
+fn outside_may_wake(shared: &Shared) -> bool {
+    OUTSIDE_WAITERS.load(Ordering::SeqCst) != 0
+        || RUNNING.load(Ordering::SeqCst) != 1
+        || shared.outside.has_joiners()
+        || shared.tokio.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
+        || shared.tokio.metrics().num_alive_tasks() != 0
+}
+
+/// Every live fiber, if each has started and is suspended and no hold is open.
+fn quiescent(shared: &Shared) -> Option<Vec<Arc<Core>>> {
+    if !shared.holds.snapshot().is_empty() {
+        return None;
+    }
+    let fibers: Vec<Arc<Core>> = shared
+        .fibers
+        .snapshot()
+        .into_iter()
+        .filter(|core| core.diag.phase() != Phase::Done)
+        .collect();
+    let all_suspended = !fibers.is_empty()
+        && fibers
+            .iter()
+            .all(|core| core.diag.phase() == Phase::Started && core.latch.is_suspended());
+    all_suspended.then_some(fibers)
+}
+
+/// Whether a thread outside this runtime's workers and driver might still wake a fiber.
+fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
+    let own: Vec<i32> = (0..shared.workers())
+        .filter_map(|index| shared.running.tid(index))
+        .collect();
+    if own.len() != shared.workers() || shared.running.tid(me) != Some(current_tid()) {
+        return true;
+    }
+    let Ok(tasks) = fs::read_dir("/proc/self/task") else {
+        return true;
+    };
+    for task in tasks {
+        let Some(tid) = task
+            .ok()
+            .and_then(|task| task.file_name().to_str()?.parse::<i32>().ok())
+        else {
+            return true;
+        };
+        if own.contains(&tid) {
+            continue;
+        }
+        let path = format!("/proc/self/task/{tid}");
+        let Ok(comm) = fs::read_to_string(format!("{path}/comm")) else {
+            // The thread has exited.
+            continue;
+        };
+        if comm.trim_end() == "fibra-driver" {
+            continue;
+        }
+        match fs::read_to_string(format!("{path}/syscall")) {
+            Ok(syscall) if in_untimed_futex_wait(&syscall) => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+/// `/proc/<pid>/task/<tid>/syscall` of a thread blocked in `futex(addr, FUTEX_WAIT[_BITSET],
+/// val, NULL, …)`.
+fn in_untimed_futex_wait(syscall: &str) -> bool {
+    const FUTEX_CMD_MASK: i64 = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as i64;
+    let fields: Vec<&str> = syscall.split_whitespace().collect();
+    let number = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|field| i64::from_str_radix(field.trim_start_matches("0x"), 16).ok())
+    };
+    let is_futex = fields.first().and_then(|n| n.parse::<i64>().ok()) == Some(libc::SYS_futex);
+    let waits = number(2).is_some_and(|op| {
+        let cmd = op & FUTEX_CMD_MASK;
+        cmd == i64::from(libc::FUTEX_WAIT) || cmd == i64::from(libc::FUTEX_WAIT_BITSET)
+    });
+    is_futex && waits && number(4) == Some(0)
+}
+
+/// The calling thread's kernel id.
+pub(crate) fn current_tid() -> i32 {
+    // SAFETY: `gettid` has no preconditions and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_untimed_futex_wait;
+
+    #[test]
+    fn only_an_untimed_futex_wait_counts_as_blocked() {
+        let futex = libc::SYS_futex;
+        assert!(in_untimed_futex_wait(&format!(
+            "{futex} 0x7f00 0x89 0x0 0x0 0xffffffff 0x0 0x7ffd 0x7f01"
+        )));
+        // With a timeout.
+        assert!(!in_untimed_futex_wait(&format!(
+            "{futex} 0x7f00 0x89 0x0 0x7ffd1000 0xffffffff 0x0 0x7ffd 0x7f01"
+        )));
+        // A wake, not a wait.
+        assert!(!in_untimed_futex_wait(&format!(
+            "{futex} 0x7f00 0x81 0x1 0x0 0x0 0x0 0x7ffd 0x7f01"
+        )));
+        assert!(!in_untimed_futex_wait("running"));
+        assert!(!in_untimed_futex_wait(
+            "230 0x1 0x0 0x7ffd 0x0 0x0 0x0 0x7ffd 0x7f01"
+        ));
+    }
+}

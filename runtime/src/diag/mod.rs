@@ -1,0 +1,113 @@
+//! Diagnostics: the table of live fibers, what each waits on, deadlock detection and dumps.
+
+mod cycle;
+mod dump;
+mod global;
+mod policy;
+mod record;
+mod report;
+mod table;
+mod workers;
+
+pub use dump::{Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo};
+pub(crate) use global::{current_tid, GlobalCheck, OutsideWait};
+pub use policy::{Deadlock, Deadlocked};
+pub(crate) use record::Record;
+pub(crate) use table::FiberTable;
+pub(crate) use workers::WorkerSlots;
+
+use crate::fiber::Core;
+use crate::sched::with_running;
+use crate::wait::WaitSite;
+use std::sync::Arc;
+
+/// A dump of the current runtime: every live fiber, every worker and the open holds.
+///
+/// Safe while fibers run; each fiber is read on its own, so fibers that change state during
+/// the dump may be shown in their old or new state.
+///
+/// # Panics
+///
+/// Outside a fibra runtime (use [`Handle::dump`](crate::Handle::dump) from other threads).
+///
+/// ```
+/// fibra::run(|| {
+///     let dump = fibra::dump();
+///     let me = dump.fibers.iter().find(|f| f.id == fibra::current().id().as_u64()).unwrap();
+///     assert_eq!(me.state, fibra::FiberState::Running);
+///     assert!(dump.to_string().contains("\"main\""));
+/// });
+/// ```
+#[track_caller]
+pub fn dump() -> Dump {
+    crate::Handle::try_current()
+        .unwrap_or_else(|| panic!("fibra::dump() called outside a fibra runtime"))
+        .dump()
+}
+
+/// The running fiber's published wait, ended (and cleared) on drop: the one place a wait site
+/// is recorded.
+pub(crate) struct Published {
+    core: *const Core,
+    owned: bool,
+}
+
+impl Published {
+    /// Publishes `site` for the running fiber; `None` outside a fiber.
+    pub(crate) fn new(site: &WaitSite<'_>, timed: bool) -> Option<Published> {
+        let core = with_running(|core| core.map(|core| core as *const Core))?;
+        // SAFETY: the running fiber's `Core` is alive while it runs (its worker lent it a
+        // reference for this resume), and again whenever it runs after a park; the guard is
+        // only used by the fiber itself.
+        let core = unsafe { &*core };
+        let since = core
+            .shared
+            .running
+            .now(core.home.load(std::sync::atomic::Ordering::Relaxed));
+        let owned = core.diag.publish(site, timed, since);
+        Some(Published { core, owned })
+    }
+}
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        // SAFETY: as in `new`: dropped by the fiber while it runs.
+        unsafe { &*self.core }.diag.clear(self.owned);
+    }
+}
+
+/// After a fiber's park: unwinds it if a deadlock check doomed it (not while it unwinds
+/// already).
+pub(crate) fn unwind_if_doomed(core: &Core) {
+    if let Some(report) = core.diag.take_doom() {
+        if !std::thread::panicking() {
+            std::panic::panic_any(Deadlocked::new(report));
+        }
+    }
+}
+
+/// Called by a worker about to sleep: the last one checks for a global deadlock (see
+/// `global`), and looks again later while only something outside the runtime could still
+/// wake a fiber. True when the check woke a fiber (`Deadlock::Panic`): then it must not sleep.
+pub(crate) fn before_sleep(shared: &Arc<crate::sched::Shared>, me: usize) -> bool {
+    let next = global::check(shared, me);
+    shared
+        .running
+        .look_again(shared, me, next == global::Next::LookAgain);
+    next == global::Next::Woke
+}
+
+/// Called by a fiber that has committed to suspend: checks for a cycle if its published wait
+/// asks for one.
+pub(crate) fn before_suspend(core: &Core) {
+    if core.diag.take_check() {
+        if let Some(me) = core.shared.fibers.get(core.id.as_u64()) {
+            cycle::check(&me);
+        }
+    }
+}
+
+/// Registers a new fiber in its runtime's table.
+pub(crate) fn register(core: &Arc<Core>) {
+    core.shared.fibers.insert(core);
+}

@@ -1,0 +1,298 @@
+//! One fiber's diagnostic record: how far it has got (unstarted, started, done) and, while it
+//! waits, what it waits on and where. Written only by the fiber itself (and its worker), read
+//! by dumps and deadlock checks on other threads.
+//!
+//! The wait is a sequence lock over atomic fields, so publishing one costs a few plain stores
+//! (it happens on every recorded park): the writer makes the sequence odd, writes, and makes
+//! it even again; a reader retries until it read the same even sequence before and after. A
+//! wait on a resource with a [`Holder`] is read further, through the holder, which lives in
+//! the resource: that read holds `pin`, which the fiber also takes to end such a wait, so the
+//! resource (borrowed by the waiting call until the wait has ended) is alive meanwhile.
+
+use crate::loom::sync::SpinLock;
+use crate::wait::{Holder, Owner, WaitKind, WaitSite};
+use std::panic::Location;
+use std::sync::atomic::Ordering;
+use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize};
+use std::sync::Arc;
+
+const UNSTARTED: u8 = 0;
+const STARTED: u8 = 1;
+const DONE: u8 = 2;
+
+/// `owner_tag` values.
+const NOBODY: u8 = 0;
+const HOLDER: u8 = 1;
+const FIBER: u8 = 2;
+
+/// How far a fiber has got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Unstarted,
+    Started,
+    Done,
+}
+
+/// A published wait, as read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Waiting {
+    pub(crate) kind: WaitKind,
+    pub(crate) object: usize,
+    pub(crate) location: &'static Location<'static>,
+    /// When it began, on the coarse monotonic clock ([`coarse_now`]) as its worker last read
+    /// it (see `WorkerSlots::tick`).
+    pub(crate) since: u64,
+    pub(crate) timed: bool,
+    /// Tells waits apart: a wait that ended and a new one on the same object differ.
+    pub(crate) generation: u64,
+    /// Whether an owner was named (it may have none right now).
+    pub(crate) owned: bool,
+}
+
+/// The owner of a published wait, read live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OwnerNow {
+    pub(crate) fiber: u64,
+    pub(crate) took_at: Option<&'static Location<'static>>,
+}
+
+/// See the module docs.
+pub(crate) struct Record {
+    phase: AtomicU8,
+    seq: AtomicU64,
+    /// `kind_index + 1`, or 0 while no wait is published.
+    kind: AtomicU8,
+    timed: AtomicBool,
+    owner_tag: AtomicU8,
+    /// The holder's address or the owning fiber's id, after `owner_tag`.
+    owner: AtomicUsize,
+    object: AtomicUsize,
+    location: AtomicPtr<Location<'static>>,
+    since: AtomicU64,
+    pin: SpinLock<()>,
+    /// Set while the published wait is one a deadlock check should look at (owned, untimed).
+    check: AtomicBool,
+    /// Set with `report` by the check that found this fiber in a deadlock: it unwinds.
+    doomed: AtomicBool,
+    report: SpinLock<Option<Arc<str>>>,
+}
+
+impl Record {
+    pub(crate) fn new() -> Record {
+        Record {
+            phase: AtomicU8::new(UNSTARTED),
+            seq: AtomicU64::new(0),
+            kind: AtomicU8::new(0),
+            timed: AtomicBool::new(false),
+            owner_tag: AtomicU8::new(NOBODY),
+            owner: AtomicUsize::new(0),
+            object: AtomicUsize::new(0),
+            location: AtomicPtr::new(std::ptr::null_mut()),
+            since: AtomicU64::new(0),
+            pin: SpinLock::new(()),
+            check: AtomicBool::new(false),
+            doomed: AtomicBool::new(false),
+            report: SpinLock::new(None),
+        }
+    }
+
+    pub(crate) fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Acquire) {
+            UNSTARTED => Phase::Unstarted,
+            STARTED => Phase::Started,
+            _ => Phase::Done,
+        }
+    }
+
+    pub(crate) fn started(&self) {
+        self.phase.store(STARTED, Ordering::Release);
+    }
+
+    pub(crate) fn finished(&self) {
+        self.phase.store(DONE, Ordering::Release);
+    }
+
+    /// One write of the sequence lock; only the fiber itself writes.
+    #[inline]
+    fn write(&self, fields: impl FnOnce()) {
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        fields();
+        self.seq.store(seq + 2, Ordering::Release);
+    }
+
+    /// Publishes a wait; returns whether it names an owner (then [`clear`](Self::clear) must
+    /// be told so).
+    #[inline]
+    pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> bool {
+        let (tag, owner) = match site.owner {
+            Owner::Nobody => (NOBODY, 0),
+            Owner::Holder(holder) => (HOLDER, holder as *const Holder as usize),
+            Owner::Fiber(id) => (FIBER, id as usize),
+        };
+        self.write(|| {
+            self.kind.store(site.kind as u8 + 1, Ordering::Relaxed);
+            self.timed.store(timed, Ordering::Relaxed);
+            self.owner_tag.store(tag, Ordering::Relaxed);
+            self.owner.store(owner, Ordering::Relaxed);
+            self.object.store(site.object, Ordering::Relaxed);
+            let location = site.location as *const Location<'static>;
+            self.location.store(location.cast_mut(), Ordering::Relaxed);
+            self.since.store(since, Ordering::Relaxed);
+        });
+        let owned = tag != NOBODY;
+        self.check.store(owned && !timed, Ordering::Relaxed);
+        owned
+    }
+
+    /// Ends the published wait; `owned` as `publish` returned.
+    #[inline]
+    pub(crate) fn clear(&self, owned: bool) {
+        self.check.store(false, Ordering::Relaxed);
+        if owned {
+            let _pin = self.pin.lock();
+            self.write(|| self.kind.store(0, Ordering::Relaxed));
+        } else {
+            self.write(|| self.kind.store(0, Ordering::Relaxed));
+        }
+    }
+
+    /// Whether a deadlock check should run before the fiber suspends; true once per wait.
+    pub(crate) fn take_check(&self) -> bool {
+        self.check.load(Ordering::Relaxed) && self.check.swap(false, Ordering::Relaxed)
+    }
+
+    /// A consistent read of the published wait: the wait, its owner tag and value.
+    fn read_stable(&self) -> Option<(Waiting, u8, usize)> {
+        let mut spins = 0u32;
+        loop {
+            let seq = self.seq.load(Ordering::Acquire);
+            if seq % 2 == 0 {
+                let kind = self.kind.load(Ordering::Relaxed);
+                let timed = self.timed.load(Ordering::Relaxed);
+                let tag = self.owner_tag.load(Ordering::Relaxed);
+                let owner = self.owner.load(Ordering::Relaxed);
+                let object = self.object.load(Ordering::Relaxed);
+                let location = self.location.load(Ordering::Relaxed);
+                let since = self.since.load(Ordering::Relaxed);
+                fence(Ordering::Acquire);
+                if self.seq.load(Ordering::Relaxed) == seq {
+                    if kind == 0 {
+                        return None;
+                    }
+                    // SAFETY: a published wait's location came from a `&'static Location`.
+                    let location = unsafe { &*location.cast_const() };
+                    let waiting = Waiting {
+                        kind: WAIT_KINDS[usize::from(kind - 1)],
+                        object,
+                        location,
+                        since,
+                        timed,
+                        generation: seq,
+                        owned: tag != NOBODY,
+                    };
+                    return Some((waiting, tag, owner));
+                }
+            }
+            spins += 1;
+            if spins % 64 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// The published wait and its owner now.
+    pub(crate) fn read(&self) -> Option<(Waiting, Option<OwnerNow>)> {
+        loop {
+            let (waiting, tag, owner) = self.read_stable()?;
+            let owner = match tag {
+                FIBER => Some(OwnerNow {
+                    fiber: owner as u64,
+                    took_at: None,
+                }),
+                HOLDER => {
+                    let _pin = self.pin.lock();
+                    if self.seq.load(Ordering::Acquire) != waiting.generation {
+                        // The wait ended or changed meanwhile: read again.
+                        continue;
+                    }
+                    // SAFETY: the holder belongs to the resource the fiber waits on, which the
+                    // waiting call borrows until its wait has ended; ending a wait with a holder
+                    // takes `pin`, which we hold, and the sequence shows it has not ended.
+                    let (fiber, took_at) = unsafe { &*(owner as *const Holder) }.read();
+                    (fiber != 0).then_some(OwnerNow { fiber, took_at })
+                }
+                _ => None,
+            };
+            return Some((waiting, owner));
+        }
+    }
+
+    /// Tells the fiber to unwind from its wait with `report`.
+    pub(crate) fn doom(&self, report: Arc<str>) {
+        *self.report.lock() = Some(report);
+        self.doomed.store(true, Ordering::Release);
+    }
+
+    /// The deadlock report the fiber must unwind with, if one was set.
+    #[inline]
+    pub(crate) fn take_doom(&self) -> Option<Arc<str>> {
+        if !self.doomed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.doomed.store(false, Ordering::Relaxed);
+        self.report.lock().take()
+    }
+}
+
+/// Every `WaitKind`, in declaration order (the index stored in a record).
+const WAIT_KINDS: [WaitKind; 21] = [
+    WaitKind::Park,
+    WaitKind::Sleep,
+    WaitKind::Join,
+    WaitKind::BlockOn,
+    WaitKind::Blocking,
+    WaitKind::Mutex,
+    WaitKind::ReentrantMutex,
+    WaitKind::RwLockRead,
+    WaitKind::RwLockWrite,
+    WaitKind::Semaphore,
+    WaitKind::Condvar,
+    WaitKind::Barrier,
+    WaitKind::CountDownLatch,
+    WaitKind::WaitGroup,
+    WaitKind::Once,
+    WaitKind::Event,
+    WaitKind::EventCount,
+    WaitKind::Recv,
+    WaitKind::Send,
+    WaitKind::Select,
+    WaitKind::Io,
+];
+
+/// Nanoseconds on the coarse monotonic clock: a few nanoseconds to read (no time-stamp
+/// counter), ticking every few milliseconds, which is what "waited for 120 ms" needs.
+pub(crate) fn coarse_now() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid `timespec` to write to; the clock id is a constant Linux knows.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut now) };
+    (now.tv_sec as u64) * 1_000_000_000 + now.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WAIT_KINDS;
+
+    #[test]
+    fn wait_kinds_are_stored_by_their_declaration_index() {
+        for (index, kind) in WAIT_KINDS.iter().enumerate() {
+            assert_eq!(*kind as usize, index);
+        }
+    }
+}

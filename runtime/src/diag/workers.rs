@@ -1,0 +1,126 @@
+//! What diagnostics keep per worker, each worker's slot in its own cache line: the fiber it
+//! runs (one store per resume), its thread, a recent time, and when to look for a global
+//! deadlock again.
+
+use crate::sched::Shared;
+use fibra_driver::{Deadline, Timer};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Wake, Waker};
+use std::time::Duration;
+
+/// The first delay before a global deadlock check is made again, and the longest.
+const LOOK_AGAIN: (Duration, Duration) = (Duration::from_millis(25), Duration::from_secs(1));
+
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot {
+    running: AtomicU64,
+    /// The coarse time (`record::coarse_now`) as of the worker's last look at the clock.
+    now: AtomicU64,
+    /// The worker thread's kernel id, once its loop runs (0 before).
+    tid: AtomicI32,
+    /// When to look for a global deadlock again, and the delay after that.
+    look_again: Mutex<Option<(Timer, Duration)>>,
+}
+
+/// See the module docs.
+pub(crate) struct WorkerSlots {
+    running: Box<[Slot]>,
+}
+
+impl WorkerSlots {
+    pub(crate) fn new(workers: usize) -> WorkerSlots {
+        WorkerSlots {
+            running: (0..workers).map(|_| Slot::default()).collect(),
+        }
+    }
+
+    /// Worker `index` runs fiber `id` (0: none) from now on.
+    #[inline]
+    pub(crate) fn set(&self, index: usize, id: u64) {
+        self.running[index].running.store(id, Ordering::Relaxed);
+    }
+
+    /// The fiber worker `index` runs, if any.
+    pub(crate) fn running(&self, index: usize) -> Option<u64> {
+        match self.running[index].running.load(Ordering::Relaxed) {
+            0 => None,
+            id => Some(id),
+        }
+    }
+
+    /// Worker `index` looks at the clock: every few dozen scheduling steps and when it goes
+    /// idle or wakes, so a wait's start costs no clock read.
+    pub(crate) fn tick(&self, index: usize) {
+        self.running[index]
+            .now
+            .store(super::record::coarse_now(), Ordering::Relaxed);
+    }
+
+    /// The time as of worker `index`'s last [`tick`](Self::tick).
+    #[inline]
+    pub(crate) fn now(&self, index: usize) -> u64 {
+        self.running[index].now.load(Ordering::Relaxed)
+    }
+
+    /// Worker `index`'s loop starts on the calling thread.
+    pub(crate) fn enter(&self, index: usize) {
+        self.tick(index);
+        self.running[index]
+            .tid
+            .store(super::current_tid(), Ordering::SeqCst);
+    }
+
+    /// Worker `index`'s thread, once its loop runs.
+    pub(crate) fn tid(&self, index: usize) -> Option<i32> {
+        match self.running[index].tid.load(Ordering::SeqCst) {
+            0 => None,
+            tid => Some(tid),
+        }
+    }
+
+    /// Arms (or disarms) a wake-up of worker `index` to check for a global deadlock again,
+    /// backing off while nothing changes. On the driver's timer wheel, without a hold: it must
+    /// not count as something that could wake a fiber.
+    pub(crate) fn look_again(&self, shared: &Arc<Shared>, index: usize, again: bool) {
+        let mut slot = self.running[index]
+            .look_again
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let delay = match slot.take() {
+            Some((_, delay)) if again => (delay * 2).min(LOOK_AGAIN.1),
+            _ => LOOK_AGAIN.0,
+        };
+        if !again {
+            return;
+        }
+        let mut timer = Timer::at(Deadline::after(delay));
+        let waker = Waker::from(Arc::new(WakeWorker {
+            shared: Arc::downgrade(shared),
+            index,
+        }));
+        if Pin::new(&mut timer)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+        {
+            *slot = Some((timer, delay));
+        }
+    }
+}
+
+/// Unparks a worker when its look-again timer fires.
+struct WakeWorker {
+    shared: Weak<Shared>,
+    index: usize,
+}
+
+impl Wake for WakeWorker {
+    fn wake(self: Arc<Self>) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.unpark_worker(self.index);
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! What a waiting fiber waits for and where: the wait site every blocking primitive hands the
+//! toolkit, and the [`Holder`] of a resource with one known owner.
+
+use crate::sched::with_running;
+use serde::Serialize;
+use std::fmt;
+use std::panic::Location;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+/// What a fiber is waiting for, as shown by [`dump`](crate::dump) and in deadlock reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+#[repr(u8)]
+pub enum WaitKind {
+    /// [`park`](crate::park) or a wait that named no kind.
+    Park,
+    /// [`sleep`](crate::sleep) or [`park_timeout`](crate::park_timeout).
+    Sleep,
+    /// [`JoinHandle::join`](crate::JoinHandle::join): another fiber's end.
+    Join,
+    /// A future polled by [`block_on`](crate::block_on).
+    BlockOn,
+    /// A job on the blocking pool ([`blocking`](crate::blocking)).
+    Blocking,
+    /// A mutex.
+    Mutex,
+    /// A re-entrant mutex.
+    ReentrantMutex,
+    /// A read lock of a readers-writer lock.
+    RwLockRead,
+    /// The write lock of a readers-writer lock.
+    RwLockWrite,
+    /// Semaphore permits.
+    Semaphore,
+    /// A condition variable.
+    Condvar,
+    /// A barrier.
+    Barrier,
+    /// A count-down latch.
+    CountDownLatch,
+    /// A wait group.
+    WaitGroup,
+    /// A one-time initialisation run by another caller.
+    Once,
+    /// An event.
+    Event,
+    /// An event count or sequencer.
+    EventCount,
+    /// A channel receive.
+    Recv,
+    /// A channel send.
+    Send,
+    /// A select over several operations.
+    Select,
+    /// Socket or file readiness.
+    Io,
+}
+
+impl WaitKind {
+    fn describe(self) -> &'static str {
+        match self {
+            WaitKind::Park => "park",
+            WaitKind::Sleep => "sleep",
+            WaitKind::Join => "join",
+            WaitKind::BlockOn => "block_on",
+            WaitKind::Blocking => "blocking job",
+            WaitKind::Mutex => "mutex",
+            WaitKind::ReentrantMutex => "reentrant mutex",
+            WaitKind::RwLockRead => "rwlock read",
+            WaitKind::RwLockWrite => "rwlock write",
+            WaitKind::Semaphore => "semaphore",
+            WaitKind::Condvar => "condvar",
+            WaitKind::Barrier => "barrier",
+            WaitKind::CountDownLatch => "count-down latch",
+            WaitKind::WaitGroup => "wait group",
+            WaitKind::Once => "once",
+            WaitKind::Event => "event",
+            WaitKind::EventCount => "event count",
+            WaitKind::Recv => "channel recv",
+            WaitKind::Send => "channel send",
+            WaitKind::Select => "select",
+            WaitKind::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for WaitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// Who holds a resource that has one owner at a time (a mutex, a writer lock): the fiber and
+/// where it took it. The waiting toolkit follows it from a waiter to the owner to find
+/// deadlock cycles; the owner sets it after acquiring and clears it before releasing.
+///
+/// A holder on a plain thread is not recorded (a thread is not part of the wait-for graph).
+///
+/// ```
+/// use fibra::wait::Holder;
+///
+/// static HOLDER: Holder = Holder::new();
+/// fibra::run(|| {
+///     HOLDER.acquired();
+///     assert_eq!(HOLDER.owner(), Some(fibra::current().id()));
+///     HOLDER.released();
+///     assert_eq!(HOLDER.owner(), None);
+/// });
+/// ```
+pub struct Holder {
+    /// The owner's fiber id; 0 when free or held by a plain thread.
+    owner: AtomicU64,
+    /// Where the owner took it.
+    site: AtomicPtr<Location<'static>>,
+}
+
+impl Holder {
+    /// No holder.
+    pub const fn new() -> Holder {
+        Holder {
+            owner: AtomicU64::new(0),
+            site: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Records the calling fiber as the holder, taken at the caller's location.
+    #[inline]
+    #[track_caller]
+    pub fn acquired(&self) {
+        let id = with_running(|core| core.map_or(0, |core| core.id.as_u64()));
+        let site = Location::caller() as *const Location<'static>;
+        self.site.store(site.cast_mut(), Ordering::Relaxed);
+        self.owner.store(id, Ordering::Relaxed);
+    }
+
+    /// Clears the holder; called before the resource is released, so a waiter never sees a
+    /// holder that has let go (a stale owner could show a cycle that is not there).
+    #[inline]
+    pub fn released(&self) {
+        self.owner.store(0, Ordering::Relaxed);
+    }
+
+    /// The holding fiber, if a fiber holds it.
+    pub fn owner(&self) -> Option<crate::FiberId> {
+        match self.owner.load(Ordering::Acquire) {
+            0 => None,
+            id => Some(crate::FiberId(id)),
+        }
+    }
+
+    /// The owner's fiber id (0 for none) and where it took the resource.
+    pub(crate) fn read(&self) -> (u64, Option<&'static Location<'static>>) {
+        let owner = self.owner.load(Ordering::Acquire);
+        let site = self.site.load(Ordering::Relaxed);
+        // SAFETY: the pointer is null or came from a `&'static Location` in `acquired`.
+        (owner, unsafe { site.cast_const().as_ref() })
+    }
+}
+
+impl Default for Holder {
+    fn default() -> Holder {
+        Holder::new()
+    }
+}
+
+impl fmt::Debug for Holder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Holder")
+            .field("owner", &self.owner())
+            .finish()
+    }
+}
+
+/// What a blocking call waits on and where it was called: handed to
+/// [`park_current_at`](crate::wait::park_current_at) or [`Wait::block_at`](crate::wait::Wait::block_at),
+/// which record it for the fiber while it waits.
+///
+/// The location is the caller's: make the blocking method and everything between it and the
+/// site `#[track_caller]`, so the site is the user's line.
+///
+/// ```
+/// use fibra::wait::{WaitKind, WaitSite};
+///
+/// let object = 5u8;
+/// let site = WaitSite::new(WaitKind::Event, &object);
+/// assert_eq!(site.kind(), WaitKind::Event);
+/// assert_eq!(site.location().line(), line!() - 2);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct WaitSite<'a> {
+    pub(crate) kind: WaitKind,
+    pub(crate) object: usize,
+    pub(crate) owner: Owner<'a>,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// Who can end a wait that has one known owner.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Owner<'a> {
+    Nobody,
+    Holder(&'a Holder),
+    Fiber(u64),
+}
+
+impl<'a> WaitSite<'a> {
+    /// A wait of `kind` on `object` (its address identifies it), at the caller's location.
+    #[track_caller]
+    #[inline]
+    pub fn new<T: ?Sized>(kind: WaitKind, object: &T) -> WaitSite<'a> {
+        WaitSite {
+            kind,
+            object: object as *const T as *const () as usize,
+            owner: Owner::Nobody,
+            location: Location::caller(),
+        }
+    }
+
+    /// The same wait, on a resource whose owner `holder` records: it can end only when that
+    /// owner lets go, which makes it part of the wait-for graph checked for deadlocks.
+    pub fn held_by(self, holder: &'a Holder) -> WaitSite<'a> {
+        WaitSite {
+            owner: Owner::Holder(holder),
+            ..self
+        }
+    }
+
+    /// A wait that only the end of fiber `id` can finish.
+    pub(crate) fn ended_by(self, id: crate::FiberId) -> WaitSite<'a> {
+        WaitSite {
+            owner: Owner::Fiber(id.as_u64()),
+            ..self
+        }
+    }
+
+    /// What is waited for.
+    pub fn kind(&self) -> WaitKind {
+        self.kind
+    }
+
+    /// Where the wait was called.
+    pub fn location(&self) -> &'static Location<'static> {
+        self.location
+    }
+}

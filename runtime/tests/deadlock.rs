@@ -1,0 +1,582 @@
+//! Deadlock detection: cycles over owned resources (mutexes, reentrant mutexes, writer locks,
+//! joins), reported once with every fiber's sites, and under `Deadlock::Panic` unwinding each
+//! of them; waits that are not deadlocks are never reported.
+
+// Written against the facade, which is not built under loom.
+#![cfg(not(loom))]
+
+use fibra::sync::{Barrier, Mutex, ReentrantMutex, RwLock};
+use fibra::{Deadlock, Deadlocked, JoinHandle};
+use fibra_testing::{in_child, run_child, WORKER_COUNTS};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const FILE: &str = "runtime/tests/deadlock.rs";
+
+fn runtime(workers: usize, policy: Deadlock) -> fibra::Runtime {
+    fibra::Runtime::builder()
+        .workers(workers)
+        .on_deadlock(policy)
+        .build()
+        .unwrap()
+}
+
+/// The report `f` unwinds with.
+fn report_of(f: impl FnOnce()) -> String {
+    let payload = panic::catch_unwind(AssertUnwindSafe(f)).expect_err("the wait is a deadlock");
+    payload
+        .downcast::<Deadlocked>()
+        .expect("unwound with a Deadlocked payload")
+        .report()
+        .to_owned()
+}
+
+fn at(line: u32) -> String {
+    format!("{FILE}:{line}:")
+}
+
+/// Two fibers, each holding one mutex and locking the other's: (report of each, lines where
+/// `first` took `a`, `second` took `b`, `first` waits for `b`, `second` waits for `a`).
+fn opposite_order(workers: usize, policy: Deadlock) -> Option<(String, String, [u32; 4])> {
+    runtime(workers, policy).block_on(|| {
+        let a = Arc::new(Mutex::new(()));
+        let b = Arc::new(Mutex::new(()));
+        let both = Arc::new(Barrier::new(2));
+        let lines = Arc::new(std::sync::Mutex::new([0u32; 4]));
+        let spawn = |name: &str, mine: Arc<Mutex<()>>, theirs: Arc<Mutex<()>>, slot: usize| {
+            let (both, lines) = (both.clone(), lines.clone());
+            fibra::Builder::new()
+                .name(name)
+                .spawn(move || {
+                    let _mine = mine.lock();
+                    lines.lock().unwrap()[slot] = line!() - 1;
+                    both.wait().unwrap();
+                    lines.lock().unwrap()[slot + 2] = line!() + 1;
+                    report_of(|| drop(theirs.lock()))
+                })
+                .unwrap()
+        };
+        let first = spawn("first", a.clone(), b.clone(), 0);
+        let second = spawn("second", b, a, 1);
+        if policy == Deadlock::Report {
+            // The fibers stay blocked: wait until both are, then leave them (shutdown
+            // abandons them).
+            let ids = [first.fiber().id().as_u64(), second.fiber().id().as_u64()];
+            while !ids.iter().all(|&id| parked_on_mutex(id)) {
+                fibra::sleep(Duration::from_millis(1));
+            }
+            std::mem::forget((first, second));
+            return None;
+        }
+        let reports = (first.join().unwrap(), second.join().unwrap());
+        let lines = *lines.lock().unwrap();
+        Some((reports.0, reports.1, lines))
+    })
+}
+
+fn parked_on_mutex(id: u64) -> bool {
+    fibra::dump().fiber(id).is_some_and(|fiber| {
+        fiber.state == fibra::FiberState::Parked
+            && fiber
+                .wait
+                .as_ref()
+                .is_some_and(|wait| wait.kind == fibra::wait::WaitKind::Mutex)
+    })
+}
+
+#[test]
+fn two_fibers_locking_two_mutexes_in_opposite_order_both_unwind_with_one_report() {
+    for workers in WORKER_COUNTS {
+        let (first, second, [took_a, took_b, waits_b, waits_a]) =
+            opposite_order(workers, Deadlock::Panic).unwrap();
+        assert_eq!(first, second, "one report, shared by the cycle's fibers");
+        assert!(first.starts_with("fibra: deadlock: 2 fibers"), "{first}");
+        for name in ["\"first\"", "\"second\""] {
+            assert_eq!(first.matches(name).count(), 2, "{first}");
+        }
+        for line in [took_a, took_b, waits_a, waits_b] {
+            assert!(
+                first.contains(&at(line)),
+                "line {line} missing from:\n{first}"
+            );
+        }
+        assert_eq!(first.matches("waits for mutex").count(), 2, "{first}");
+    }
+}
+
+#[test]
+fn the_report_policy_prints_each_cycle_once_on_stderr() {
+    const TEST: &str = "the_report_policy_prints_each_cycle_once_on_stderr";
+    if in_child(TEST) {
+        for workers in WORKER_COUNTS {
+            assert!(opposite_order(workers, Deadlock::Report).is_none());
+        }
+        return;
+    }
+    let output = run_child(TEST, &[]);
+    fibra_testing::assert_passed(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.matches("fibra: deadlock: 2 fibers").count(),
+        WORKER_COUNTS.len(),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("which took it at").count(),
+        2 * WORKER_COUNTS.len()
+    );
+}
+
+#[test]
+fn the_deadlock_policy_comes_from_the_environment() {
+    const TEST: &str = "the_deadlock_policy_comes_from_the_environment";
+    if in_child(TEST) {
+        let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
+        runtime.block_on(|| {
+            let lock = Mutex::new(());
+            let _held = lock.lock();
+            let report = report_of(|| drop(lock.lock()));
+            assert!(report.contains("fibra: deadlock: 1 fiber wait"), "{report}");
+        });
+        return;
+    }
+    fibra_testing::assert_passed(&run_child(TEST, &[("FIBRA_DEADLOCK", "panic")]));
+}
+
+#[test]
+fn a_bad_deadlock_policy_in_the_environment_is_reported_in_one_line_and_ignored() {
+    const TEST: &str =
+        "a_bad_deadlock_policy_in_the_environment_is_reported_in_one_line_and_ignored";
+    if in_child(TEST) {
+        // The default, `Report`: the cycle is printed and the waits stay blocked.
+        let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
+        runtime.block_on(|| {
+            let lock = Arc::new(Mutex::new(()));
+            let held = lock.clone();
+            let stuck = fibra::spawn(move || {
+                let _mine = held.lock();
+                drop(held.lock());
+            });
+            let id = stuck.fiber().id().as_u64();
+            while !parked_on_mutex(id) {
+                fibra::sleep(Duration::from_millis(1));
+            }
+            std::mem::forget(stuck);
+        });
+        return;
+    }
+    let output = run_child(TEST, &[("FIBRA_DEADLOCK", "sometimes")]);
+    fibra_testing::assert_passed(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let config: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("FIBRA_DEADLOCK"))
+        .collect();
+    assert_eq!(config.len(), 1, "{stderr}");
+    assert!(config[0].contains("\"sometimes\""), "{}", config[0]);
+    assert_eq!(
+        stderr.matches("fibra: deadlock: 1 fiber").count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_three_fiber_cycle_names_all_three() {
+    for workers in WORKER_COUNTS {
+        let reports = runtime(workers, Deadlock::Panic).block_on(|| {
+            let locks: Vec<Arc<Mutex<()>>> = (0..3).map(|_| Arc::new(Mutex::new(()))).collect();
+            let all = Arc::new(Barrier::new(3));
+            let fibers: Vec<JoinHandle<String>> = (0..3)
+                .map(|i| {
+                    let mine = locks[i].clone();
+                    let next = locks[(i + 1) % 3].clone();
+                    let all = all.clone();
+                    fibra::Builder::new()
+                        .name(format!("ring-{i}"))
+                        .spawn(move || {
+                            let _mine = mine.lock();
+                            all.wait().unwrap();
+                            report_of(|| drop(next.lock()))
+                        })
+                        .unwrap()
+                })
+                .collect();
+            fibers
+                .into_iter()
+                .map(|fiber| fiber.join().unwrap())
+                .collect::<Vec<_>>()
+        });
+        assert!(reports.iter().all(|report| *report == reports[0]));
+        let report = &reports[0];
+        assert!(report.starts_with("fibra: deadlock: 3 fibers"), "{report}");
+        for i in 0..3 {
+            assert_eq!(
+                report.matches(&format!("\"ring-{i}\"")).count(),
+                2,
+                "{report}"
+            );
+        }
+    }
+}
+
+#[test]
+fn two_fibers_joining_each_other_are_a_cycle() {
+    for workers in WORKER_COUNTS {
+        let reports = runtime(workers, Deadlock::Panic).block_on(|| {
+            type Slot = Arc<std::sync::Mutex<Option<JoinHandle<()>>>>;
+            let slots: [Slot; 2] = Default::default();
+            let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let ready = Arc::new(Barrier::new(3));
+            for me in 0..2 {
+                let (all, reports, ready) = (slots.clone(), reports.clone(), ready.clone());
+                let fiber = fibra::Builder::new()
+                    .name(format!("joiner-{me}"))
+                    .spawn(move || {
+                        ready.wait().unwrap();
+                        let other = all[1 - me].lock().unwrap().take().unwrap();
+                        let report = report_of(|| drop(other.join()));
+                        reports.lock().unwrap().push(report);
+                    })
+                    .unwrap();
+                *slots[me].lock().unwrap() = Some(fiber);
+            }
+            ready.wait().unwrap();
+            while reports.lock().unwrap().len() < 2 {
+                fibra::sleep(Duration::from_millis(1));
+            }
+            let reports = reports.lock().unwrap().clone();
+            reports
+        });
+        assert_eq!(reports[0], reports[1]);
+        assert!(
+            reports[0].starts_with("fibra: deadlock: 2 fibers"),
+            "{}",
+            reports[0]
+        );
+        assert_eq!(
+            reports[0].matches("waits for join").count(),
+            2,
+            "{}",
+            reports[0]
+        );
+        assert!(reports[0].contains("\"joiner-0\"") && reports[0].contains("\"joiner-1\""));
+    }
+}
+
+#[test]
+fn reentrant_mutexes_and_writer_locks_form_cycles_too() {
+    for workers in WORKER_COUNTS {
+        let (one, other) = runtime(workers, Deadlock::Panic).block_on(|| {
+            let reentrant = Arc::new(ReentrantMutex::new(()));
+            let rwlock = Arc::new(RwLock::new(()));
+            let both = Arc::new(Barrier::new(2));
+            let (r, w, b) = (reentrant.clone(), rwlock.clone(), both.clone());
+            let writer = fibra::spawn(move || {
+                let _write = w.write();
+                b.wait().unwrap();
+                report_of(|| drop(r.lock()))
+            });
+            let _mine = reentrant.lock();
+            let _again = reentrant.lock();
+            both.wait().unwrap();
+            let mine = report_of(|| drop(rwlock.read()));
+            (mine, writer.join().unwrap())
+        });
+        assert_eq!(one, other);
+        assert!(one.contains("waits for rwlock read"), "{one}");
+        assert!(one.contains("waits for reentrant mutex"), "{one}");
+    }
+}
+
+#[test]
+fn waits_that_only_look_circular_are_not_reported() {
+    for workers in WORKER_COUNTS {
+        let total = runtime(workers, Deadlock::Panic).block_on(|| {
+            // The same lock order everywhere: contention, handoffs, never a cycle.
+            let a = Arc::new(Mutex::new(0usize));
+            let b = Arc::new(Mutex::new(0usize));
+            let fibers: Vec<_> = (0..50)
+                .map(|_| {
+                    let (a, b) = (a.clone(), b.clone());
+                    fibra::spawn(move || {
+                        for _ in 0..40 {
+                            let mut a = a.lock();
+                            let mut b = b.lock();
+                            *a += 1;
+                            *b += 1;
+                            if *a % 7 == 0 {
+                                fibra::yield_now();
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for fiber in fibers {
+                fiber.join().unwrap();
+            }
+            // Opposite order, but one side gives up after a while: a timed wait is not a
+            // deadlock.
+            let timed_out = Arc::new(AtomicUsize::new(0));
+            let both = Arc::new(Barrier::new(2));
+            let (a2, b2, both2, timed) = (a.clone(), b.clone(), both.clone(), timed_out.clone());
+            let patient = fibra::spawn(move || {
+                let _b = b2.lock();
+                both2.wait().unwrap();
+                if a2.lock_timeout(Duration::from_millis(20)).is_err() {
+                    timed.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+            {
+                let _a = a.lock();
+                both.wait().unwrap();
+                drop(b.lock());
+            }
+            patient.join().unwrap();
+            assert_eq!(timed_out.load(Ordering::SeqCst), 1);
+            let total = *a.lock() + *b.lock();
+            total
+        });
+        assert_eq!(total, 2 * 50 * 40);
+    }
+}
+
+#[test]
+fn the_dump_shows_a_parked_fiber_with_the_line_of_its_wait_and_its_owner() {
+    for workers in WORKER_COUNTS {
+        runtime(workers, Deadlock::Panic).block_on(|| {
+            let lock = Arc::new(Mutex::new(()));
+            let held = lock.lock();
+            let took = line!() - 1;
+            let waits = Arc::new(AtomicUsize::new(0));
+            let (l, w) = (lock.clone(), waits.clone());
+            let waiter = fibra::Builder::new()
+                .name("waiter")
+                .spawn(move || {
+                    w.store(line!() as usize + 1, Ordering::SeqCst);
+                    drop(l.lock());
+                })
+                .unwrap();
+            let id = waiter.fiber().id().as_u64();
+            while !parked_on_mutex(id) {
+                fibra::yield_now();
+            }
+            let dump = fibra::dump();
+            let info = dump.fiber(id).unwrap();
+            let wait = info.wait.as_ref().unwrap();
+            assert_eq!(wait.line as usize, waits.load(Ordering::SeqCst));
+            assert!(wait.site.starts_with(&at(wait.line)), "{}", wait.site);
+            assert_eq!(wait.owner, Some(fibra::current().id().as_u64()));
+            assert!(wait.owner_took_at.as_ref().unwrap().starts_with(&at(took)));
+            assert!(!wait.timed);
+            assert_eq!(info.name.as_deref(), Some("waiter"));
+            let text = dump.to_string();
+            assert!(
+                text.contains(&format!("fiber {id} \"waiter\" [parked on mutex")),
+                "{text}"
+            );
+            assert!(text.contains(&format!(
+                "    waits for mutex {:#x} at {}",
+                wait.object, wait.site
+            )));
+            let json = serde_json::to_value(&dump).unwrap();
+            let fibers = json["fibers"].as_array().unwrap();
+            let entry = fibers.iter().find(|f| f["id"] == id).unwrap();
+            assert_eq!(entry["state"], "parked");
+            assert_eq!(entry["wait"]["kind"], "mutex");
+            assert_eq!(entry["wait"]["line"], wait.line);
+            drop(held);
+            waiter.join().unwrap();
+            assert!(
+                fibra::dump().fiber(id).is_none(),
+                "a finished fiber is not listed"
+            );
+        });
+    }
+}
+
+#[test]
+fn the_dump_shows_joins_sleeps_and_parks_at_their_lines() {
+    runtime(2, Deadlock::Panic).block_on(|| {
+        let sleeper = fibra::spawn(|| fibra::sleep(Duration::from_secs(3600)));
+        let sleep_line = line!() - 1;
+        let sleeper_id = sleeper.fiber().id().as_u64();
+        let joiner = fibra::spawn(move || sleeper.join().unwrap_err().is_cancelled());
+        let join_line = line!() - 1;
+        let parker = fibra::spawn(|| fibra::park());
+        let park_line = line!() - 1;
+        let barrier = Arc::new(Barrier::new(2));
+        let other = barrier.clone();
+        let arrival = fibra::spawn(move || other.wait().is_ok());
+        let barrier_line = line!() - 1;
+        let expected = [
+            (sleeper_id, fibra::wait::WaitKind::Sleep, sleep_line, true),
+            (
+                joiner.fiber().id().as_u64(),
+                fibra::wait::WaitKind::Join,
+                join_line,
+                false,
+            ),
+            (
+                parker.fiber().id().as_u64(),
+                fibra::wait::WaitKind::Park,
+                park_line,
+                false,
+            ),
+            (
+                arrival.fiber().id().as_u64(),
+                fibra::wait::WaitKind::Barrier,
+                barrier_line,
+                false,
+            ),
+        ];
+        let seen = |dump: &fibra::Dump| {
+            expected.iter().all(|&(id, kind, _, _)| {
+                dump.fiber(id)
+                    .and_then(|f| f.wait.as_ref())
+                    .is_some_and(|w| w.kind == kind)
+            })
+        };
+        let mut dump = fibra::dump();
+        while !seen(&dump) {
+            fibra::sleep(Duration::from_millis(1));
+            dump = fibra::dump();
+        }
+        for (id, _, line, timed) in expected {
+            let wait = dump.fiber(id).unwrap().wait.clone().unwrap();
+            assert_eq!(wait.line, line, "{dump}");
+            assert_eq!(wait.timed, timed);
+        }
+        let join = dump.fiber(expected[1].0).unwrap().wait.clone().unwrap();
+        assert_eq!(join.owner, Some(sleeper_id));
+        assert_eq!(dump.holds.len(), 1, "the sleeper's timer: {dump}");
+        assert_eq!(dump.holds[0].fiber, Some(sleeper_id));
+        parker.fiber().unpark();
+        parker.join().unwrap();
+        barrier.wait().unwrap();
+        arrival.join().unwrap();
+        std::mem::forget(joiner);
+    });
+}
+
+#[test]
+fn main_blocked_on_a_channel_nobody_else_holds_is_reported_as_all_asleep() {
+    const TEST: &str = "main_blocked_on_a_channel_nobody_else_holds_is_reported_as_all_asleep";
+    if in_child(TEST) {
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let (writer, reader) = fibra::chan::bounded::<u32>(1);
+            let _nobody_sends = writer;
+            let _never = reader.recv();
+        });
+        unreachable!("the main fiber unwinds from its recv");
+    }
+    for workers in WORKER_COUNTS {
+        let workers = workers.to_string();
+        let output = run_child(
+            TEST,
+            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(101), "{stderr}");
+        assert_eq!(
+            stderr
+                .matches("fibra: all fibers are asleep - deadlock!")
+                .count(),
+            1,
+            "{stderr}"
+        );
+        assert!(stderr.contains("fibra dump: 1 fibers"), "{stderr}");
+        assert!(stderr.contains("\"main\" [parked, worker 0]"), "{stderr}");
+    }
+}
+
+#[test]
+fn waits_something_outside_the_fibers_can_end_are_not_reported_as_all_asleep() {
+    const TEST: &str = "waits_something_outside_the_fibers_can_end_are_not_reported_as_all_asleep";
+    if in_child(TEST) {
+        let later = Duration::from_millis(200);
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            // A plain thread holding a writer, sending after a while.
+            let (writer, reader) = fibra::chan::bounded(1);
+            let sender = std::thread::spawn(move || {
+                std::thread::sleep(later);
+                writer.send(1).unwrap();
+            });
+            assert_eq!(reader.recv(), Some(1));
+            sender.join().unwrap();
+
+            // A tokio task unparking the main fiber later.
+            let unparked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (me, flag) = (fibra::current(), unparked.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(later).await;
+                flag.store(true, Ordering::SeqCst);
+                me.unpark();
+            });
+            while !unparked.load(Ordering::SeqCst) {
+                fibra::park();
+            }
+
+            // A timer, and a job on the blocking pool.
+            fibra::sleep(later);
+            fibra::blocking(move || std::thread::sleep(later));
+
+            // A fiber parked in accept, and a thread that connects later.
+            let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let address = listener.local_addr().unwrap();
+            let acceptor = fibra::spawn(move || listener.accept().is_ok());
+            let connector = std::thread::spawn(move || {
+                std::thread::sleep(later);
+                std::net::TcpStream::connect(address).is_ok()
+            });
+            assert!(acceptor.join().unwrap());
+            assert!(connector.join().unwrap());
+        });
+        return;
+    }
+    for workers in [1, 2] {
+        let workers = workers.to_string();
+        let output = run_child(
+            TEST,
+            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+        );
+        fibra_testing::assert_passed(&output);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("deadlock"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_lock_whose_holder_parks_for_good_is_reported_as_all_asleep() {
+    const TEST: &str = "a_lock_whose_holder_parks_for_good_is_reported_as_all_asleep";
+    if in_child(TEST) {
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let lock = Arc::new(Mutex::new(()));
+            let held = lock.clone();
+            let holder = fibra::spawn(move || {
+                let _guard = held.lock();
+                loop {
+                    fibra::park();
+                }
+            });
+            while !lock.is_locked() {
+                fibra::sleep(Duration::from_millis(1));
+            }
+            let _never = lock.lock();
+            drop(holder);
+        });
+        unreachable!("the main fiber unwinds from its lock");
+    }
+    let output = run_child(TEST, &[("FIBRA_DEADLOCK", "panic")]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert_eq!(
+        stderr.matches("all fibers are asleep").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("[parked on mutex"), "{stderr}");
+    assert!(stderr.contains("[parked on park"), "{stderr}");
+}
