@@ -211,9 +211,9 @@ impl RuntimeBuilder {
     /// the environment variable `FIBRA_DEADLOCK`: `report`, `panic`, `off`).
     ///
     /// A deadlock found is a cycle of fibers, each waiting without a deadline for a resource
-    /// with one owner — a [`Mutex`](crate::sync::Mutex), a
-    /// [`ReentrantMutex`](crate::sync::ReentrantMutex), an [`RwLock`](crate::sync::RwLock)'s
-    /// writer, or a fiber joined through its [`JoinHandle`](crate::JoinHandle) — that the next
+    /// with one owner — a `fibra::sync::Mutex`, a `fibra::sync::ReentrantMutex`, a
+    /// `fibra::sync::RwLock`'s writer, or a fiber joined through its
+    /// [`JoinHandle`](crate::JoinHandle) — that the next
     /// fiber of the cycle holds. It is looked for when a fiber starts such a wait and reported
     /// once, through `tracing::error!` and on stderr, naming every fiber of the cycle, what it
     /// waits for and where, and where its owner took it.
