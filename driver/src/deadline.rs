@@ -77,6 +77,7 @@ impl Deadline {
     }
 
     /// Whether the deadline has passed (never for [`NEVER`](Deadline::NEVER)).
+    #[inline]
     pub fn has_passed(&self) -> bool {
         self.at.is_some_and(|at| Instant::now() >= at)
     }

@@ -84,6 +84,13 @@ impl<T> RunOrder<T> {
         }
     }
 
+    /// Whether [`next`](Self::next) would certainly find nothing: no batch counted, nothing
+    /// woken.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.levels.len() == 1 && self.levels[0].queued == 0 && self.woken.is_empty()
+    }
+
     pub(crate) fn next(&mut self) -> Next<T> {
         loop {
             let top = self.levels.last_mut().expect("the bottom level stays");

@@ -123,11 +123,15 @@ impl Local {
     /// top: the batch starts in spawn order. Thieves take from the bottom meanwhile; when they
     /// took some of the batch, a few fibers of the batch below are turned over with it, which
     /// changes only the order of fibers that were being stolen anyway.
+    #[inline]
     fn queue_spawned(&self, spawner: u64) {
-        let spawned = self.spawned.replace(0);
-        if spawned == 0 {
-            return;
+        if self.spawned.get() != 0 {
+            self.queue_batch(spawner);
         }
+    }
+
+    fn queue_batch(&self, spawner: u64) {
+        let spawned = self.spawned.replace(0);
         self.order.borrow_mut().batch(spawned, spawner);
         if spawned > 1 {
             let mut turning = self.turning.borrow_mut();
@@ -172,14 +176,26 @@ impl Local {
         if let Some(core) = self.next_in_order() {
             return Some(core);
         }
-        self.drain_inbox();
-        self.next_in_order()
-            .or_else(|| self.take_unstarted())
+        if self.drain_inbox() {
+            if let Some(core) = self.next_in_order() {
+                return Some(core);
+            }
+        }
+        self.take_unstarted()
             .or_else(|| self.yielded.borrow_mut().pop_front())
     }
 
     /// The next woken fiber or unstarted fiber of a counted batch (see `order`).
+    #[inline(always)]
     fn next_in_order(&self) -> Option<Arc<Core>> {
+        // A fiber that yields while nothing else is queued comes through here on every turn.
+        if self.order.borrow().is_empty() {
+            return None;
+        }
+        self.next_in_order_counted()
+    }
+
+    fn next_in_order_counted(&self) -> Option<Arc<Core>> {
         loop {
             let next = self.order.borrow_mut().next();
             match next {
@@ -197,31 +213,50 @@ impl Local {
         }
     }
 
-    fn drain_inbox(&self) {
+    /// Queues the wakes sent here from other threads; false if there were none.
+    #[inline]
+    fn drain_inbox(&self) -> bool {
         let inbox = &self.shared.remotes[self.index].inbox;
         if inbox.is_empty() {
-            return;
+            return false;
         }
         let mut order = self.order.borrow_mut();
         while let Some(core) = inbox.pop() {
             let id = core.id.as_u64();
             order.wake(core, id);
         }
+        true
     }
 
+    /// A fiber handed here. Looking costs a load when there is none (stealing from an empty
+    /// injector costs a fence, which a yielding fiber would pay on every turn); a hand-off
+    /// being pushed meanwhile is seen on the next look, or before the worker sleeps.
+    #[inline]
     fn take_handed_off(&self) -> Option<Arc<Core>> {
         let handed = &self.shared.remotes[self.index].handoff;
+        if handed.is_empty() {
+            return None;
+        }
         retry_steal(|| handed.steal())
     }
 
+    #[inline]
     fn take_unstarted(&self) -> Option<Arc<Core>> {
         if let Some(core) = self.take_handed_off() {
             return Some(core);
         }
-        while let Some(core) = self.unstarted.pop() {
+        // `is_empty` is inlined, `pop` is a call.
+        while !self.unstarted.is_empty() {
+            let Some(core) = self.unstarted.pop() else {
+                break;
+            };
             if let Some(core) = self.place(core) {
                 return Some(core);
             }
+        }
+        // As for hand-offs: a load, not a fence, when the injector is empty.
+        if self.shared.injector.is_empty() {
+            return None;
         }
         retry_steal(|| self.shared.injector.steal_batch_and_pop(&self.unstarted))
     }
