@@ -3,8 +3,9 @@
 pub use crate::engine::{select, Fallback, DEFAULT};
 pub use fibra_channels::op::Operation;
 
-use fibra_channels::op::{RecvOp, SendOp};
+use fibra_channels::op::{CancelledOp, RecvOp, SendOp};
 use fibra_channels::{Reader, SendError, Writer};
+use fibra_runtime::CancelToken;
 
 /// Makes the receive operation of a `recv(r)` arm; a method so that `r` may be a `Reader` or
 /// any reference to one (method calls auto-dereference).
@@ -34,6 +35,18 @@ pub trait SendTarget<T> {
 impl<T> SendTarget<T> for Writer<T> {
     fn __fibra_send(&self, value: T) -> SendOp<'_, T> {
         SendOp::new(self, value)
+    }
+}
+
+/// Makes the operation of a `cancelled(token)` arm.
+pub trait CancelTarget {
+    /// A wait for the token to be cancelled.
+    fn __fibra_cancelled(&self) -> CancelledOp<'_>;
+}
+
+impl CancelTarget for CancelToken {
+    fn __fibra_cancelled(&self) -> CancelledOp<'_> {
+        CancelledOp::new(self)
     }
 }
 
@@ -76,6 +89,30 @@ impl<T> Finish for Option<SendOp<'_, T>> {
             Some(value) => Err(SendError(value)),
         })
     }
+}
+
+impl Finish for Option<CancelledOp<'_>> {
+    type Output = ();
+
+    fn finish(self, won: bool) -> Option<()> {
+        self.filter(|_| won).map(drop)
+    }
+}
+
+/// A `send_from` arm's result if it won; otherwise its value, if it still has it, goes back
+/// into `slot`.
+pub fn finish_or_keep<T>(
+    op: Option<SendOp<'_, T>>,
+    won: bool,
+    slot: &mut Option<T>,
+) -> Option<Result<(), SendError<T>>> {
+    if won {
+        return op.finish(true);
+    }
+    if let Some(op) = op {
+        *slot = op.into_value();
+    }
+    None
 }
 
 /// The winning arm's result.

@@ -2,9 +2,10 @@
 
 use crate::engine::{self, Fallback, DEFAULT};
 use crate::error::{SelectTimeoutError, TrySelectError};
-use fibra_channels::op::{Operation, RecvOp, SendOp};
+use fibra_channels::op::{CancelledOp, Operation, RecvOp, SendOp};
 use fibra_channels::{Reader, SendError, Writer};
 use fibra_runtime::wait::Deadline;
+use fibra_runtime::CancelToken;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -50,12 +51,13 @@ impl<T, R, F: FnOnce(T) -> R> Arm<R> for ValueArm<'_, T, F> {
     }
 }
 
-struct ClosedArm<'a, T, F> {
-    op: RecvOp<'a, T>,
+/// An arm that binds nothing: a wait for a channel's close, or for a token's cancellation.
+struct SignalArm<O, F> {
+    op: O,
     f: F,
 }
 
-impl<T, R, F: FnOnce() -> R> Arm<R> for ClosedArm<'_, T, F> {
+impl<O: Operation, R, F: FnOnce() -> R> Arm<R> for SignalArm<O, F> {
     fn op(&self) -> &dyn Operation {
         &self.op
     }
@@ -195,8 +197,25 @@ impl<'a, R> Select<'a, R> {
         reader: &'a Reader<T>,
         f: impl FnOnce() -> R + 'a,
     ) -> &mut Self {
-        self.push(ClosedArm {
+        self.push(SignalArm {
             op: RecvOp::closed(reader),
+            f,
+        })
+    }
+
+    /// Adds a wait for `token` to be cancelled; ready once it is (`f()`).
+    ///
+    /// ```
+    /// let token = fibra::CancelToken::new();
+    /// let (_tx, rx) = fibra::chan::bounded::<u8>(1);
+    /// token.cancel();
+    /// let mut sel = fibra::Select::new();
+    /// sel.recv(&rx, |_| "message").cancelled(&token, || "cancelled");
+    /// assert_eq!(sel.select(), "cancelled");
+    /// ```
+    pub fn cancelled(&mut self, token: &'a CancelToken, f: impl FnOnce() -> R + 'a) -> &mut Self {
+        self.push(SignalArm {
+            op: CancelledOp::new(token),
             f,
         })
     }

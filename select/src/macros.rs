@@ -12,6 +12,9 @@
 ///     recv(rx_c) -> None => { … }           // ready only when closed and drained
 ///     recv(rx_d) if enabled -> msg => { … } // guard: a false guard disables the arm
 ///     send(tx, value) -> res => { … }       // res: Result<(), SendError<T>>
+///     send_from(tx, slot) -> res => { … }   // slot: Option<T>, kept if another arm wins
+///     cancelled(token) => { … }             // ready once the CancelToken is cancelled
+///     cancelled(token) if enabled => { … }
 ///     default => { … }                      // never wait
 ///     default(timeout) => { … }             // wait at most `timeout`
 /// }
@@ -19,11 +22,25 @@
 ///
 /// Each call checks the enabled arms in a fresh uniformly random order and completes the first
 /// ready one without waiting; otherwise it waits on all of them and exactly one completes: a
-/// receive arm that did not win takes no value, a send arm that did not win delivers nothing
-/// (its value is dropped, as in Go, where the value is evaluated on entering the select).
+/// receive arm that did not win takes no value, a send arm that did not win delivers nothing.
 /// Channel expressions are evaluated in written order, then the guard; a send's value only when
 /// its guard is true. The bodies are the select's value; they may `break`, `continue` or
 /// `return`.
+///
+/// A send's value is evaluated on entering the select, before any arm is chosen (a send can
+/// only complete, or be taken by a waiting receiver, while the select holds the value). What
+/// happens to it when another arm wins depends on the arm:
+///
+/// - `send(tx, value)` drops it, as Go does;
+/// - `send_from(tx, slot)` gives it back: `slot` is a place (a variable or a field) of type
+///   `Option<T>`, the arm is enabled only while `slot` is `Some`, a win takes the value out
+///   (`slot` is `None` afterwards; a closed channel hands it back in `Err(SendError(value))`),
+///   and a loss puts it back into `slot`. If the select unwinds instead (its fiber is
+///   cancelled while it waits), the value is dropped.
+///
+/// `cancelled(token)` waits for a [`CancelToken`](fibra_runtime::CancelToken) (fibra's, which
+/// is tokio-util's) to be cancelled, beside the channel operations; the arm binds nothing.
+/// A token cancelled before the select is an arm ready at once.
 ///
 /// An arm's pattern decides when it is ready: `None` — only when its channel is closed and
 /// drained; any pattern that matches `None` (a binding, `_`) — on a value or on closed; any
@@ -53,6 +70,47 @@
 ///     }
 /// }
 /// assert_eq!(total, 10);
+/// ```
+///
+/// A dispatcher that hands out jobs until told to stop: `send_from` keeps the job that no
+/// worker took, `cancelled` ends the loop.
+///
+/// ```
+/// use fibra::select;
+///
+/// fibra::run(|| {
+///     let stop = fibra::CancelToken::new();
+///     let (jobs_tx, jobs) = fibra::chan::bounded::<u32>(0);
+///     let (done_tx, done) = fibra::chan::bounded::<u32>(0);
+///     fibra::scope(|s| {
+///         s.spawn(|| {
+///             for job in jobs.iter() {
+///                 done_tx.send(job).unwrap();
+///             }
+///         });
+///         let mut pending = vec![3, 2, 1];
+///         let mut next = pending.pop();
+///         let mut finished = Vec::new();
+///         loop {
+///             select! {
+///                 send_from(jobs_tx, next) -> res => {
+///                     res.unwrap();
+///                     next = pending.pop();
+///                 }
+///                 recv(done) -> Some(job) => {
+///                     finished.push(job);
+///                     if finished.len() == 3 {
+///                         stop.cancel();
+///                     }
+///                 }
+///                 cancelled(stop) => break,
+///             }
+///         }
+///         jobs_tx.close();
+///         assert_eq!(finished, [1, 2, 3]);
+///         assert_eq!(next, None);
+///     });
+/// });
 /// ```
 #[macro_export]
 macro_rules! select {
@@ -117,9 +175,22 @@ macro_rules! __select_parse {
     (@parse $biased:tt $arms:tt $default:tt send ( $w:expr, $v:expr ) -> $($rest:tt)*) => {
         $crate::__select_parse!(@pat $biased $arms $default (send $w, $v) (true) $($rest)*)
     };
+    (@parse $biased:tt $arms:tt $default:tt send_from ( $w:expr, $slot:expr ) if $($rest:tt)*) => {
+        $crate::__select_parse!(@guard $biased $arms $default (send_from $w, $slot) [] $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt $default:tt send_from ( $w:expr, $slot:expr ) -> $($rest:tt)*) => {
+        $crate::__select_parse!(@pat $biased $arms $default (send_from $w, $slot) (true) $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt $default:tt cancelled ( $t:expr ) if $($rest:tt)*) => {
+        $crate::__select_parse!(@guard_body $biased $arms $default (cancelled $t) [] $($rest)*)
+    };
+    (@parse $biased:tt $arms:tt $default:tt cancelled ( $t:expr ) => $($rest:tt)*) => {
+        $crate::__select_parse!(@body $biased $arms $default (cancelled $t) (true) (()) $($rest)*)
+    };
     (@parse $biased:tt $arms:tt $default:tt $($rest:tt)+) => {
         ::core::compile_error!(
             "select!: expected `recv(r) -> pattern => body`, `send(w, value) -> pattern => body`, \
+             `send_from(w, slot) -> pattern => body`, `cancelled(token) => body`, \
              `default => body` or `default(timeout) => body`"
         )
     };
@@ -133,6 +204,16 @@ macro_rules! __select_parse {
     };
     (@guard $biased:tt $arms:tt $default:tt $op:tt [$($guard:tt)*]) => {
         ::core::compile_error!("select!: expected `-> pattern => body` after the guard")
+    };
+    // A cancel arm's guard runs up to the `=>`; the arm binds nothing.
+    (@guard_body $biased:tt $arms:tt $default:tt $op:tt [$($guard:tt)*] => $($rest:tt)*) => {
+        $crate::__select_parse!(@body $biased $arms $default $op ($($guard)*) (()) $($rest)*)
+    };
+    (@guard_body $biased:tt $arms:tt $default:tt $op:tt [$($guard:tt)*] $next:tt $($rest:tt)*) => {
+        $crate::__select_parse!(@guard_body $biased $arms $default $op [$($guard)* $next] $($rest)*)
+    };
+    (@guard_body $biased:tt $arms:tt $default:tt $op:tt [$($guard:tt)*]) => {
+        ::core::compile_error!("select!: expected `=> body` after the guard")
     };
 
     // The pattern: a literal `None` makes a closed-only arm.
@@ -176,7 +257,7 @@ macro_rules! __select_parse {
 #[macro_export]
 macro_rules! __select_emit {
     // Every arm bound: run the engine, turn the operations into results, run the winner.
-    (@bind $biased:tt $default:tt [] [$(($id:ident $p:tt $body:tt ($($k:tt)*)))*] $count:tt $ids:tt) => {{
+    (@bind $biased:tt $default:tt [] [$(($id:ident $p:tt $body:tt ($($k:tt)*) $how:tt))*] $count:tt $ids:tt) => {{
         let __fibra_index = $crate::__private::select(
             &mut [$($crate::__private::as_dyn(&$id.0)),*],
             &[$($id.1),*],
@@ -184,7 +265,7 @@ macro_rules! __select_emit {
             $crate::__select_emit!(@fallback $default),
         );
         $(
-            let $id = $crate::__private::Finish::finish($id.0, __fibra_index == $($k)*);
+            let $id = $crate::__select_emit!(@finish $how $id (__fibra_index == $($k)*));
         )*
         $(
             if __fibra_index == $($k)* {
@@ -203,7 +284,7 @@ macro_rules! __select_emit {
         match $target {
             ref $id => {
                 let $id = if $($guard)* {
-                    ::core::option::Option::Some($crate::__select_emit!(@start $kind $id $($v)?))
+                    $crate::__select_emit!(@start $kind $id $($v)?)
                 } else {
                     ::core::option::Option::None
                 };
@@ -212,7 +293,7 @@ macro_rules! __select_emit {
                     ($id, __fibra_closed)
                 };
                 $crate::__select_emit!(@bind $biased $default [$($arms)*]
-                    [$($done)* ($id $p $body ($($k)*))] [$($k)* + 1] ($($ids)*))
+                    [$($done)* ($id $p $body ($($k)*) ($kind $($v)?))] [$($k)* + 1] ($($ids)*))
             }
         }
     };
@@ -220,19 +301,36 @@ macro_rules! __select_emit {
         ::core::compile_error!("select!: at most 32 arms")
     };
 
-    // The operation an arm's channel starts.
+    // The operation an arm's channel starts, if it has one to start (a `send_from` with an
+    // empty slot has none).
     (@start recv $id:ident) => {{
         use $crate::__private::RecvTarget as _;
-        $id.__fibra_recv()
+        ::core::option::Option::Some($id.__fibra_recv())
     }};
     (@start recv_closed $id:ident) => {{
         use $crate::__private::RecvTarget as _;
-        $id.__fibra_recv_closed()
+        ::core::option::Option::Some($id.__fibra_recv_closed())
+    }};
+    (@start cancelled $id:ident) => {{
+        use $crate::__private::CancelTarget as _;
+        ::core::option::Option::Some($id.__fibra_cancelled())
     }};
     (@start send $id:ident $v:expr) => {{
         use $crate::__private::SendTarget as _;
-        $id.__fibra_send($v)
+        ::core::option::Option::Some($id.__fibra_send($v))
     }};
+    (@start send_from $id:ident $slot:expr) => {{
+        use $crate::__private::SendTarget as _;
+        ::core::option::Option::take(&mut $slot).map(|__fibra_value| $id.__fibra_send(__fibra_value))
+    }};
+
+    // An arm's result if it won; a losing `send_from` puts its value back into its slot.
+    (@finish (send_from $slot:expr) $id:ident ($won:expr)) => {
+        $crate::__private::finish_or_keep($id.0, $won, &mut $slot)
+    };
+    (@finish $how:tt $id:ident ($won:expr)) => {
+        $crate::__private::Finish::finish($id.0, $won)
+    };
 
     // Whether a closed channel makes the arm ready: for a plain receive, when its pattern
     // matches `None`; a closed-only receive waits for exactly that, and a send reports it as its

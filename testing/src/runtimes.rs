@@ -1,6 +1,6 @@
 //! Runtimes of a given size for tests.
 
-use fibra_runtime::{CancelToken, Cancelled, Runtime, ScopeOptions};
+use fibra_runtime::{CancelToken, Cancelled, Fiber, FiberState, Runtime, ScopeOptions};
 use std::time::Duration;
 
 /// The worker counts every rule whose outcome could depend on scheduling is checked under.
@@ -79,4 +79,27 @@ pub fn cancel_after<T>(delay: Duration, f: impl FnOnce() -> T) -> Result<T, Canc
     let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| f());
     canceller.join().expect("the canceller fiber ends");
     outcome
+}
+
+/// Yields until `fiber` is parked (as the runtime's dump sees it): a test's way to make sure a
+/// wait has begun before it makes the wait end, without timing.
+///
+/// ```
+/// fibra_testing::on(2, || {
+///     let (tx, rx) = std::sync::mpsc::channel::<()>();
+///     let parked = fibra_runtime::spawn(move || {
+///         fibra_runtime::park();
+///         drop(tx);
+///     });
+///     fibra_testing::until_parked(parked.fiber());
+///     parked.fiber().unpark();
+///     parked.join().unwrap();
+///     assert!(rx.recv().is_err());
+/// });
+/// ```
+pub fn until_parked(fiber: &Fiber) {
+    let id = fiber.id().as_u64();
+    while fibra_runtime::dump().fiber(id).map(|info| info.state) != Some(FiberState::Parked) {
+        fibra_runtime::yield_now();
+    }
 }

@@ -37,11 +37,13 @@
 //! sender.join().unwrap();
 //! ```
 
+mod cancelled;
 mod in_wait;
 mod operation;
 mod patience;
 mod wait;
 
+pub use cancelled::CancelledOp;
 pub use operation::{Attempt, Operation, RecvOp, SendOp};
 pub(crate) use patience::run_one;
 pub use patience::Patience;

@@ -4,7 +4,6 @@
 use super::in_wait::WaitMark;
 use crate::core::chan::{Chan, Registration, Side};
 use crate::core::packet::Packet;
-use crate::core::retry_slot::RetrySlot;
 use crate::core::waiter::Waiter;
 use crate::error::{TryRecvError, TrySendError};
 use crate::{Reader, Writer};
@@ -86,11 +85,29 @@ pub(crate) mod sealed {
         /// the outcome: undo what can be undone without loss (a received value goes back to
         /// the channel).
         fn abandon(&self);
-        /// The slot whose holder may retry this operation (see `retry`); `None` when retrying
-        /// cannot help: a send on a rendezvous channel completes only against a registered
-        /// receiver (two sides that only retried would never meet), and a wait for a close is
-        /// rare and long.
-        fn retry_slot(&self) -> Option<&RetrySlot>;
+        /// Who may retry this operation (see `patience`).
+        fn retry_by(&self) -> RetryBy<'_>;
+    }
+
+    /// Who may retry an operation instead of waiting.
+    #[derive(Debug)]
+    pub enum RetryBy<'a> {
+        /// The holder of this slot: one caller at a time retries on a channel side.
+        Holder(&'a RetrySlot),
+        /// Anyone: retrying costs the operation nothing (a look at a cancel token).
+        Anyone,
+        /// Nobody, because retrying cannot help: a send on a rendezvous channel completes only
+        /// against a registered receiver (two sides that only retried would never meet), and a
+        /// wait for a close is rare and long.
+        Nobody,
+    }
+
+    impl<'a> RetryBy<'a> {
+        /// A channel side's retry slot, if retrying can help there.
+        #[inline]
+        pub(crate) fn of(slot: Option<&'a RetrySlot>) -> Self {
+            slot.map_or(RetryBy::Nobody, RetryBy::Holder)
+        }
     }
 }
 
@@ -245,8 +262,8 @@ impl<T> sealed::Sealed for RecvOp<'_, T> {
         }
     }
 
-    fn retry_slot(&self) -> Option<&RetrySlot> {
-        self.chan.retry_slot(self.side)
+    fn retry_by(&self) -> sealed::RetryBy<'_> {
+        sealed::RetryBy::of(self.chan.retry_slot(self.side))
     }
 }
 
@@ -367,8 +384,8 @@ impl<T> sealed::Sealed for SendOp<'_, T> {
     /// A delivered value stays delivered; a refused one is dropped with the unwinding caller.
     fn abandon(&self) {}
 
-    fn retry_slot(&self) -> Option<&RetrySlot> {
-        self.chan.retry_slot(Side::Send)
+    fn retry_by(&self) -> sealed::RetryBy<'_> {
+        sealed::RetryBy::of(self.chan.retry_slot(Side::Send))
     }
 }
 

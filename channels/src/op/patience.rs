@@ -19,6 +19,7 @@
 //! turn and registers without retrying (only FIFO order among the callers blocked at that
 //! moment can suffer, never progress).
 
+use super::operation::sealed::RetryBy;
 use super::operation::{Attempt, Operation};
 use super::wait::{wait_then, Woken};
 use crate::core::retry_slot::RetrySlot;
@@ -116,8 +117,10 @@ impl<'a> Patience<'a> {
     /// Gathers the distinct slots of `ops`; false if one of them cannot be retried.
     fn collect(&mut self, ops: &[Option<&'a dyn Operation>]) -> bool {
         for op in ops.iter().flatten() {
-            let Some(slot) = op.retry_slot() else {
-                return false;
+            let slot = match op.retry_by() {
+                RetryBy::Holder(slot) => slot,
+                RetryBy::Anyone => continue,
+                RetryBy::Nobody => return false,
             };
             if self.held().any(|held| std::ptr::eq(held, slot)) {
                 continue;
