@@ -3,7 +3,7 @@
 use crate::holds::Holds;
 use std::fmt;
 use std::io;
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, OnceLock};
 use std::thread;
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::oneshot;
@@ -78,6 +78,33 @@ impl Driver {
             handle,
             holds: Arc::new(Holds::new()),
             own: Some(Own { stop, thread }),
+        })
+    }
+
+    /// The process's fallback driver: for timed waits made outside every fibra runtime and
+    /// tokio runtime (a future polled by `futures::executor::block_on` on a plain thread), so
+    /// that they too go through a driver's timers instead of a thread each. Started on first
+    /// use; it lives as long as the process.
+    ///
+    /// # Panics
+    ///
+    /// If its thread cannot be started (the process is out of threads or memory).
+    ///
+    /// ```
+    /// let driver = fibra_driver::Driver::fallback();
+    /// assert!(std::ptr::eq(driver, fibra_driver::Driver::fallback()));
+    /// let timer = {
+    ///     let _context = driver.enter();
+    ///     fibra_driver::Timer::after(std::time::Duration::from_millis(1))
+    /// };
+    /// driver.handle().block_on(timer);
+    /// ```
+    pub fn fallback() -> &'static Driver {
+        static FALLBACK: OnceLock<Driver> = OnceLock::new();
+        FALLBACK.get_or_init(|| {
+            Driver::start(1).unwrap_or_else(|error| {
+                panic!("fibra: cannot start the fallback timer driver: {error}")
+            })
         })
     }
 

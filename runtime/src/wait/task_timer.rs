@@ -1,14 +1,14 @@
 //! Waking a future's task at a deadline: the timed wait of code that polls instead of parking.
 //!
 //! A blocking caller times its wait with [`park_current_until`](super::park_current_until); a
-//! future needs its task woken instead. Inside a tokio context (every fibra worker enters the
-//! driver's) that is the driver's timer, and on a fibra worker it takes a `Timer` hold, like
-//! every other timed wait. Outside any tokio runtime (`futures::executor::block_on` on a plain
-//! thread) no timer wheel is reachable, and nothing would see a hold: a thread started on the
-//! first pending poll sleeps until the deadline and wakes the task.
+//! future needs its task woken instead, by a driver's timer either way. Inside a tokio context
+//! (every fibra worker enters the driver's) that is the context's timer, and on a fibra worker
+//! it takes a `Timer` hold, like every other timed wait. Outside any tokio runtime
+//! (`futures::executor::block_on` on a plain thread) it is the process's fallback driver
+//! (`fibra_driver::Driver::fallback`), and no runtime is there to see a hold.
 
 use crate::holds;
-use fibra_driver::{Deadline, Hold, HoldKind, Timer};
+use fibra_driver::{Deadline, Driver, Hold, HoldKind, Timer};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -28,13 +28,8 @@ use std::task::{Context, Poll};
 /// ```
 #[must_use = "a timer does nothing unless polled"]
 pub struct TaskTimer {
-    deadline: Deadline,
-    on: On,
-}
-
-enum On {
-    Wheel { timer: Timer, _hold: Option<Hold> },
-    Thread { started: bool },
+    timer: Timer,
+    _hold: Option<Hold>,
 }
 
 impl TaskTimer {
@@ -42,15 +37,17 @@ impl TaskTimer {
     #[track_caller]
     pub fn at(deadline: impl Into<Deadline>) -> TaskTimer {
         let deadline = deadline.into();
-        let on = if tokio::runtime::Handle::try_current().is_ok() {
-            On::Wheel {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return TaskTimer {
                 timer: Timer::at(deadline),
                 _hold: holds::take(HoldKind::Timer),
-            }
-        } else {
-            On::Thread { started: false }
-        };
-        TaskTimer { deadline, on }
+            };
+        }
+        let _context = Driver::fallback().enter();
+        TaskTimer {
+            timer: Timer::at(deadline),
+            _hold: None,
+        }
     }
 
     /// The deadline asked for.
@@ -60,7 +57,7 @@ impl TaskTimer {
     /// assert!(timer.deadline().is_never());
     /// ```
     pub fn deadline(&self) -> Deadline {
-        self.deadline
+        self.timer.deadline()
     }
 }
 
@@ -68,33 +65,14 @@ impl Future for TaskTimer {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        match &mut this.on {
-            On::Wheel { timer, .. } => Pin::new(timer).poll(cx),
-            On::Thread { started } => {
-                if this.deadline.has_passed() {
-                    return Poll::Ready(());
-                }
-                if !*started && !this.deadline.is_never() {
-                    *started = true;
-                    let (deadline, waker) = (this.deadline, cx.waker().clone());
-                    std::thread::spawn(move || {
-                        while !deadline.has_passed() {
-                            std::thread::sleep(deadline.remaining());
-                        }
-                        waker.wake();
-                    });
-                }
-                Poll::Pending
-            }
-        }
+        Pin::new(&mut self.get_mut().timer).poll(cx)
     }
 }
 
 impl fmt::Debug for TaskTimer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskTimer")
-            .field("deadline", &self.deadline)
+            .field("deadline", &self.timer.deadline())
             .finish_non_exhaustive()
     }
 }

@@ -1,23 +1,20 @@
-//! Go's channel semantics as executable tests, in fibers and on plain threads.
+//! Go's channel semantics as executable tests, in fibers and on plain threads, written as a
+//! user writes them (through the facade).
 
-use fibra_channels::{bounded, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
+// tokio compiles its networking out under `--cfg loom`, and the facade needs it.
+#![cfg(not(loom))]
+
+use fibra::chan::{bounded, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-fn runtime(workers: usize) -> fibra_runtime::Runtime {
-    fibra_runtime::Runtime::builder()
-        .workers(workers)
-        .build()
-        .unwrap()
-}
 
 #[test]
 fn fifo_per_sender_buffered_and_rendezvous() {
     for cap in [0, 1, 3, 64] {
         let (tx, rx) = bounded(cap);
-        let got = fibra_runtime::run(move || {
-            fibra_runtime::scope(|s| {
+        let got = fibra::run(move || {
+            fibra::scope(|s| {
                 s.spawn(move || {
                     for i in 0..500 {
                         tx.send(i).unwrap();
@@ -32,16 +29,16 @@ fn fifo_per_sender_buffered_and_rendezvous() {
 
 #[test]
 fn rendezvous_send_waits_for_a_receiver() {
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         let (tx, rx) = bounded(0);
         let sent = AtomicBool::new(false);
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             s.spawn(|| {
                 tx.send(1).unwrap();
                 sent.store(true, Ordering::SeqCst);
             });
             for _ in 0..50 {
-                fibra_runtime::yield_now();
+                fibra::yield_now();
             }
             assert!(
                 !sent.load(Ordering::SeqCst),
@@ -56,14 +53,14 @@ fn rendezvous_send_waits_for_a_receiver() {
 
 #[test]
 fn rendezvous_try_send_needs_a_parked_receiver() {
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         let (tx, rx) = bounded(0);
         assert_eq!(tx.try_send(1), Err(TrySendError::Full(1)));
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             let receiver = s.spawn(|| rx.recv());
             // Let the receiver park.
             while tx.try_send(2).is_err() {
-                fibra_runtime::yield_now();
+                fibra::yield_now();
             }
             assert_eq!(receiver.join().unwrap(), Some(2));
         });
@@ -72,19 +69,19 @@ fn rendezvous_try_send_needs_a_parked_receiver() {
 
 #[test]
 fn buffered_send_blocks_only_when_full() {
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         let (tx, rx) = bounded(2);
         tx.send(1).unwrap();
         tx.send(2).unwrap();
         assert!(tx.is_full());
         let third_done = AtomicBool::new(false);
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             s.spawn(|| {
                 tx.send(3).unwrap();
                 third_done.store(true, Ordering::SeqCst);
             });
             for _ in 0..20 {
-                fibra_runtime::yield_now();
+                fibra::yield_now();
             }
             assert!(!third_done.load(Ordering::SeqCst));
             assert_eq!(rx.recv(), Some(1));
@@ -96,10 +93,10 @@ fn buffered_send_blocks_only_when_full() {
 
 #[test]
 fn close_wakes_every_parked_receiver_and_sender() {
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         let (_tx, rx) = bounded::<u32>(0);
         let (tx_full, rx_full) = bounded::<u32>(0);
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             let receivers: Vec<_> = (0..5).map(|_| s.spawn(|| rx.recv())).collect();
             let senders: Vec<_> = (0..5)
                 .map(|i| {
@@ -108,7 +105,7 @@ fn close_wakes_every_parked_receiver_and_sender() {
                 })
                 .collect();
             for _ in 0..20 {
-                fibra_runtime::yield_now();
+                fibra::yield_now();
             }
             assert!(rx.close());
             assert!(rx_full.close());
@@ -131,7 +128,7 @@ fn close_wakes_every_parked_receiver_and_sender() {
 
 #[test]
 fn close_from_a_thread_wakes_fibers() {
-    let rt = runtime(2);
+    let rt = fibra_testing::runtime(2);
     let (tx, rx) = bounded::<u8>(0);
     let closer = {
         let tx = tx.clone();
@@ -141,7 +138,7 @@ fn close_from_a_thread_wakes_fibers() {
         })
     };
     let got = rt.block_on(move || {
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             let handles: Vec<_> = (0..4).map(|_| s.spawn(|| rx.recv())).collect();
             handles
                 .into_iter()
@@ -197,7 +194,7 @@ fn last_reader_drop_makes_sends_fail() {
     tx.send(1).unwrap();
     drop(rx2);
     assert!(tx.is_closed());
-    assert_eq!(tx.send(2), Err(fibra_channels::SendError(2)));
+    assert_eq!(tx.send(2), Err(fibra::chan::SendError(2)));
     assert_eq!(
         tx.len(),
         0,
@@ -207,12 +204,12 @@ fn last_reader_drop_makes_sends_fail() {
 
 #[test]
 fn last_reader_drop_wakes_a_parked_sender() {
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         let (tx, rx) = bounded::<u8>(0);
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             let sender = s.spawn(|| tx.send(7));
             for _ in 0..10 {
-                fibra_runtime::yield_now();
+                fibra::yield_now();
             }
             drop(rx);
             assert_eq!(sender.join().unwrap().unwrap_err().into_inner(), 7);
@@ -231,7 +228,7 @@ fn try_operations_never_park() {
     let (tx0, rx0) = bounded::<u8>(0);
     assert_eq!(tx0.try_send(1), Err(TrySendError::Full(1)));
     assert_eq!(rx0.try_recv(), Err(TryRecvError::Empty));
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
         assert_eq!(tx0.try_send(3), Err(TrySendError::Full(3)));
     });
@@ -252,7 +249,7 @@ fn timeouts_return_the_timed_out_error() {
         rx.recv_timeout(Duration::ZERO),
         Err(RecvTimeoutError::Timeout)
     );
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         assert_eq!(
             rx.recv_timeout(Duration::from_millis(2)),
             Err(RecvTimeoutError::Timeout)
@@ -263,8 +260,8 @@ fn timeouts_return_the_timed_out_error() {
         );
     });
     // A timed-out wait leaves nothing registered: later operations pair up normally.
-    fibra_runtime::run(|| {
-        fibra_runtime::scope(|s| {
+    fibra::run(|| {
+        fibra::scope(|s| {
             s.spawn(|| tx.send(6).unwrap());
             assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(6));
         });
@@ -273,9 +270,9 @@ fn timeouts_return_the_timed_out_error() {
 
 #[test]
 fn timeout_does_not_lose_a_value_that_arrives() {
-    fibra_runtime::run(|| {
+    fibra::run(|| {
         let (tx, rx) = bounded(0);
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             s.spawn(|| {
                 for i in 0..200 {
                     tx.send(i).unwrap();
@@ -363,36 +360,22 @@ fn buffered_values_are_dropped_exactly_once_when_the_channel_dies() {
     assert_eq!(drops.load(Ordering::SeqCst), 4);
 }
 
-/// Spawns `f` on the single worker and returns once it has run up to its first park. The
-/// worker is cooperative and yielders take turns in FIFO order, so each yield here gives the
-/// child one turn: a blocking call retries (yielding) at most `2 * RETRIES_BEFORE_WAIT` times,
-/// 32 each, before it parks, and a child spawned later starts before this caller's next turn,
-/// so it must not find the retry slot free while an earlier child still waits for it.
+/// Spawns `f` and returns once it has parked (in the blocking call it makes).
 fn spawn_until_parked<'scope, 'env, T: Send + 'scope>(
-    s: &'scope fibra_runtime::Scope<'scope, 'env>,
+    s: &'scope fibra::Scope<'scope, 'env>,
     f: impl FnOnce() -> T + Send + 'scope,
-) -> fibra_runtime::ScopedJoinHandle<'scope, T> {
-    let started = Arc::new(AtomicBool::new(false));
-    let flag = started.clone();
-    let handle = s.spawn(move || {
-        flag.store(true, Ordering::SeqCst);
-        f()
-    });
-    while !started.load(Ordering::SeqCst) {
-        fibra_runtime::yield_now();
-    }
-    for _ in 0..2 * 32 + 2 {
-        fibra_runtime::yield_now();
-    }
+) -> fibra::ScopedJoinHandle<'scope, T> {
+    let handle = s.spawn(f);
+    fibra_testing::until_parked(handle.fiber());
     handle
 }
 
 #[test]
 fn waiters_are_woken_in_fifo_order() {
-    runtime(1).block_on(|| {
+    fibra_testing::runtime(1).block_on(|| {
         let (tx, rx) = bounded::<u32>(0);
         let order = std::sync::Mutex::new(Vec::new());
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             for id in 0..5 {
                 let (rx, order) = (&rx, &order);
                 spawn_until_parked(s, move || {
@@ -415,10 +398,10 @@ fn waiters_are_woken_in_fifo_order() {
 
 #[test]
 fn parked_senders_move_into_the_buffer_in_order() {
-    runtime(1).block_on(|| {
+    fibra_testing::runtime(1).block_on(|| {
         let (tx, rx) = bounded::<u32>(1);
         tx.send(0).unwrap();
-        fibra_runtime::scope(|s| {
+        fibra::scope(|s| {
             for v in 1..=4 {
                 let tx = &tx;
                 spawn_until_parked(s, move || tx.send(v).unwrap());
@@ -432,17 +415,17 @@ fn parked_senders_move_into_the_buffer_in_order() {
 #[test]
 fn ends_are_send_sync_clone() {
     fn check<T: Send + Sync + Clone>() {}
-    check::<fibra_channels::Writer<std::cell::Cell<u8>>>();
-    check::<fibra_channels::Reader<std::cell::Cell<u8>>>();
+    check::<fibra::chan::Writer<std::cell::Cell<u8>>>();
+    check::<fibra::chan::Reader<std::cell::Cell<u8>>>();
     fn send<T: Send>() {}
-    send::<fibra_channels::RecvFuture<'static, u8>>();
-    send::<fibra_channels::SendFuture<'static, u8>>();
+    send::<fibra::chan::RecvFuture<'static, u8>>();
+    send::<fibra::chan::SendFuture<'static, u8>>();
 }
 
 #[test]
 fn errors_display() {
     assert_eq!(
-        fibra_channels::SendError(1).to_string(),
+        fibra::chan::SendError(1).to_string(),
         "sending on a closed channel"
     );
     assert_eq!(
@@ -466,7 +449,7 @@ fn errors_display() {
         "timed out waiting on send operation"
     );
     assert_eq!(
-        format!("{:?}", fibra_channels::SendError(String::new())),
+        format!("{:?}", fibra::chan::SendError(String::new())),
         "SendError { .. }"
     );
 }
