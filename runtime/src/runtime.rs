@@ -789,7 +789,7 @@ impl Handle {
     /// other workers change it meanwhile.
     ///
     /// ```
-    /// let runtime = fibra_runtime::Runtime::builder().workers(2).build().unwrap();
+    /// let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
     /// let handle = runtime.handle();
     /// runtime.block_on(move || {
     ///     // The main fiber runs on worker 0 and is its only fiber.
