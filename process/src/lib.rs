@@ -1,5 +1,6 @@
 //! Erlang-style processes on fibra's fibers: typed mailboxes with selective receive, links
-//! and exit signals, monitors, registered names, OTP error reports, `call` and supervisors.
+//! and exit signals, monitors, registered names, OTP error reports, `call`, ports (external
+//! programs as processes) and supervisors.
 //!
 //! A process is a fiber with a mailbox, an exit reason, links, monitors and an optional
 //! registered name, and behaves as an OTP process does: sends never block, messages from one
@@ -54,6 +55,7 @@ mod macros;
 mod monitor;
 mod node;
 mod ordered;
+mod port;
 mod reason;
 mod registry;
 mod report;
@@ -68,6 +70,7 @@ pub use id::{MonitorRef, Pid, ProcessId};
 pub use inbox::Inbox;
 pub use monitor::{demonitor, monitor, monitor_name};
 pub use node::{halt, run, RUNTIME_ERROR_STATUS};
+pub use port::{open_port, Port, PortEvent};
 pub use reason::Reason;
 pub use registry::{
     register, registered, unregister, whereis, whereis_id, RegisterError, WhereisError,
