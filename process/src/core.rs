@@ -10,7 +10,6 @@ use crate::id::next_number;
 use crate::node::Node;
 use crate::ordered::Ordered;
 use crate::{MonitorRef, ProcessId, Reason, Signal};
-use crossbeam_queue::SegQueue;
 use fibra_runtime::CancelGroup;
 use futures::task::AtomicWaker;
 use std::any::Any;
@@ -121,10 +120,12 @@ pub(crate) struct Proc<M> {
     pub(crate) mailbox: Mailbox<M>,
 }
 
-/// Arrivals: a lock-free queue that senders append to; the owner moves them into its
-/// inbox's private queue as it receives.
+/// Arrivals: what senders have appended since the owner last looked; the owner takes them
+/// all at once, swapping the vector, and moves them into its inbox's private queue. One lock
+/// per send and one per batch the owner takes (a lock-free queue costs an atomic per message
+/// on both sides); the lock is held only for a push or a swap.
 pub(crate) struct Mailbox<M> {
-    pub(crate) arrivals: SegQueue<Signal<M>>,
+    pub(crate) arrivals: Arrivals<M>,
     /// The owner's waker while it waits in a receive.
     pub(crate) waker: AtomicWaker,
     /// Messages in the mailbox, counted only when there is a limit.
@@ -132,12 +133,60 @@ pub(crate) struct Mailbox<M> {
     pub(crate) limit: Option<usize>,
 }
 
+/// The arrivals of one mailbox.
+pub(crate) struct Arrivals<M> {
+    signals: Mutex<Vec<Signal<M>>>,
+    /// Whether `signals` may be non-empty: read without the lock by the owner before it parks.
+    any: AtomicBool,
+}
+
+impl<M> Default for Arrivals<M> {
+    fn default() -> Self {
+        Arrivals {
+            signals: Mutex::new(Vec::new()),
+            any: AtomicBool::new(false),
+        }
+    }
+}
+
+impl<M> Arrivals<M> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Signal<M>>> {
+        // Held only for a push or a swap, which do not panic with the lock held but on
+        // allocation failure, which aborts.
+        self.signals
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn push(&self, signal: Signal<M>) {
+        self.lock().push(signal);
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// Everything that arrived, in order, swapped for `spare` (empty, its capacity reused).
+    pub(crate) fn take_all(&self, spare: Vec<Signal<M>>) -> Vec<Signal<M>> {
+        debug_assert!(spare.is_empty());
+        if !self.any.load(Ordering::Acquire) {
+            return spare;
+        }
+        let mut signals = self.lock();
+        self.any.store(false, Ordering::Relaxed);
+        std::mem::replace(&mut *signals, spare)
+    }
+
+    /// Whether something may have arrived; the owner's look before it parks, after it
+    /// registered its waker (a push after this look wakes it).
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.any.load(Ordering::SeqCst)
+    }
+}
+
 impl<M: Send + 'static> Proc<M> {
     pub(crate) fn new(node: Arc<Node>, group: CancelGroup, limit: Option<usize>) -> Proc<M> {
         Proc {
             core: Core::new(node, group),
             mailbox: Mailbox {
-                arrivals: SegQueue::new(),
+                arrivals: Arrivals::default(),
                 waker: AtomicWaker::new(),
                 len: AtomicUsize::new(0),
                 limit,
@@ -185,7 +234,7 @@ impl<M: Send + 'static> AnyProc for Proc<M> {
     }
 
     fn discard_mailbox(&self) {
-        while self.mailbox.arrivals.pop().is_some() {}
+        drop(self.mailbox.arrivals.take_all(Vec::new()));
         drop(self.mailbox.waker.take());
     }
 

@@ -37,28 +37,33 @@ use std::time::Duration;
 pub struct Inbox<M: Send + 'static> {
     proc: Arc<Proc<M>>,
     /// Arrived, not yet received, oldest first.
-    queue: RefCell<VecDeque<Signal<M>>>,
-    /// During a receive: examined and left, oldest first; empty between receives.
-    skipped: RefCell<VecDeque<Signal<M>>>,
+    queue: RefCell<Queue<M>>,
     _owned: PhantomData<*const ()>,
 }
 
-/// Where a receive stands: puts the examined messages back in front when it ends, however
-/// it ends (a cancellation unwinds through it).
-struct Scan<'a, M> {
-    queue: std::cell::RefMut<'a, VecDeque<Signal<M>>>,
-    skipped: std::cell::RefMut<'a, VecDeque<Signal<M>>>,
+/// The arrived signals, oldest first. A receive examines them where they are and takes the one
+/// it wants out of its slot, leaving a hole, so skipping a signal moves nothing and the rest
+/// keep their order; holes at the front are dropped when a receive returns, the others once
+/// they are half the slots.
+struct Queue<M> {
+    slots: VecDeque<Option<Signal<M>>>,
+    holes: usize,
+    /// The vector the next batch of arrivals is swapped into (kept for its capacity).
+    spare: Vec<Signal<M>>,
 }
 
-impl<M> Drop for Scan<'_, M> {
-    fn drop(&mut self) {
-        if self.skipped.len() <= self.queue.len() {
-            while let Some(signal) = self.skipped.pop_back() {
-                self.queue.push_front(signal);
-            }
-        } else {
-            self.skipped.append(&mut self.queue);
-            std::mem::swap(&mut *self.queue, &mut *self.skipped);
+impl<M> Queue<M> {
+    /// Drops holes at the front, and all of them once they are half the slots. Moves slots:
+    /// only between receives. `holes` may count too few (a receive's test that panicked after
+    /// taking a signal out), which only delays a compaction.
+    fn trim(&mut self) {
+        while let Some(None) = self.slots.front() {
+            self.slots.pop_front();
+            self.holes = self.holes.saturating_sub(1);
+        }
+        if self.holes * 2 > self.slots.len() {
+            self.slots.retain(Option::is_some);
+            self.holes = 0;
         }
     }
 }
@@ -67,8 +72,11 @@ impl<M: Send + 'static> Inbox<M> {
     pub(crate) fn new(proc: Arc<Proc<M>>) -> Inbox<M> {
         Inbox {
             proc,
-            queue: RefCell::new(VecDeque::new()),
-            skipped: RefCell::new(VecDeque::new()),
+            queue: RefCell::new(Queue {
+                slots: VecDeque::new(),
+                holes: 0,
+                spare: Vec::new(),
+            }),
             _owned: PhantomData,
         }
     }
@@ -98,7 +106,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// });
     /// ```
     pub fn recv(&self) -> Signal<M> {
-        self.select(None, Ok)
+        self.scan(None, Option::take)
             .expect("a receive without timeout returns a signal")
     }
 
@@ -114,7 +122,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// });
     /// ```
     pub fn try_recv(&self) -> Option<Signal<M>> {
-        self.select(Some(Duration::ZERO), Ok)
+        self.scan(Some(Duration::ZERO), Option::take)
     }
 
     /// The oldest signal, waiting at most `timeout` for one; `None` if none came.
@@ -128,7 +136,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// });
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Option<Signal<M>> {
-        self.select(Some(timeout), Ok)
+        self.scan(Some(timeout), Option::take)
     }
 
     /// The oldest signal for which `pred` is true, waiting for one; the others stay in order.
@@ -146,7 +154,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// });
     /// ```
     pub fn receive(&self, mut pred: impl FnMut(&Signal<M>) -> bool) -> Signal<M> {
-        self.select(None, |s| if pred(&s) { Ok(s) } else { Err(s) })
+        self.scan(None, |slot| slot.take_if(|s| pred(s)))
             .expect("a receive without timeout returns a signal")
     }
 
@@ -169,56 +177,75 @@ impl<M: Send + 'static> Inbox<M> {
         timeout: Duration,
         mut pred: impl FnMut(&Signal<M>) -> bool,
     ) -> Option<Signal<M>> {
-        self.select(Some(timeout), |s| if pred(&s) { Ok(s) } else { Err(s) })
+        self.scan(Some(timeout), |slot| slot.take_if(|s| pred(s)))
     }
 
-    /// The selective receive under every receive and [`receive!`](crate::receive!): offers
-    /// each signal, oldest first, to `test`, which takes it (`Ok`) or hands it back (`Err`);
-    /// waits for arrivals when all were examined, at most `timeout` from the first wait.
+    /// The selective receive under [`receive!`](crate::receive!): offers each signal, oldest
+    /// first, to `test`, which takes it (`Ok`) or hands it back (`Err`); waits for arrivals
+    /// when all were examined, at most `timeout` from the first wait.
     #[doc(hidden)]
     pub fn select<R>(
         &self,
         timeout: Option<Duration>,
         mut test: impl FnMut(Signal<M>) -> Result<R, Signal<M>>,
     ) -> Option<R> {
+        self.scan(timeout, |slot| match test(slot.take()?) {
+            Ok(taken) => Some(taken),
+            Err(signal) => {
+                *slot = Some(signal);
+                None
+            }
+        })
+    }
+
+    /// The one selective receive: offers each signal's slot, oldest first, to `test`, which
+    /// takes the signal out of it (and returns `Some`) or leaves it; waits for arrivals when
+    /// all were examined, at most `timeout` from the first wait. A signal that is only looked
+    /// at stays where it is.
+    fn scan<R>(
+        &self,
+        timeout: Option<Duration>,
+        mut test: impl FnMut(&mut Option<Signal<M>>) -> Option<R>,
+    ) -> Option<R> {
         // A cancellation point even when a message is ready: a killed process, or one of a
         // program that is ending, runs no more of its receive loop.
         fibra_runtime::checkpoint();
-        let mut scan = Scan {
-            queue: self
-                .queue
-                .try_borrow_mut()
-                .expect("a receive inside a receive's pattern or guard"),
-            skipped: self
-                .skipped
-                .try_borrow_mut()
-                .expect("a receive inside a receive's pattern or guard"),
-        };
+        let mut queue = self
+            .queue
+            .try_borrow_mut()
+            .expect("a receive inside a receive's pattern or guard");
+        let queue = &mut *queue;
         let mut deadline: Option<Deadline> = None;
+        // The first slot this receive has not examined.
+        let mut next = 0;
         loop {
-            while let Some(signal) = scan.queue.pop_front() {
-                let down = match &signal {
-                    Signal::Down { mref, .. } => {
+            while next < queue.slots.len() {
+                let slot = &mut queue.slots[next];
+                next += 1;
+                let down = match slot {
+                    None => continue,
+                    Some(Signal::Down { mref, .. }) => {
                         if self.flushed(mref.0) {
+                            *slot = None;
+                            queue.holes += 1;
                             self.proc.taken();
                             continue;
                         }
                         Some(mref.0)
                     }
-                    _ => None,
+                    Some(_) => None,
                 };
-                match test(signal) {
-                    Ok(taken) => {
-                        self.proc.taken();
-                        if let Some(mref) = down {
-                            self.proc.core.lock().held.remove(&mref);
-                        }
-                        return Some(taken);
+                if let Some(taken) = test(slot) {
+                    queue.holes += 1;
+                    self.proc.taken();
+                    queue.trim();
+                    if let Some(mref) = down {
+                        self.proc.core.lock().held.remove(&mref);
                     }
-                    Err(signal) => scan.skipped.push_back(signal),
+                    return Some(taken);
                 }
             }
-            if self.take_arrivals(&mut scan.queue) {
+            if self.take_arrivals(queue) {
                 continue;
             }
             // Every signal was examined.
@@ -241,17 +268,16 @@ impl<M: Send + 'static> Inbox<M> {
     }
 
     /// Moves arrivals into `queue`; whether there were any.
-    fn take_arrivals(&self, queue: &mut VecDeque<Signal<M>>) -> bool {
-        let arrivals = &self.proc.mailbox.arrivals;
-        let before = queue.len();
-        // `is_empty` is two loads; a `pop` that finds nothing costs more.
-        while !arrivals.is_empty() {
-            match arrivals.pop() {
-                Some(signal) => queue.push_back(signal),
-                None => break,
-            }
-        }
-        queue.len() > before
+    fn take_arrivals(&self, queue: &mut Queue<M>) -> bool {
+        let mut batch = self
+            .proc
+            .mailbox
+            .arrivals
+            .take_all(std::mem::take(&mut queue.spare));
+        let any = !batch.is_empty();
+        queue.slots.extend(batch.drain(..).map(Some));
+        queue.spare = batch;
+        any
     }
 
     /// Whether the `Down` of `mref` was flushed by `demonitor` (and so is dropped unseen).

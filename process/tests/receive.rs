@@ -235,3 +235,49 @@ fn messages_racing_short_timeouts_are_each_received_exactly_once() {
         assert_eq!(status, 0, "under {workers} workers");
     }
 }
+
+/// Selective receives taking from the middle, then from the back, then in order: each takes
+/// exactly its match and the rest keep their order, however many have been taken around them.
+#[test]
+fn interleaved_selective_receives_keep_the_order_of_what_they_leave() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        for n in 1..=100 {
+            me.send(n);
+        }
+        for even in (2..=100).rev().step_by(2) {
+            let taken = inbox.receive(|s| matches!(s, Signal::Msg(n) if *n == even));
+            assert_eq!(taken.into_msg(), Some(even));
+        }
+        me.send(101);
+        let multiple_of_five = inbox.receive(|s| matches!(s, Signal::Msg(n) if n % 5 == 0));
+        assert_eq!(multiple_of_five.into_msg(), Some(5));
+        let rest = drain(&inbox);
+        let expected: Vec<u32> = (1..=101).filter(|n| n % 2 == 1 && *n != 5).collect();
+        assert_eq!(rest, expected);
+    });
+    assert_eq!(status, 0);
+}
+
+/// A predicate only looks at the signals: one that panics loses none of them, and the mailbox
+/// stays usable and in order.
+#[test]
+fn a_panicking_predicate_loses_no_signal() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        for n in 1..=4 {
+            me.send(n);
+        }
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            inbox.receive(|s| {
+                assert!(!matches!(s, Signal::Msg(2)), "no twos");
+                false
+            })
+        }));
+        assert!(panicked.is_err());
+        let three = inbox.receive(|s| matches!(s, Signal::Msg(3)));
+        assert_eq!(three.into_msg(), Some(3));
+        assert_eq!(drain(&inbox), [1, 2, 4]);
+    });
+    assert_eq!(status, 0);
+}
