@@ -4,15 +4,18 @@
 //! Variant `1w`: fibra processes on a 1-worker runtime vs tokio tasks on a current-thread
 //! runtime. Variant `2w`: fibra processes (`fibra::process`, one mailbox each) on a 2-worker runtime vs
 //! tokio tasks with an unbounded `tokio::sync::mpsc` channel each (the actor shape of the
-//! tokio-based actor libraries) on a 2-worker multi-thread runtime. Every lap checks the hop
-//! count the token comes back with.
+//! tokio-based actor libraries) on a 2-worker multi-thread runtime, and the same ring of
+//! Erlang/OTP processes on two schedulers (system `erlang`, see [`crate::erlang`]). Every lap
+//! checks the hop count the token comes back with.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Pid, Signal};
 
-use crate::rounds::compare_per_op;
+use crate::erlang::Erlang;
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, compare_per_op, Contender};
 use crate::runtimes;
 
 /// Processes in the ring, the main one included.
@@ -35,18 +38,25 @@ pub fn run(quick: bool) {
             }),
         ],
     );
-    compare_per_op(
-        "proc_ring",
-        "2w",
-        laps * RING,
-        ROUNDS,
-        &[
-            ("fibra", &|hops| fibra(WORKERS, hops)),
-            ("tokio", &|hops| {
-                runtimes::tokio_multi(WORKERS).block_on(tokio_ring(hops))
-            }),
-        ],
-    );
+    let erlang = Erlang::start("proc_ring");
+    let case = Case {
+        bench: "proc_ring",
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    let per_hop = |elapsed: Duration| elapsed.as_nanos() as f64 / (laps * RING) as f64;
+    let mut contenders = vec![
+        Contender::new("fibra", || per_hop(fibra(WORKERS, laps * RING))),
+        Contender::new("tokio", || {
+            per_hop(runtimes::tokio_multi(WORKERS).block_on(tokio_ring(laps * RING)))
+        }),
+    ];
+    if let Some(erlang) = &erlang {
+        contenders.push(Contender::new("erlang", move || {
+            erlang.round("proc_ring", &[RING, laps])
+        }));
+    }
+    compare(&case, ROUNDS, &mut contenders);
 }
 
 /// fibra: the main process and `RING - 1` others, each forwarding the hop count plus one.

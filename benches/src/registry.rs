@@ -5,8 +5,8 @@
 use crate::{
     accept_storm, balance, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong,
     chan_throughput, fs_read, interop_roundtrip, load_http, mutex_contended, mutex_uncontended,
-    parallel_map, parked_memory, proc_ring, select2, semaphore, skynet, spawn_join, tcp_echo,
-    timers, yield_pingpong,
+    parallel_map, parked_memory, proc_memory, proc_pingpong, proc_ring, proc_spawn, select2,
+    selective_receive, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
 };
 
 /// One benchmark the binary can run.
@@ -116,9 +116,29 @@ pub static BENCHES: &[Bench] = &[
         run: select2::run,
     },
     Bench {
+        name: "proc_spawn",
+        about: "Processes spawned until each waits in a receive.",
+        run: proc_spawn::run,
+    },
+    Bench {
+        name: "proc_memory",
+        about: "RSS per parked process, 100 000 of them, each system in its own child process.",
+        run: proc_memory::run,
+    },
+    Bench {
         name: "proc_ring",
         about: "A token around a ring of 1 000 processes.",
         run: proc_ring::run,
+    },
+    Bench {
+        name: "proc_pingpong",
+        about: "Round trips between two processes.",
+        run: proc_pingpong::run,
+    },
+    Bench {
+        name: "selective_receive",
+        about: "A receive matching the newest of 1 000 queued messages.",
+        run: selective_receive::run,
     },
     Bench {
         name: "tcp_echo",

@@ -1,0 +1,60 @@
+//! `proc_memory`: resident memory per parked process, 100 000 of them, each system in a child
+//! process of its own (see [`crate::child`]); bytes per process.
+//!
+//! Variant `2w`: fibra processes parked in a receive on a 2-worker runtime (the workload of
+//! [`proc_spawn`](crate::proc_spawn)) vs Erlang/OTP processes on two schedulers (system
+//! `erlang`). The value is the growth of `VmRSS` from before the first spawn to when every
+//! process has reported that it waits, divided by the count. An Erlang process's 2–3 KiB is a
+//! garbage-collected heap that grows on demand; a fibra process's is its stack's committed
+//! pages and its mailbox.
+
+use std::process::ExitCode;
+
+use crate::erlang::Erlang;
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::rss::resident_bytes;
+use crate::{child, proc_spawn};
+
+/// The first word of this bench's child jobs.
+pub const JOB: &str = "proc_memory";
+const PROCESSES: u64 = 100_000;
+const ROUNDS: usize = 3;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(_quick: bool) {
+    let erlang = Erlang::start(JOB);
+    let case = Case {
+        bench: JOB,
+        variant: "2w",
+        metric: Metric::BytesPerTask,
+    };
+    let mut contenders = vec![Contender::new("fibra", || {
+        let out = child::run(&format!("{JOB} {PROCESSES}"));
+        out.parse()
+            .unwrap_or_else(|_| panic!("child printed `{out}`, not a number"))
+    })];
+    if let Some(erlang) = &erlang {
+        contenders.push(Contender::new("erlang", move || {
+            erlang.round(JOB, &[PROCESSES])
+        }));
+    }
+    compare(&case, ROUNDS, &mut contenders);
+}
+
+/// The child side: runs the job `proc_memory <processes>` and prints bytes per process.
+pub fn run_child(job: &str) -> ExitCode {
+    let Some(processes) = job
+        .strip_prefix(JOB)
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+    else {
+        eprintln!("fibra-compare: bad child job `{job}`");
+        return ExitCode::from(2);
+    };
+    let (_, grown) = proc_spawn::with_parked(processes, resident_bytes, |baseline| {
+        resident_bytes().saturating_sub(baseline)
+    });
+    println!("{:.1}", grown as f64 / processes as f64);
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,71 @@
+//! `selective_receive`: with 1 000 messages queued, a receive that matches only the newest (it
+//! skips the 999 before it), 1 000 times (100 with `--quick`); ns per skipped message.
+//!
+//! Variant `2w`: a fibra process on a 2-worker runtime (`Inbox::receive` with a predicate) vs an
+//! Erlang/OTP process (`receive N -> ok end`, system `erlang`). Each round sends the 1 000
+//! messages to itself, times the one selective receive, then takes the 999 left in order; only
+//! the selective receives are timed.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fibra::process::{self, Inbox, Signal};
+
+use crate::erlang::Erlang;
+use crate::proc_spawn::WORKERS;
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
+
+const JOB: &str = "selective_receive";
+/// Messages queued for each selective receive.
+const QUEUED: u64 = 1000;
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let receives: u64 = if quick { 100 } else { 1000 };
+    let erlang = Erlang::start(JOB);
+    let case = Case {
+        bench: JOB,
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    let skipped = (receives * (QUEUED - 1)) as f64;
+    let mut contenders = vec![Contender::new("fibra", || {
+        fibra(receives).as_nanos() as f64 / skipped
+    })];
+    if let Some(erlang) = &erlang {
+        contenders.push(Contender::new("erlang", move || {
+            erlang.round(JOB, &[QUEUED, receives])
+        }));
+    }
+    compare(&case, ROUNDS, &mut contenders);
+}
+
+fn fibra(receives: u64) -> Duration {
+    let spent = Arc::new(Mutex::new(Duration::ZERO));
+    let out = spent.clone();
+    let status = runtimes::fibra(WORKERS).block_on(move || {
+        process::run(move |inbox: Inbox<u64>| {
+            let me = inbox.pid();
+            let mut spent = Duration::ZERO;
+            for _ in 0..receives {
+                for i in 1..=QUEUED {
+                    me.send(i);
+                }
+                let start = Instant::now();
+                let newest = inbox.receive(|s| matches!(s, Signal::Msg(QUEUED)));
+                spent += start.elapsed();
+                assert_eq!(newest.into_msg(), Some(QUEUED));
+                for i in 1..QUEUED {
+                    assert_eq!(inbox.recv().into_msg(), Some(i));
+                }
+            }
+            *out.lock().unwrap() = spent;
+        })
+    });
+    assert_eq!(status, 0);
+    let elapsed = *spent.lock().unwrap();
+    elapsed
+}
