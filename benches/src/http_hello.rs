@@ -24,6 +24,35 @@
 //! Variant `100c_client_cpu` (`ns_per_op`): the client child's CPU time per request. Every
 //! round checks that the client saw no errors and that the server answered at least the
 //! requests the client counted.
+//!
+//! # Measured (2026-12-03, the 2-core machine loaded by other work)
+//!
+//! Medians of 5 alternated rounds: fibra 0.48× hyper in requests per second (54 k vs 112 k;
+//! in other runs 0.60–0.67×), server CPU per request 1.96× hyper's (9.0 µs vs 4.6 µs); the
+//! client spends 6–9 µs per request, about as much as the servers, so on these two cores the
+//! requests-per-second ratio is the damped one. Target (≥ 1.0×) not met.
+//!
+//! Where fibra's time goes (`perf record --call-graph dwarf` of the `http_hello` example
+//! under `fibra-load -c 100 --workers 2`, and `perf stat` of the server threads of each system
+//! during a round of this bench):
+//!
+//! - Readiness crosses a thread. The reactor is the driver thread's (a tokio current-thread
+//!   runtime in `epoll_wait`), so a request on a parked connection wakes the driver, which
+//!   wakes the fiber's worker through the scheduler (a futex when the worker sleeps): 0.52
+//!   context switches and 0.35 `epoll_wait` per request against hyper's 0.14 and 0.11 (tokio's
+//!   workers wait in `epoll_wait` themselves and run the woken task on the same thread). The
+//!   driver thread takes 22 % of the server's samples; kernel context-switch paths
+//!   (`finish_task_switch`, the wake-up's `_raw_spin_unlock_irqrestore`) 37 % of them, against
+//!   about 24 % of hyper's.
+//! - Idle workers spin: 24 % of the server's samples are `run_worker`'s idle loop (95 % of
+//!   them on `pause`), the 50 µs spin before a worker sleeps, which happens between most
+//!   requests at this load and takes a core from the client and the driver.
+//! - Three `recv` per request against hyper's one: the data, then at the next read a
+//!   `WouldBlock`, then a second `WouldBlock` because the first try does not clear tokio's
+//!   cached readiness, so the wait's first `try_io` still sees the socket readable (tokio
+//!   clears readiness after a short read without the extra syscall).
+//!
+//! The HTTP work itself (`httparse`, the hello answer) is under 2 % of the samples.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -53,6 +82,9 @@ struct Round {
     client_cpu: Duration,
 }
 
+/// A variant reported from the rounds: its name, metric and each round's value in it.
+type Variant = (&'static str, Metric, fn(&Round) -> f64);
+
 /// Runs the rounds and prints the JSON lines of every variant.
 pub fn run(quick: bool) {
     let (seconds, rounds) = if quick { (2, 3) } else { (5, 5) };
@@ -73,7 +105,7 @@ pub fn run(quick: bool) {
             measured.push(one);
         }
     }
-    let variants: [(&str, Metric, fn(&Round) -> f64); 3] = [
+    let variants: [Variant; 3] = [
         ("100c", Metric::Rps, |r| r.requests / r.wall.as_secs_f64()),
         ("100c_server_cpu", Metric::NsPerOp, |r| {
             r.server_cpu.as_nanos() as f64 / r.requests
