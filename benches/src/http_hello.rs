@@ -27,10 +27,11 @@
 //!
 //! # Measured (2026-12-03, the 2-core machine loaded by other work)
 //!
-//! Medians of 5 alternated rounds: fibra 0.48× hyper in requests per second (54 k vs 112 k;
-//! in other runs 0.60–0.67×), server CPU per request 1.96× hyper's (9.0 µs vs 4.6 µs); the
-//! client spends 6–9 µs per request, about as much as the servers, so on these two cores the
-//! requests-per-second ratio is the damped one. Target (≥ 1.0×) not met.
+//! Three runs (two full, one `--quick`), each a median of alternated rounds: fibra 0.48–0.70×
+//! hyper in requests per second (0.48 at 54 k vs 112 k with the machine busiest, 0.70 at 93 k
+//! vs 133 k with it quieter), and 1.74–1.96× hyper's server CPU per request (9–10 µs vs
+//! 4.4–5.3 µs). The client spends 6–10 µs per request, about as much as the servers, so on
+//! these two cores the requests-per-second ratio is the damped one. Target (≥ 1.0×) not met.
 //!
 //! Where fibra's time goes (`perf record --call-graph dwarf` of the `http_hello` example
 //! under `fibra-load -c 100 --workers 2`, and `perf stat` of the server threads of each system
@@ -41,7 +42,8 @@
 //!   wakes the fiber's worker through the scheduler (a futex when the worker sleeps): 0.52
 //!   context switches and 0.35 `epoll_wait` per request against hyper's 0.14 and 0.11 (tokio's
 //!   workers wait in `epoll_wait` themselves and run the woken task on the same thread). The
-//!   driver thread takes 22 % of the server's samples; kernel context-switch paths
+//!   driver thread takes 22 % of the server's samples (about 2 µs per request, each one
+//!   readiness event, some 3 events per `epoll_wait`); kernel context-switch paths
 //!   (`finish_task_switch`, the wake-up's `_raw_spin_unlock_irqrestore`) 37 % of them, against
 //!   about 24 % of hyper's.
 //! - Idle workers spin: 24 % of the server's samples are `run_worker`'s idle loop (95 % of
