@@ -8,11 +8,11 @@
 //! into a buffer of its own and echoes them. The client is the same for both and is a process
 //! of its own (a further copy of this binary), so that its side of the connections adds
 //! nothing to the measured process: std's blocking `TcpStream`s opened one after another, with
-//! a round trip on every [`AHEAD`]-th so that the server's accept queue cannot overflow.
+//! a round trip on every 64th so that the server's accept queue cannot overflow.
 //!
 //! The measured child starts its runtime and server, makes one warm-up connection and round
 //! trip, reads `VmRSS`, has the client open the connections, waits until the server side of
-//! every one has started reading and [`SETTLE`] longer for the last ones to park, and reads
+//! every one has started reading and 100 ms longer for the last ones to park, and reads
 //! `VmRSS` again. The value is the growth over the number of connections. Then the client
 //! makes one round trip on every connection, checking that each server side was alive, and
 //! closes them all; the server is joined.

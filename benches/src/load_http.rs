@@ -178,7 +178,7 @@ fn generate(system: &str, url: &str, seconds: u64) -> Run {
 }
 
 /// fibra-load in a child copy of this binary: `vus` keep-alive connections (one VU each,
-/// [`WORKERS`] workers) send `GET url` in a closed loop for `seconds`, every response checked
+/// 2 workers) send `GET url` in a closed loop for `seconds`, every response checked
 /// for errors; returns the requests completed and the wall time they took.
 pub fn closed_loop(url: &str, vus: u64, seconds: u64) -> (f64, Duration) {
     let out = child::run(&format!("{JOB} rps {url} {vus} {seconds}"));
