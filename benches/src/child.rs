@@ -2,7 +2,7 @@
 //! memory) runs in a fresh copy of this binary, named by a job string in an environment variable.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The environment variable that carries the job to a child.
@@ -21,12 +21,8 @@ pub fn requested() -> Option<String> {
 /// The child's stderr goes to ours. A child that fails, or runs past `DEADLINE` (it is then
 /// killed), is a panic here.
 pub fn run(job: &str) -> String {
-    let exe = std::env::current_exe().expect("path of the running binary");
-    let mut child = Command::new(exe)
-        .env(JOB_VAR, job)
+    let mut child = command(job)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
         .spawn()
         .expect("start the child process");
     let started = Instant::now();
@@ -51,4 +47,24 @@ pub fn run(job: &str) -> String {
         .read_to_string(&mut out)
         .expect("child output is UTF-8");
     out.trim().to_string()
+}
+
+/// Starts `job` in a child copy of this binary with piped stdin and stdout, for a job that
+/// talks with its parent while it runs; its stderr goes to ours.
+pub fn spawn(job: &str) -> Child {
+    command(job)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("start the child process")
+}
+
+/// The command that runs `job` in a copy of this binary, its stdout piped to us.
+fn command(job: &str) -> Command {
+    let exe = std::env::current_exe().expect("path of the running binary");
+    let mut command = Command::new(exe);
+    command
+        .env(JOB_VAR, job)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    command
 }

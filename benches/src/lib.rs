@@ -3,8 +3,8 @@
 //!
 //! The harness: [`registry`] (the one list of benches), [`args`] (command line), [`rounds`]
 //! (alternating rounds), [`report`] (JSON lines), [`runtimes`] (how every system is set up),
-//! [`child`] and [`rss`] (for measurements that need a process of their own). Each bench is a
-//! module with a `run(quick)` that measures and prints.
+//! [`child`] and [`rss`] (for measurements that need a process of their own), [`cpu`] (CPU
+//! time). Each bench is a module with a `run(quick)` that measures and prints.
 
 pub mod accept_storm;
 pub mod args;
@@ -15,8 +15,11 @@ pub mod cancel_storm;
 pub mod chan_pingpong;
 pub mod chan_throughput;
 pub mod child;
+pub mod cpu;
 pub mod erlang;
 pub mod fs_read;
+pub mod http_hello;
+pub mod idle_conn_memory;
 pub mod interop_roundtrip;
 pub mod load_http;
 pub mod mutex_contended;

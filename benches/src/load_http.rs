@@ -12,13 +12,13 @@
 //!
 //! Install the peers with `bash benches/install-peers.sh`.
 
-use std::mem::MaybeUninit;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use fibra_load::{Load, Scenario};
 
 use crate::child;
+use crate::cpu::children_cpu;
 use crate::report::{self, Case, Metric, Outcome};
 use crate::rss::resident_bytes;
 
@@ -138,12 +138,7 @@ fn generate(system: &str, url: &str, seconds: u64) -> Run {
     let (c, d) = (CONNECTIONS.to_string(), format!("{seconds}s"));
     let before = children_cpu();
     let (requests, wall) = if system == "fibra" {
-        let out = child::run(&format!("{JOB} rps {url} {CONNECTIONS} {seconds}"));
-        let (requests, secs) = out.split_once(' ').expect("`requests seconds`");
-        (
-            requests.parse().expect("a request count"),
-            Duration::from_secs_f64(secs.parse().expect("seconds")),
-        )
+        closed_loop(url, CONNECTIONS, seconds)
     } else {
         let args: Vec<&str> = match system {
             "oha" => vec![
@@ -182,6 +177,18 @@ fn generate(system: &str, url: &str, seconds: u64) -> Run {
     }
 }
 
+/// fibra-load in a child copy of this binary: `vus` keep-alive connections (one VU each,
+/// 2 workers) send `GET url` in a closed loop for `seconds`, every response checked
+/// for errors; returns the requests completed and the wall time they took.
+pub fn closed_loop(url: &str, vus: u64, seconds: u64) -> (f64, Duration) {
+    let out = child::run(&format!("{JOB} rps {url} {vus} {seconds}"));
+    let (requests, secs) = out.split_once(' ').expect("`requests seconds`");
+    (
+        requests.parse().expect("a request count"),
+        Duration::from_secs_f64(secs.parse().expect("seconds")),
+    )
+}
+
 /// The requests per second a peer printed: oha's JSON `requestsPerSec`, wrk's and hey's
 /// `Requests/sec:` line.
 fn requests_per_second(system: &str, text: &str) -> Option<f64> {
@@ -196,20 +203,6 @@ fn requests_per_second(system: &str, text: &str) -> Option<f64> {
     }
     let line = text.lines().find(|l| l.contains("Requests/sec:"))?;
     line.split(':').nth(1)?.trim().parse().ok()
-}
-
-/// User + system CPU time of the waited-for children so far.
-fn children_cpu() -> Duration {
-    let mut usage = MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: `usage` is valid for writes of one `rusage`, which is all `getrusage` writes.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
-    // SAFETY: `getrusage` returned 0, so it has filled in the whole struct.
-    let usage = unsafe { usage.assume_init() };
-    let time = |t: libc::timeval| {
-        Duration::new(t.tv_sec as u64, 0) + Duration::from_micros(t.tv_usec as u64)
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// The child side: `load_http rps URL VUS SECONDS` prints `requests seconds`;

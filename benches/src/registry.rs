@@ -4,9 +4,10 @@
 
 use crate::{
     accept_storm, balance, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong,
-    chan_throughput, fs_read, interop_roundtrip, load_http, mutex_contended, mutex_uncontended,
-    parallel_map, parked_memory, proc_memory, proc_pingpong, proc_ring, proc_spawn, select2,
-    selective_receive, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
+    chan_throughput, fs_read, http_hello, idle_conn_memory, interop_roundtrip, load_http,
+    mutex_contended, mutex_uncontended, parallel_map, parked_memory, proc_memory, proc_pingpong,
+    proc_ring, proc_spawn, select2, selective_receive, semaphore, skynet, spawn_join, tcp_echo,
+    timers, yield_pingpong,
 };
 
 /// One benchmark the binary can run.
@@ -149,6 +150,16 @@ pub static BENCHES: &[Bench] = &[
         name: "accept_storm",
         about: "Connect + accept + close over loopback TCP.",
         run: accept_storm::run,
+    },
+    Bench {
+        name: "http_hello",
+        about: "Requests/s of the hello server under 100 keep-alive connections, vs hyper.",
+        run: http_hello::run,
+    },
+    Bench {
+        name: "idle_conn_memory",
+        about: "RSS per idle TCP connection parked in `read`, 10 000 open, in child processes.",
+        run: idle_conn_memory::run,
     },
     Bench {
         name: "fs_read",

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-/// What a bench measures; every metric used here is better when lower.
+/// What a bench measures; every metric but [`Metric::Rps`] is better when lower.
 #[derive(Clone, Copy, Debug)]
 pub enum Metric {
     /// Nanoseconds per operation.
@@ -18,6 +18,10 @@ pub enum Metric {
     CpuMs,
     /// The largest of several shares over the smallest (1.0 is even).
     MaxOverMin,
+    /// Requests per second (better when higher).
+    Rps,
+    /// Resident memory per open connection, in bytes.
+    BytesPerConn,
 }
 
 impl Metric {
@@ -29,6 +33,16 @@ impl Metric {
             Metric::BytesPerTask => "bytes_per_task",
             Metric::CpuMs => "cpu_ms",
             Metric::MaxOverMin => "max_over_min",
+            Metric::Rps => "rps",
+            Metric::BytesPerConn => "bytes_per_conn",
+        }
+    }
+
+    /// Which direction wins, as the ratio line's `better` says it.
+    pub fn better(self) -> &'static str {
+        match self {
+            Metric::Rps => "higher",
+            _ => "lower",
         }
     }
 }
@@ -97,9 +111,10 @@ pub fn lines(case: &Case, outcomes: &[Outcome]) -> Vec<String> {
         }
         if !ratios.is_empty() {
             out.push(format!(
-                r#"{{"bench":"{}","ratio":{{{ratios}}},"metric":"{}","better":"lower","variant":"{}"}}"#,
+                r#"{{"bench":"{}","ratio":{{{ratios}}},"metric":"{}","better":"{}","variant":"{}"}}"#,
                 case.bench,
                 case.metric.name(),
+                case.metric.better(),
                 case.variant
             ));
         }
@@ -167,6 +182,25 @@ mod tests {
                 r#"{"bench":"spawn_join","system":"may","variant":"2w","metric":"ns_per_op","value":0.000,"runs":5}"#,
                 r#"{"bench":"spawn_join","ratio":{"tokio":0.746,"may":null},"metric":"ns_per_op","better":"lower","variant":"2w"}"#,
             ]
+        );
+    }
+
+    #[test]
+    fn requests_per_second_are_better_higher() {
+        let case = Case {
+            bench: "http_hello",
+            variant: "100c",
+            metric: Metric::Rps,
+        };
+        let outcome = |system, value| Outcome {
+            system,
+            value,
+            runs: 3,
+        };
+        let lines = lines(&case, &[outcome("fibra", 150.0), outcome("hyper", 100.0)]);
+        assert_eq!(
+            lines[2],
+            r#"{"bench":"http_hello","ratio":{"hyper":1.500},"metric":"rps","better":"higher","variant":"100c"}"#
         );
     }
 

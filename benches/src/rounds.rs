@@ -114,7 +114,9 @@ fn timed_value(metric: Metric, elapsed: Duration, work: u64) -> f64 {
     match metric {
         Metric::NsPerOp => elapsed.as_nanos() as f64 / work as f64,
         Metric::MsTotal | Metric::CpuMs => elapsed.as_secs_f64() * 1e3,
-        Metric::BytesPerTask | Metric::MaxOverMin => panic!("{} is not a time", metric.name()),
+        Metric::BytesPerTask | Metric::MaxOverMin | Metric::Rps | Metric::BytesPerConn => {
+            panic!("{} is not a time", metric.name())
+        }
     }
 }
 

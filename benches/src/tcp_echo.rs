@@ -21,7 +21,7 @@ const WORKERS: usize = 2;
 /// Rounds per system.
 const ROUNDS: usize = 5;
 /// Bytes per request and per response.
-const MESSAGE: usize = 64;
+pub(crate) const MESSAGE: usize = 64;
 
 /// Runs both variants and prints their JSON lines.
 pub fn run(quick: bool) {
@@ -57,10 +57,20 @@ pub fn run(quick: bool) {
 
 /// The server side of one connection, for every blocking-style system: echo 64-byte
 /// messages until the client closes.
-fn echo(mut conn: impl Read + Write) {
+pub(crate) fn echo(mut conn: impl Read + Write) {
     let mut buf = [0; MESSAGE];
     while conn.read_exact(&mut buf).is_ok() {
         conn.write_all(&buf).expect("echo write");
+    }
+}
+
+/// [`echo`] for a tokio connection.
+pub(crate) async fn echo_tokio(mut conn: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let mut buf = [0; MESSAGE];
+    while conn.read_exact(&mut buf).await.is_ok() {
+        conn.write_all(&buf).await.expect("echo write");
     }
 }
 
@@ -121,14 +131,9 @@ fn tokio(connections: usize, trips: u64) -> Duration {
         let server = tokio::spawn(async move {
             let mut echoes = Vec::with_capacity(connections);
             for _ in 0..connections {
-                let (mut conn, _) = listener.accept().await.expect("accept");
+                let (conn, _) = listener.accept().await.expect("accept");
                 conn.set_nodelay(true).expect("nodelay");
-                echoes.push(tokio::spawn(async move {
-                    let mut buf = [0; MESSAGE];
-                    while conn.read_exact(&mut buf).await.is_ok() {
-                        conn.write_all(&buf).await.expect("echo write");
-                    }
-                }));
+                echoes.push(tokio::spawn(echo_tokio(conn)));
             }
             for echo in echoes {
                 echo.await.expect("echo task panicked");

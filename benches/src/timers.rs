@@ -12,9 +12,9 @@
 //! 100 000 coroutines at once; it is compared on the smaller count only. Every run checks the
 //! sum of the sleepers' indices and that the whole run took at least `SLEEP`.
 
-use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
 
+use crate::cpu::process_cpu;
 use crate::report::Metric;
 use crate::rounds::{compare_timed, sum_below};
 use crate::runtimes;
@@ -104,20 +104,6 @@ impl Start {
             cpu: cpu.saturating_sub(self.cpu),
         }
     }
-}
-
-/// User + system CPU time of the whole process so far.
-fn process_cpu() -> Duration {
-    let mut usage = MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: `usage` is valid for writes of one `rusage`, which is all `getrusage` writes.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
-    // SAFETY: `getrusage` returned 0, so it has filled in the whole struct.
-    let usage = unsafe { usage.assume_init() };
-    let time = |t: libc::timeval| {
-        Duration::new(t.tv_sec as u64, 0) + Duration::from_micros(t.tv_usec as u64)
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// Checks a run: every sleeper returned its index, and nothing finished before [`SLEEP`].
@@ -211,15 +197,5 @@ mod tests {
         fibra(1000);
         tokio(1000);
         may(1000);
-    }
-
-    #[test]
-    fn process_cpu_time_advances() {
-        let before = process_cpu();
-        let mut x = 0u64;
-        while process_cpu() == before {
-            x = std::hint::black_box(x.wrapping_add(1));
-        }
-        assert!(process_cpu() > before);
     }
 }

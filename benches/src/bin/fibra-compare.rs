@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 
 use fibra_bench::args::{self, Command};
-use fibra_bench::{child, load_http, parked_memory, proc_memory, runtimes};
+use fibra_bench::{child, idle_conn_memory, load_http, parked_memory, proc_memory, runtimes};
 
 fn main() -> ExitCode {
     runtimes::init_may();
@@ -23,6 +23,9 @@ fn main() -> ExitCode {
         }
         if job.starts_with(proc_memory::JOB) {
             return proc_memory::run_child(&job);
+        }
+        if job.starts_with(idle_conn_memory::JOB) {
+            return idle_conn_memory::run_child(&job);
         }
         return parked_memory::run_child(&job);
     }
