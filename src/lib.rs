@@ -32,11 +32,11 @@ pub mod __private;
 #[doc(inline)]
 pub use fibra_runtime::{
     block_on, blocking, check_cancel, checkpoint, current, current_worker, detach, fiber_local,
-    is_cancellation, is_cancelled, parallel_map, parallel_map_limited, park, park_timeout, race,
-    race_with, run, scope, scope_with, shield, sleep, sleep_until, spawn, spawn_local, timeout,
-    wait, yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup, Cancelled, Elapsed,
-    Fiber, FiberId, Handle, JoinError, JoinHandle, LocalKey, Racers, Runtime, RuntimeBuilder,
-    Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
+    is_cancellation, is_cancelled, parallel_chunks, parallel_map, parallel_map_limited, park,
+    park_timeout, race, race_with, run, scope, scope_with, shield, sleep, sleep_until, spawn,
+    spawn_local, timeout, wait, yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup,
+    Cancelled, Elapsed, Fiber, FiberId, Handle, JoinError, JoinHandle, LocalKey, Racers, Runtime,
+    RuntimeBuilder, Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
 };
 
 /// The pending external waits of a runtime — timers, blocking jobs, futures, cancel tokens —

@@ -4,8 +4,9 @@
 //! Variant `2w`: `fibra::parallel_map` (one fiber per item) on the main fiber of a 2-worker
 //! runtime vs a tokio `JoinSet` fan-out on a 2-worker multi-thread runtime (one task per item,
 //! each returning its index with its result, which the spawner puts back in place) vs rayon's
-//! `into_par_iter().map().collect()` in a 2-thread pool. Every run checks every result, in
-//! order, and their sum.
+//! `into_par_iter().map().collect()` in a 2-thread pool. Variant `2w_chunks`:
+//! `fibra::parallel_chunks` (about four chunks per worker, a fiber each) vs the same rayon map.
+//! Every run checks every result, in order, and their sum.
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,14 @@ pub fn run(quick: bool) {
         ROUNDS,
         &[("fibra", &fibra), ("tokio", &tokio), ("rayon", &rayon)],
     );
+    compare_timed(
+        "parallel_map",
+        "2w_chunks",
+        Metric::MsTotal,
+        items,
+        ROUNDS,
+        &[("fibra", &fibra_chunks), ("rayon", &rayon)],
+    );
 }
 
 /// The work per item: a multiplicative hash.
@@ -54,6 +63,17 @@ fn fibra(items: u64) -> Duration {
     runtimes::fibra(WORKERS).block_on(move || {
         let start = Instant::now();
         let results = fibra::parallel_map(0..items, map);
+        let elapsed = start.elapsed();
+        check(&results, items);
+        elapsed
+    })
+}
+
+/// fibra, variant `2w_chunks`: the main fiber calls `parallel_chunks` (a fiber per chunk).
+fn fibra_chunks(items: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let start = Instant::now();
+        let results = fibra::parallel_chunks(0..items, map);
         let elapsed = start.elapsed();
         check(&results, items);
         elapsed
@@ -101,6 +121,7 @@ mod tests {
     fn every_system_maps_every_item_in_order() {
         // Each function checks the results itself.
         fibra(10_000);
+        fibra_chunks(10_000);
         tokio(10_000);
         rayon(10_000);
     }

@@ -97,8 +97,9 @@ pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
 #[doc(hidden)]
 pub use spawn::__race_macro;
 pub use spawn::{
-    detach, parallel_map, parallel_map_limited, race, race_with, scope, scope_with, spawn,
-    spawn_local, timeout, Builder, Elapsed, JoinError, JoinHandle, Racers, Scope, ScopedJoinHandle,
+    detach, parallel_chunks, parallel_map, parallel_map_limited, race, race_with, scope,
+    scope_with, spawn, spawn_local, timeout, Builder, Elapsed, JoinError, JoinHandle, Racers,
+    Scope, ScopedJoinHandle,
 };
 pub use this_fiber::{checkpoint, current, current_worker, park, yield_now};
 pub use time::{park_timeout, sleep, sleep_until};

@@ -1,8 +1,8 @@
 //! Unwinding cancellation, failure in scopes, detach, the structured helpers and fiber-locals.
 
 use fibra_runtime::{
-    blocking, detach, parallel_map, parallel_map_limited, park, race, scope, scope_with, shield,
-    sleep, CancelCause, CancelToken, Runtime, ScopeOptions,
+    blocking, detach, parallel_chunks, parallel_map, parallel_map_limited, park, race, scope,
+    scope_with, shield, sleep, CancelCause, CancelToken, Runtime, ScopeOptions,
 };
 use fibra_testing::{on, Counted};
 use std::panic::{self, AssertUnwindSafe};
@@ -209,6 +209,63 @@ fn parallel_map_keeps_the_input_order() {
         });
         assert_eq!(limited, (1..=1_000).collect::<Vec<_>>());
         assert!(most.load(Ordering::SeqCst) <= 3);
+    });
+}
+
+/// Every item once, in input order, over a few fibers (not one per item): on 1, 2 and 4
+/// workers, for lengths that split evenly and unevenly, and for none.
+#[test]
+fn parallel_chunks_maps_every_item_in_order_in_a_few_fibers() {
+    fibra_testing::on_each_worker_count(|workers| {
+        for len in [0u64, 1, 7, 1_000, 100_003] {
+            let fibers = Mutex::new(std::collections::HashSet::new());
+            let mapped = parallel_chunks(0..len, |x| {
+                fibers.lock().unwrap().insert(fibra_runtime::current().id());
+                x * 3
+            });
+            assert_eq!(mapped, (0..len).map(|x| x * 3).collect::<Vec<_>>());
+            let fibers = fibers.into_inner().unwrap().len();
+            assert!(fibers <= 4 * workers, "{fibers} fibers for {len} items");
+            assert_eq!(fibers == 0, len == 0);
+        }
+    });
+}
+
+/// An item that blocks parks only its chunk: the other chunks finish meanwhile, and a panic
+/// in one chunk cancels the rest and is re-raised.
+#[test]
+fn parallel_chunks_blocks_only_the_blocked_chunk_and_re_raises_a_panic() {
+    on(2, || {
+        let done = AtomicUsize::new(0);
+        let mapped = parallel_chunks(0..80u32, |x| {
+            if x == 0 {
+                // Every item of the other chunks (all but this chunk's 10) gets done while
+                // this one waits (a bounded wait: a chunking that serialized them would fail).
+                for _ in 0..100_000 {
+                    if done.load(Ordering::SeqCst) == 70 {
+                        break;
+                    }
+                    fibra_runtime::yield_now();
+                }
+                assert_eq!(done.load(Ordering::SeqCst), 70);
+            }
+            done.fetch_add(1, Ordering::SeqCst);
+            x
+        });
+        assert_eq!(mapped, (0..80).collect::<Vec<_>>());
+
+        let ran_past = AtomicUsize::new(0);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            parallel_chunks(0..80u32, |x| {
+                if x == 0 {
+                    panic!("item 0");
+                }
+                sleep(HOUR);
+                ran_past.fetch_add(1, Ordering::SeqCst);
+            })
+        }));
+        assert_eq!(outcome.unwrap_err().downcast_ref::<&str>(), Some(&"item 0"));
+        assert_eq!(ran_past.load(Ordering::SeqCst), 0);
     });
 }
 

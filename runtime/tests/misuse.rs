@@ -83,6 +83,10 @@ fn calls_outside_a_runtime_panic_at_the_callers_line_naming_the_function() {
             "fibra::parallel_map_limited()",
             Box::new(|| drop(fibra_runtime::parallel_map_limited([1], 1, |x| x))),
         ),
+        (
+            "fibra::parallel_chunks()",
+            Box::new(|| drop(fibra_runtime::parallel_chunks([1], |x| x))),
+        ),
         ("fibra::race()", Box::new(|| fibra_runtime::race([|| ()]))),
         (
             "fibra::race_with()",

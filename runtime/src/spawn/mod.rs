@@ -16,7 +16,7 @@ pub use detach::detach;
 pub(crate) use detach::Supervisor;
 pub(crate) use error::panic_message;
 pub use error::JoinError;
-pub use helpers::{parallel_map, parallel_map_limited};
+pub use helpers::{parallel_chunks, parallel_map, parallel_map_limited};
 pub use join::JoinHandle;
 pub use scope::{scope, scope_with, Scope, ScopedJoinHandle};
 pub use timeout::{timeout, Elapsed};
