@@ -8,7 +8,14 @@
 //! runs from `abort_all()` to `join_next()` returning `None`. In both, the spawner waits until
 //! every child has started before the clock starts. Every run checks that every child started,
 //! that every child's destructor ran exactly once (a counted guard in each), and that the scope
-//! returned the token's cancellation / every join returned a cancelled `JoinError`.
+//! returned the token's cancellation / every join returned a cancelled `JoinError`. Peer
+//! `unwind_floor`: the physical floor of unwinding cancellation, as many plain-thread
+//! `catch_unwind(|| resume_unwind(..))` through the children's frame depth, on two threads.
+//!
+//! Variant `unstarted`: the same children spawned and cancelled at once, before most of them
+//! have run: fibra's body cancels its token right after the last spawn, tokio's spawner calls
+//! `abort_all()` right after filling its `JoinSet`; the time runs to the scope's return / the
+//! set's last join. Every child's guard (moved into it) must drop exactly once.
 
 use std::cell::Cell;
 use std::future;
@@ -35,8 +42,114 @@ pub fn run(quick: bool) {
         Metric::MsTotal,
         children,
         ROUNDS,
-        &[("fibra", &fibra), ("tokio", &tokio)],
+        &[
+            ("fibra", &fibra),
+            ("tokio", &tokio),
+            ("unwind_floor", &unwind_floor),
+        ],
     );
+    compare_timed(
+        "cancel_storm",
+        "unstarted",
+        Metric::MsTotal,
+        children,
+        ROUNDS,
+        &[("fibra", &fibra_unstarted), ("tokio", &tokio_unstarted)],
+    );
+}
+
+/// Frames between a child's park and the catch that ends its unwinding, as fibra's children
+/// have them (the park, its loop, the child's closure, the fiber's entry).
+const UNWIND_DEPTH: u32 = 4;
+
+/// The floor of unwinding cancellation: as many unwinds as there are children, each from
+/// [`UNWIND_DEPTH`] frames down to a `catch_unwind` with a guard dropped on the way, split over
+/// two plain threads (the other systems' two workers). `resume_unwind` runs no panic hook and
+/// captures no backtrace, as fibra's cancellation does.
+fn unwind_floor(children: u64) -> Duration {
+    #[inline(never)]
+    fn unwind_from(depth: u32) {
+        if depth == 0 {
+            std::panic::resume_unwind(Box::new(()));
+        }
+        unwind_from(depth - 1);
+        std::hint::black_box(());
+    }
+    let dropped = AtomicU64::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for half in [children / 2, children - children / 2] {
+            let dropped = &dropped;
+            s.spawn(move || {
+                for _ in 0..half {
+                    let caught = std::panic::catch_unwind(|| {
+                        let _guard = Dropped(dropped);
+                        unwind_from(UNWIND_DEPTH);
+                    });
+                    assert!(caught.is_err());
+                }
+            });
+        }
+    });
+    let elapsed = start.elapsed();
+    assert_eq!(dropped.load(Ordering::Relaxed), children, "drops lost");
+    elapsed
+}
+
+/// fibra, variant `unstarted`: the body spawns every child and cancels its token at once; a
+/// child not yet started when the cancellation comes is dropped unstarted (its guard, moved
+/// into it, drops with it), one that a worker has started unwinds from its park.
+fn fibra_unstarted(children: u64) -> Duration {
+    runtimes::fibra(WORKERS).block_on(move || {
+        let token = fibra::CancelToken::new();
+        let dropped = AtomicU64::new(0);
+        let cancelled_at = Cell::new(None);
+        let outcome = fibra::scope_with(fibra::ScopeOptions::new().token(token.clone()), |s| {
+            for _ in 0..children {
+                let guard = Dropped(&dropped);
+                s.spawn(move || {
+                    let _guard = guard;
+                    loop {
+                        fibra::park();
+                    }
+                });
+            }
+            cancelled_at.set(Some(Instant::now()));
+            token.cancel();
+            loop {
+                fibra::park();
+            }
+        });
+        let elapsed = cancelled_at.get().expect("the body cancelled").elapsed();
+        assert!(outcome.is_err(), "the scope was cancelled");
+        assert_eq!(dropped.load(Ordering::Relaxed), children, "drops lost");
+        elapsed
+    })
+}
+
+/// tokio, variant `unstarted`: the spawner fills a `JoinSet` and aborts it at once, then
+/// drains it.
+fn tokio_unstarted(children: u64) -> Duration {
+    let runtime = runtimes::tokio_multi(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        let dropped = Arc::new(AtomicU64::new(0));
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..children {
+            let guard = Dropped(dropped.clone());
+            set.spawn(async move {
+                let _guard = guard;
+                future::pending::<()>().await;
+            });
+        }
+        let start = Instant::now();
+        set.abort_all();
+        while let Some(joined) = set.join_next().await {
+            assert!(joined.expect_err("a pending task finished").is_cancelled());
+        }
+        let elapsed = start.elapsed();
+        assert_eq!(dropped.load(Ordering::Relaxed), children, "drops lost");
+        elapsed
+    })
 }
 
 /// Counts its own drop: one per child, run when the child unwinds or its future is dropped.
@@ -134,5 +247,8 @@ mod tests {
         // Each function checks the outcome and the counts itself.
         fibra(1000);
         tokio(1000);
+        unwind_floor(1000);
+        fibra_unstarted(1000);
+        tokio_unstarted(1000);
     }
 }
