@@ -3,6 +3,7 @@
 use crate::config::Requested;
 use crate::diag::{Deadlock, Dump};
 use crate::fiber::Core;
+use crate::metrics::RuntimeMetrics;
 use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
 use crate::spawn::{create, entry_local, Builder, JoinHandle, Packet, Pinned, Spec};
 use crate::stack::{install_overflow_handler, StackError};
@@ -363,6 +364,18 @@ impl Runtime {
     /// ```
     pub fn dump(&self) -> Dump {
         Dump::of(&self.shared)
+    }
+
+    /// A snapshot of the runtime's counters (see [`Handle::metrics`]).
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
+    /// let metrics = runtime.metrics();
+    /// assert_eq!(metrics.workers.len(), 2);
+    /// assert_eq!(metrics.spawned, 0);
+    /// ```
+    pub fn metrics(&self) -> RuntimeMetrics {
+        crate::metrics::snapshot(&self.shared)
     }
 
     /// Waits until no detached fiber runs (see [`Handle::drain_detached`]).
@@ -728,6 +741,25 @@ impl Handle {
     /// ```
     pub fn dump(&self) -> Dump {
         Dump::of(&self.shared)
+    }
+
+    /// A snapshot of this runtime's counters, from any thread: fibers live, spawned and
+    /// finished; per worker, slices run, steals, parks, wakes through its inbox and sleeps;
+    /// the stacks warm and in use; the driver's pending timers and blocking jobs. Reading
+    /// costs a pass over the workers; counting costs the workers no atomic read-modify-write.
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
+    /// let handle = runtime.handle();
+    /// runtime.block_on(move || {
+    ///     fibra::spawn(|| fibra::yield_now()).join().unwrap();
+    ///     let metrics = handle.metrics();
+    ///     assert_eq!((metrics.spawned, metrics.finished, metrics.live), (2, 1, 1));
+    ///     assert_eq!(metrics.workers[0].steals, 0);
+    /// });
+    /// ```
+    pub fn metrics(&self) -> RuntimeMetrics {
+        crate::metrics::snapshot(&self.shared)
     }
 
     /// The pending external waits of this runtime, oldest first (see [`Runtime::holds`]).

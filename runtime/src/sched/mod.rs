@@ -61,6 +61,8 @@ pub(crate) struct Shared {
     pub(crate) running: WorkerSlots,
     /// The global deadlock check's state.
     pub(crate) global: GlobalCheck,
+    /// Jobs of `blocking` queued and running.
+    pub(crate) blocking: Arc<crate::metrics::BlockingCounts>,
     /// The main fiber's id, once `block_on` made it (0 before).
     main: AtomicU64,
 }
@@ -108,6 +110,7 @@ impl Shared {
             fibers: FiberTable::new(),
             running: WorkerSlots::new(workers),
             global: GlobalCheck::new(),
+            blocking: Arc::default(),
             main: AtomicU64::new(0),
         }
     }
@@ -146,6 +149,7 @@ impl Shared {
 
     /// Queues a fiber spawned from outside the runtime's workers.
     pub(crate) fn inject(&self, core: Arc<Core>) {
+        self.running.count_outside_spawn();
         self.injector.push(core);
         if self.is_shut_down() {
             // Raced with shutdown's drain: nobody will run it, and dropping it here (not in the
