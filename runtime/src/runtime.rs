@@ -77,6 +77,8 @@ pub struct Runtime {
     threads: Vec<thread::JoinHandle<()>>,
     /// Worker 0's queue of unstarted fibers, until `block_on` runs worker 0.
     first: Option<Worker<Arc<Core>>>,
+    /// The task printing dumps on `FIBRA_DUMP_SIGNAL`, stopped at shutdown.
+    dump_on_signal: Option<tokio::task::AbortHandle>,
 }
 
 /// Configures a [`Runtime`]: `Runtime::builder().workers(4).build()`.
@@ -239,6 +241,36 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How long a fiber may run without suspending, or block its worker thread in a call that
+    /// is not a fibra wait, before the runtime's monitor warns (default 50 ms, or the
+    /// environment variable `FIBRA_STUCK_MS`, in milliseconds).
+    ///
+    /// The monitor is a thread that looks at the workers every few milliseconds while fibers
+    /// run (and sleeps while none does). For a fiber that has run one slice longer than this,
+    /// it warns once, through `tracing::warn!` and on stderr, naming the fiber and where it was
+    /// spawned; a fiber that computes is asked to yield at its next
+    /// [`checkpoint`](crate::checkpoint) (or other runtime operation), one whose thread sleeps
+    /// in a blocking call is reported with the ready fibers stuck behind it and the advice to
+    /// move the call to [`blocking`](crate::blocking) (or to use `fibra::fs` for files). It
+    /// also watches the driver thread, where the runtime's timers and sockets are served, and
+    /// where a `tokio::spawn` made in a fiber runs its task: a task that blocks there stops
+    /// every timer and socket of the runtime, and is reported with the stall's length. Spawn
+    /// blocking work with [`blocking`](crate::blocking) instead, and CPU-heavy async work onto
+    /// a tokio runtime of your own (or attach fibra to it with
+    /// [`tokio_handle`](Self::tokio_handle)).
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder()
+    ///     .stuck_threshold(std::time::Duration::from_millis(200))
+    ///     .build()
+    ///     .unwrap();
+    /// runtime.block_on(|| fibra::checkpoint());
+    /// ```
+    pub fn stuck_threshold(mut self, threshold: std::time::Duration) -> RuntimeBuilder {
+        self.requested.stuck = Some(threshold);
+        self
+    }
+
     /// Attaches to an existing multi-thread tokio runtime instead of starting a driver thread:
     /// its reactor, timers and blocking pool serve the fibers.
     ///
@@ -288,8 +320,9 @@ impl RuntimeBuilder {
         let mut runtime = Runtime {
             shared: shared.clone(),
             driver: Some(driver),
-            threads: Vec::with_capacity(deques.len().saturating_sub(1)),
+            threads: Vec::with_capacity(deques.len()),
             first: None,
+            dump_on_signal: None,
         };
         let rest = deques.split_off(1);
         runtime.first = deques.pop();
@@ -301,6 +334,11 @@ impl RuntimeBuilder {
                 .spawn(move || run_worker(&Local::new(index, shared, deque)))?;
             runtime.threads.push(thread);
         }
+        runtime.threads.push(crate::diag::start_sysmon(&shared)?);
+        runtime.dump_on_signal = shared
+            .config
+            .dump_signal
+            .and_then(|signal| crate::diag::print_dump_on(&shared, signal));
         Ok(runtime)
     }
 }
@@ -504,6 +542,9 @@ impl Runtime {
                 .unwind_remaining(0, unwind_deadline(&self.shared));
         }
         self.shared.begin_shutdown();
+        if let Some(task) = self.dump_on_signal.take() {
+            task.abort();
+        }
         let threads = std::mem::take(&mut self.threads);
         let shared = self.shared.clone();
         let driver = self.driver.take();

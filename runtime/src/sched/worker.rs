@@ -552,6 +552,7 @@ impl Local {
         } else {
             bump(&self.counters().idle_sleeps, 1);
             let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
+            self.shared.sysmon.worker_woke();
             self.shared.global.woke();
             self.shared.running.tick(self.index);
             woken
