@@ -165,7 +165,12 @@ impl Holds {
     /// ```
     pub fn count(&self, kind: HoldKind) -> usize {
         let slots = self.lock();
-        slots.entries.iter().flatten().filter(|info| info.kind == kind).count()
+        slots
+            .entries
+            .iter()
+            .flatten()
+            .filter(|info| info.kind == kind)
+            .count()
     }
 
     /// Whether no hold is open.

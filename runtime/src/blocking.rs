@@ -28,7 +28,8 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let shared = with_worker(|local| local.map(|local| local.shared().clone())).filter(|_| in_fiber());
+    let shared =
+        with_worker(|local| local.map(|local| local.shared().clone())).filter(|_| in_fiber());
     let Some(shared) = shared else {
         return f();
     };

@@ -113,7 +113,12 @@ impl Requested {
                 .filter(|stuck| !stuck.is_zero())
                 .or_else(|| from_env(&var, "FIBRA_STUCK_MS", parse_millis, "50 ms"))
                 .unwrap_or(DEFAULT_STUCK),
-            dump_signal: from_env(&var, "FIBRA_DUMP_SIGNAL", DumpSignal::parse, "no dump signal"),
+            dump_signal: from_env(
+                &var,
+                "FIBRA_DUMP_SIGNAL",
+                DumpSignal::parse,
+                "no dump signal",
+            ),
         }
     }
 
@@ -172,7 +177,10 @@ fn parse_guard(raw: &str) -> Option<GuardMode> {
 }
 
 fn parse_millis(raw: &str) -> Option<Duration> {
-    raw.parse().ok().filter(|&ms| ms > 0).map(Duration::from_millis)
+    raw.parse()
+        .ok()
+        .filter(|&ms| ms > 0)
+        .map(Duration::from_millis)
 }
 
 fn parse_count(raw: &str) -> Option<usize> {

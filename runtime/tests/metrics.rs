@@ -25,9 +25,16 @@ fn spawning_and_joining_on_one_worker_counts_every_fiber_slice_park_and_stack() 
         // Main parks once, on the first join; the whole batch of children runs before main
         // is resumed, so the later joins find their child finished.
         assert_eq!(worker.parks, 1);
-        assert_eq!(worker.slices, 1 + CHILDREN + 1, "main, each child, main again");
+        assert_eq!(
+            worker.slices,
+            1 + CHILDREN + 1,
+            "main, each child, main again"
+        );
         assert_eq!(worker.steals, 0);
-        assert_eq!(worker.inbox_wakes, 0, "every wake came from the worker itself");
+        assert_eq!(
+            worker.inbox_wakes, 0,
+            "every wake came from the worker itself"
+        );
         assert_eq!(worker.idle_sleeps, 0);
         // Main's stack is in use; the children, one after another, reused one stack.
         assert_eq!(metrics.stacks.in_use, 1);
@@ -90,6 +97,9 @@ fn fibers_spawned_from_a_plain_thread_count_too() {
         let metrics = metrics();
         assert_eq!(metrics.spawned, CHILDREN + 1);
         assert_eq!((metrics.finished, metrics.live), (CHILDREN, 1));
-        assert_eq!(metrics.workers[0].steals, 0, "taking from the injector is no steal");
+        assert_eq!(
+            metrics.workers[0].steals, 0,
+            "taking from the injector is no steal"
+        );
     });
 }

@@ -99,7 +99,10 @@ fn a_worker_blocked_in_thread_sleep_is_reported_with_the_fibers_behind_it() {
     assert!(warning.contains("\"sleeper\""), "{warning}");
     assert!(warning.contains("2 ready fibers"), "{warning}");
     assert!(warning.contains("fibra::blocking"), "{warning}");
-    assert!(lines_with(&stderr, "without reaching").is_empty(), "{stderr}");
+    assert!(
+        lines_with(&stderr, "without reaching").is_empty(),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -186,7 +189,10 @@ fn the_dump_signal_prints_the_dump_on_stderr_and_the_program_goes_on() {
     let stderr = stderr.lock().unwrap().clone();
     assert!(status.success(), "child failed: {status:?}\n{stderr}");
     assert!(stderr.contains("fibra dump: "), "stderr:\n{stderr}");
-    assert!(stderr.contains("\"dump-me\" [parked on blocking"), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("\"dump-me\" [parked on blocking"),
+        "stderr:\n{stderr}"
+    );
 }
 
 #[test]
@@ -204,5 +210,9 @@ fn a_bad_dump_signal_is_reported_in_one_line_and_installs_nothing() {
     let stderr = assert_killed_by(&output, libc::SIGQUIT);
     let reports = lines_with(&stderr, "fibra:");
     assert_eq!(reports.len(), 1, "stderr:\n{stderr}");
-    assert!(reports[0].contains("FIBRA_DUMP_SIGNAL=\"SIGKILL\""), "{}", reports[0]);
+    assert!(
+        reports[0].contains("FIBRA_DUMP_SIGNAL=\"SIGKILL\""),
+        "{}",
+        reports[0]
+    );
 }

@@ -14,9 +14,9 @@ mod workers;
 pub use dump::{Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo};
 pub(crate) use global::{current_tid, GlobalCheck, OutsideWait};
 pub use policy::{Deadlock, Deadlocked};
+pub(crate) use record::Record;
 pub(crate) use signal::print_dump_on;
 pub(crate) use sysmon::{start as start_sysmon, Sysmon};
-pub(crate) use record::Record;
 pub(crate) use table::FiberTable;
 pub(crate) use workers::WorkerSlots;
 
