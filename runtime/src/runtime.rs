@@ -85,8 +85,10 @@ pub struct Runtime {
 ///
 /// Every setting falls back to an environment variable, then to a default: workers
 /// (`FIBRA_WORKERS`, else `available_parallelism()`), fiber stack size (`FIBRA_STACK_SIZE`,
-/// 1 MiB), main fiber stack size (`FIBRA_MAIN_STACK_SIZE`, 8 MiB). A bad value is reported in
-/// one line on stderr and the fallback used.
+/// 1 MiB), main fiber stack size (`FIBRA_MAIN_STACK_SIZE`, 8 MiB), the monitor's threshold
+/// (`FIBRA_STUCK_MS`, 50, see [`stuck_threshold`](Self::stuck_threshold)). A bad value is
+/// reported in one line on stderr and the fallback used. `FIBRA_DUMP_SIGNAL` names a signal
+/// that prints a dump (see [`dump`](crate::dump)).
 ///
 /// ```
 /// let runtime = fibra::Runtime::builder()

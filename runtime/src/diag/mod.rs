@@ -30,6 +30,13 @@ use std::sync::Arc;
 /// Safe while fibers run; each fiber is read on its own, so fibers that change state during
 /// the dump may be shown in their old or new state.
 ///
+/// With the environment variable `FIBRA_DUMP_SIGNAL` set to `SIGQUIT` or `SIGUSR1` when a
+/// runtime is built, that signal prints the runtime's dump to stderr (Go's goroutine dump on
+/// `kill -QUIT`), and the program goes on. The dump is made on the driver thread, from tokio's
+/// signal support, never inside a signal handler; the signal keeps that meaning for the rest
+/// of the process, also after the runtime has shut down (then it does nothing). Another value
+/// is reported in one line on stderr and no signal is watched.
+///
 /// # Panics
 ///
 /// Outside a fibra runtime (use [`Handle::dump`](crate::Handle::dump) from other threads).

@@ -113,6 +113,11 @@ impl Record {
         self.preempt.store(true, Ordering::Relaxed);
     }
 
+    /// Whether the fiber has been asked to end its slice and has not looked yet.
+    pub(crate) fn preempt_requested(&self) -> bool {
+        self.preempt.load(Ordering::Relaxed)
+    }
+
     /// Whether the fiber was asked to end its slice (and no longer is). The caller took the
     /// cancel hint first, acquiring the raise that followed the request.
     pub(crate) fn take_preempt(&self) -> bool {

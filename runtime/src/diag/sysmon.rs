@@ -2,9 +2,9 @@
 //! a worker whose thread is blocked inside a fiber, and a stalled driver thread.
 //!
 //! It reads what the workers publish anyway — the fiber each runs and its slice count — every
-//! tick (a few milliseconds) while any worker is awake, any hold is open or the driver runs
-//! tasks, and otherwise waits, untimed, until a worker wakes from sleep (one load of a flag on
-//! that path). A slice seen with the same fiber and count for longer than the threshold is
+//! tick (a few milliseconds) while any worker is awake, every half threshold while they all
+//! sleep but a hold is open or the driver runs tasks, and otherwise waits, untimed, until a
+//! worker wakes from sleep (one load of a flag on that path). A slice seen with the same fiber and count for longer than the threshold is
 //! diagnosed once: from the worker thread's state in `/proc/self/task/<tid>/stat`, a thread
 //! asleep in the kernel ('S' or 'D') is blocked in a call that is not a fibra wait (fibra
 //! waits switch fibers and leave the thread running); any other state means the fiber
@@ -14,12 +14,17 @@
 //!
 //! The driver is probed with a task that only records when it ran: a probe still unanswered
 //! past the threshold means the driver thread runs something that does not yield.
+//!
+//! A thread that is runnable but not scheduled is not held by its fiber or task: unless it
+//! sleeps in the kernel, only the CPU time it has had counts (`schedstat`, read only for
+//! slices and probes that outlast a tick), so a worker waiting for a CPU on a loaded machine
+//! is not reported.
 
 use super::report::fiber_label;
 use super::{Dump, FiberState};
 use crate::sched::Shared;
 use std::fs;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -83,7 +88,40 @@ struct Slice {
 struct Seen {
     slice: Slice,
     since: Instant,
+    waited: CpuTime,
     reported: bool,
+}
+
+/// A thread's CPU time when a slice (or probe) was first seen to outlast a tick: a thread
+/// that is runnable but not scheduled (a loaded machine) is not held by the fiber or task.
+#[derive(Clone, Copy)]
+enum CpuTime {
+    NotRead,
+    Read(Instant, u64),
+    Unknown,
+}
+
+impl CpuTime {
+    fn read(tid: Option<i32>) -> CpuTime {
+        tid.and_then(cpu_time)
+            .map_or(CpuTime::Unknown, |ns| CpuTime::Read(Instant::now(), ns))
+    }
+
+    /// How long of the `wall` time since `since` thread `tid` was held: all of it while it
+    /// sleeps in the kernel; otherwise the time before this was read plus the CPU time it has
+    /// had since.
+    fn held(self, tid: Option<i32>, since: Instant, wall: Duration) -> Duration {
+        let asleep = tid
+            .and_then(thread_state)
+            .is_some_and(|state| state == 'S' || state == 'D');
+        match self {
+            CpuTime::Read(at, before) if !asleep => {
+                let ran = tid.and_then(cpu_time).map_or(0, |now| now.saturating_sub(before));
+                at.saturating_duration_since(since) + Duration::from_nanos(ran)
+            }
+            _ => wall,
+        }
+    }
 }
 
 /// A probe of the driver in flight.
@@ -91,6 +129,7 @@ struct Probe {
     sent: Instant,
     /// Nanoseconds after `sent` at which the driver ran it, plus one; 0 until then.
     answered: Arc<AtomicU64>,
+    waited: CpuTime,
     warned: bool,
 }
 
@@ -100,6 +139,8 @@ struct Monitor {
     tick: Duration,
     seen: Vec<Option<Seen>>,
     probe: Option<Probe>,
+    /// The driver thread, as the first probe found it (0 before).
+    driver_tid: Arc<AtomicI32>,
     /// Only a driver thread of fibra's own is watched: an attached tokio runtime has threads
     /// of its own to run tasks on.
     watch_driver: bool,
@@ -115,6 +156,7 @@ impl Monitor {
             threshold,
             seen: vec![None; shared.workers()],
             probe: None,
+            driver_tid: Arc::default(),
             watch_driver,
             shared,
         }
@@ -146,10 +188,17 @@ impl Monitor {
                 }
                 sysmon.parked.store(false, Ordering::SeqCst);
             }
+            // With every worker asleep only the driver is watched, and a stall is still seen
+            // before it is half a threshold old.
+            let tick = if shared.idle_all_asleep() {
+                (self.threshold / 2).max(self.tick)
+            } else {
+                self.tick
+            };
             drop(
                 sysmon
                     .wake
-                    .wait_timeout(guard, self.tick)
+                    .wait_timeout(guard, tick)
                     .unwrap_or_else(|p| p.into_inner()),
             );
             if sysmon.stopped.load(Ordering::SeqCst) {
@@ -188,10 +237,19 @@ impl Monitor {
                     .slices
                     .load(Ordering::Relaxed),
             };
+            let tid = self.shared.running.tid(index);
             match &mut self.seen[index] {
                 Some(seen) if seen.slice == slice => {
-                    let ran = now.saturating_duration_since(seen.since);
-                    if !seen.reported && ran >= self.threshold {
+                    if let CpuTime::NotRead = seen.waited {
+                        // Read only for slices that outlast a tick.
+                        seen.waited = CpuTime::read(tid);
+                    }
+                    let wall = now.saturating_duration_since(seen.since);
+                    if seen.reported || wall < self.threshold {
+                        continue;
+                    }
+                    let ran = seen.waited.held(tid, seen.since, wall);
+                    if ran >= self.threshold {
                         seen.reported = true;
                         self.diagnose(index, fiber, ran);
                     }
@@ -200,6 +258,7 @@ impl Monitor {
                     *seen = Some(Seen {
                         slice,
                         since: now,
+                        waited: CpuTime::NotRead,
                         reported: false,
                     })
                 }
@@ -253,9 +312,17 @@ impl Monitor {
             self.probe = Some(self.send_probe());
             return;
         };
+        let tid = match self.driver_tid.load(Ordering::Relaxed) {
+            0 => None,
+            tid => Some(tid),
+        };
         let answered = probe.answered.load(Ordering::Acquire);
         if answered != 0 {
-            let stalled = Duration::from_nanos(answered - 1);
+            let stalled = probe.waited.held(
+                tid,
+                probe.sent,
+                Duration::from_nanos(answered - 1),
+            );
             if probe.warned {
                 emit(&format!(
                     "fibra: the driver thread was stalled for {} ms in all",
@@ -265,8 +332,16 @@ impl Monitor {
             self.probe = None;
             return;
         }
-        let waited = probe.sent.elapsed();
-        if !probe.warned && waited >= self.threshold {
+        if let CpuTime::NotRead = probe.waited {
+            // Read only for probes that outlast a tick.
+            probe.waited = CpuTime::read(tid);
+        }
+        let wall = probe.sent.elapsed();
+        if probe.warned || wall < self.threshold {
+            return;
+        }
+        let waited = probe.waited.held(tid, probe.sent, wall);
+        if waited >= self.threshold {
             probe.warned = true;
             emit(&format!(
                 "fibra: the driver thread has been stalled for {} ms: a task on it does not \
@@ -282,12 +357,16 @@ impl Monitor {
         let sent = Instant::now();
         let answered = Arc::new(AtomicU64::new(0));
         let answer = answered.clone();
+        let driver_tid = self.driver_tid.clone();
         super::spawn_own_task(&self.shared, async move {
+            driver_tid.store(super::current_tid(), Ordering::Relaxed);
             answer.store(sent.elapsed().as_nanos() as u64 + 1, Ordering::Release);
         });
         Probe {
             sent,
             answered,
+            // Read once the probe outlasts a tick, as for slices.
+            waited: CpuTime::NotRead,
             warned: false,
         }
     }
@@ -298,6 +377,13 @@ fn thread_state(tid: i32) -> Option<char> {
     let stat = fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: the state follows the last ')'.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Nanoseconds of CPU thread `tid` of this process has had (the first field of its
+/// `schedstat`), if the kernel keeps it.
+fn cpu_time(tid: i32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    stat.split_whitespace().next()?.parse().ok()
 }
 
 fn emit(text: &str) {
@@ -311,5 +397,15 @@ mod tests {
     fn the_calling_thread_runs() {
         let state = super::thread_state(super::super::current_tid());
         assert_eq!(state, Some('R'));
+    }
+
+    #[test]
+    fn a_threads_cpu_time_is_read_and_grows_while_it_computes() {
+        let tid = super::super::current_tid();
+        let before = super::cpu_time(tid).expect("schedstat is readable");
+        let start = std::time::Instant::now();
+        while super::cpu_time(tid).unwrap() == before {
+            assert!(start.elapsed().as_secs() < 60, "the CPU time never moved");
+        }
     }
 }
