@@ -116,7 +116,7 @@ pub struct StackMetrics {
 ///     let job = fibra::spawn(move || {
 ///         fibra::blocking(move || {
 ///             started.send(()).unwrap();
-///             finished.recv().unwrap_err(); // until `finish` is dropped
+///             assert!(finished.recv().is_none()); // until `finish` is dropped
 ///         })
 ///     });
 ///     wait.recv().unwrap();

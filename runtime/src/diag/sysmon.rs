@@ -116,7 +116,9 @@ impl CpuTime {
             .is_some_and(|state| state == 'S' || state == 'D');
         match self {
             CpuTime::Read(at, before) if !asleep => {
-                let ran = tid.and_then(cpu_time).map_or(0, |now| now.saturating_sub(before));
+                let ran = tid
+                    .and_then(cpu_time)
+                    .map_or(0, |now| now.saturating_sub(before));
                 at.saturating_duration_since(since) + Duration::from_nanos(ran)
             }
             _ => wall,
@@ -318,11 +320,9 @@ impl Monitor {
         };
         let answered = probe.answered.load(Ordering::Acquire);
         if answered != 0 {
-            let stalled = probe.waited.held(
-                tid,
-                probe.sent,
-                Duration::from_nanos(answered - 1),
-            );
+            let stalled = probe
+                .waited
+                .held(tid, probe.sent, Duration::from_nanos(answered - 1));
             if probe.warned {
                 emit(&format!(
                     "fibra: the driver thread was stalled for {} ms in all",
