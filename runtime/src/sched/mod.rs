@@ -7,7 +7,6 @@ mod idle;
 mod order;
 mod parker;
 mod placement;
-mod spin;
 mod worker;
 
 pub(crate) use containment::contain;

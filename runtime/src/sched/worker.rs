@@ -4,7 +4,6 @@ use super::containment::{contain, AbortOnUnwind};
 use super::current::{self, EnterWorker};
 use super::idle::Woken;
 use super::order::{Next, RunOrder};
-use super::spin::{Spin, SPIN_FOR};
 use super::Shared;
 use crate::fiber::{Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
@@ -18,11 +17,15 @@ use std::hint;
 use std::mem::{self, ManuallyDrop};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Every this many scheduling steps the inbox, the unstarted queue and the yielders are looked
 /// at even while other fibers wait, so none of them starves.
 const CHECK_INTERVAL: u32 = 61;
+/// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping worker
+/// costs a futex call on both sides and a trip through the OS scheduler (microseconds here);
+/// a hand-off between fibers on two workers usually comes back well within this.
+const SPIN_FOR: Duration = Duration::from_micros(50);
 /// The spawner of a batch spawned outside any fiber (no fiber has id 0).
 const NO_SPAWNER: u64 = 0;
 
@@ -51,8 +54,6 @@ pub(crate) struct Local {
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
     tick: Cell<u32>,
-    /// How long the next idle spin lasts (see `spin`).
-    spin: Spin,
     /// Set when the loop should return even though the runtime goes on (worker 0's main fiber
     /// has finished).
     stop: Cell<bool>,
@@ -77,7 +78,6 @@ impl Local {
             started: RefCell::new(Slab::default()),
             cancelled_started: Cell::new(false),
             tick: Cell::new(0),
-            spin: Spin::new(),
             stop: Cell::new(false),
         }
     }
@@ -530,11 +530,9 @@ impl Local {
             *searching = true;
         }
         self.shared.running.tick(self.index);
-        let went_idle = Instant::now();
-        let spin_until = went_idle + self.spin.next();
+        let spin_until = Instant::now() + SPIN_FOR;
         loop {
             if self.stopping() || self.work_visible() {
-                self.spin.work_came_soon();
                 return;
             }
             for _ in 0..64 {
@@ -544,7 +542,6 @@ impl Local {
                 break;
             }
         }
-        self.spin.spun_for_nothing();
         idle.prepare_sleep(self.index);
         *searching = false;
         let woken = if self.stopping()
@@ -555,9 +552,6 @@ impl Local {
         } else {
             bump(&self.counters().idle_sleeps, 1);
             let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
-            if went_idle.elapsed() < SPIN_FOR {
-                self.spin.work_came_soon();
-            }
             self.shared.sysmon.worker_woke();
             self.shared.global.woke();
             self.shared.running.tick(self.index);
