@@ -2,6 +2,9 @@
 //! outside fibra, a stalled driver) and the dump printed on `FIBRA_DUMP_SIGNAL`. Each runs in
 //! a child process, whose stderr the parent reads.
 
+// The dump signal needs tokio's signal support, compiled out under `--cfg loom`.
+#![cfg(not(loom))]
+
 use fibra_runtime::{Builder, Handle};
 use fibra_testing::{assert_killed_by, in_child, run_child, runtime, spawn_child};
 use std::io::{BufRead, BufReader, Read};
