@@ -35,8 +35,9 @@ pub use fibra_runtime::{
     is_cancellation, is_cancelled, parallel_chunks, parallel_map, parallel_map_limited, park,
     park_timeout, race, race_with, run, scope, scope_with, shield, sleep, sleep_until, spawn,
     spawn_local, timeout, wait, yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup,
-    Cancelled, Elapsed, Fiber, FiberId, Handle, JoinError, JoinHandle, LocalKey, Racers, Runtime,
-    RuntimeBuilder, Scope, ScopeOptions, ScopedJoinHandle, WaitExt,
+    Cancelled, DriverMetrics, Elapsed, Fiber, FiberId, Handle, JoinError, JoinHandle, LocalKey,
+    Racers, Runtime, RuntimeBuilder, RuntimeMetrics, Scope, ScopeOptions, ScopedJoinHandle,
+    StackMetrics, WaitExt, WorkerMetrics,
 };
 
 /// The pending external waits of a runtime — timers, blocking jobs, futures, cancel tokens —

@@ -153,6 +153,26 @@ impl Holds {
         self.lock().open
     }
 
+    /// How many holds of `kind` are open.
+    ///
+    /// ```
+    /// use fibra_driver::{HoldKind, Holds};
+    ///
+    /// let holds = std::sync::Arc::new(Holds::new());
+    /// let _timer = holds.take(HoldKind::Timer, None);
+    /// assert_eq!(holds.count(HoldKind::Timer), 1);
+    /// assert_eq!(holds.count(HoldKind::Blocking), 0);
+    /// ```
+    pub fn count(&self, kind: HoldKind) -> usize {
+        let slots = self.lock();
+        slots
+            .entries
+            .iter()
+            .flatten()
+            .filter(|info| info.kind == kind)
+            .count()
+    }
+
     /// Whether no hold is open.
     ///
     /// ```

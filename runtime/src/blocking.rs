@@ -1,6 +1,7 @@
 //! Running blocking work off the workers.
 
 use crate::block_on::block_on_as;
+use crate::metrics::QueuedJob;
 use crate::sched::with_worker;
 use crate::wait::in_fiber;
 use crate::wait::WaitKind;
@@ -27,13 +28,18 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let pool =
-        with_worker(|local| local.map(|local| local.shared().tokio.clone())).filter(|_| in_fiber());
-    let Some(pool) = pool else {
+    let shared =
+        with_worker(|local| local.map(|local| local.shared().clone())).filter(|_| in_fiber());
+    let Some(shared) = shared else {
         return f();
     };
     let _hold = crate::holds::take(HoldKind::Blocking);
-    match block_on_as(WaitKind::Blocking, spawn_blocking(&pool, f)) {
+    let queued = QueuedJob::new(&shared.blocking);
+    let job = spawn_blocking(&shared.tokio, move || {
+        let _running = queued.start();
+        f()
+    });
+    match block_on_as(WaitKind::Blocking, job) {
         Ok(value) => value,
         Err(payload) => panic::resume_unwind(payload),
     }

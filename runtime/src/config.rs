@@ -6,6 +6,7 @@ use crate::stack::GuardMode;
 use std::env;
 use std::num::NonZeroUsize;
 use std::thread;
+use std::time::Duration;
 
 /// Default usable stack of a spawned fiber.
 pub(crate) const DEFAULT_STACK_SIZE: usize = 1 << 20;
@@ -15,6 +16,9 @@ pub(crate) const DEFAULT_MAIN_STACK_SIZE: usize = 8 << 20;
 pub(crate) const DEFAULT_REDUCTIONS: u32 = 4000;
 /// Default bound on blocking-pool threads.
 pub(crate) const DEFAULT_BLOCKING_THREADS: usize = 64;
+/// Default time a fiber may run in one slice, or a worker stay blocked in one, before the
+/// monitor warns.
+pub(crate) const DEFAULT_STUCK: Duration = Duration::from_millis(50);
 /// Warm stacks a worker keeps per size class.
 const DEFAULT_WARM_STACKS: usize = 4096;
 const MAX_WORKERS: usize = 1024;
@@ -37,6 +41,28 @@ pub(crate) struct Config {
     pub(crate) panic_hook: bool,
     /// What a found deadlock does: builder, else `FIBRA_DEADLOCK`, else `Report`.
     pub(crate) deadlock: Deadlock,
+    /// How long a slice may run before the monitor warns: builder, else `FIBRA_STUCK_MS`,
+    /// else 50 ms.
+    pub(crate) stuck: Duration,
+    /// The signal that prints a dump (`FIBRA_DUMP_SIGNAL`), if any.
+    pub(crate) dump_signal: Option<DumpSignal>,
+}
+
+/// A signal `FIBRA_DUMP_SIGNAL` may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DumpSignal {
+    Quit,
+    Usr1,
+}
+
+impl DumpSignal {
+    fn parse(raw: &str) -> Option<DumpSignal> {
+        match raw.to_ascii_uppercase().trim_start_matches("SIG") {
+            "QUIT" => Some(DumpSignal::Quit),
+            "USR1" => Some(DumpSignal::Usr1),
+            _ => None,
+        }
+    }
 }
 
 /// What the builder was explicitly given.
@@ -51,6 +77,7 @@ pub(crate) struct Requested {
     pub(crate) shutdown_timeout: Option<std::time::Duration>,
     pub(crate) panic_hook: Option<bool>,
     pub(crate) deadlock: Option<Deadlock>,
+    pub(crate) stuck: Option<Duration>,
 }
 
 impl Requested {
@@ -81,6 +108,17 @@ impl Requested {
                 .deadlock
                 .or_else(|| from_env(&var, "FIBRA_DEADLOCK", Deadlock::parse, "report"))
                 .unwrap_or_default(),
+            stuck: self
+                .stuck
+                .filter(|stuck| !stuck.is_zero())
+                .or_else(|| from_env(&var, "FIBRA_STUCK_MS", parse_millis, "50 ms"))
+                .unwrap_or(DEFAULT_STUCK),
+            dump_signal: from_env(
+                &var,
+                "FIBRA_DUMP_SIGNAL",
+                DumpSignal::parse,
+                "no dump signal",
+            ),
         }
     }
 
@@ -136,6 +174,13 @@ fn parse_guard(raw: &str) -> Option<GuardMode> {
         "mprotect" => Some(GuardMode::Mprotect),
         _ => None,
     }
+}
+
+fn parse_millis(raw: &str) -> Option<Duration> {
+    raw.parse()
+        .ok()
+        .filter(|&ms| ms > 0)
+        .map(Duration::from_millis)
 }
 
 fn parse_count(raw: &str) -> Option<usize> {
@@ -265,6 +310,32 @@ mod tests {
         assert_eq!(forced.guard, GuardMode::Mprotect);
         let bad = resolve(Requested::default(), &[("FIBRA_STACK_GUARD", "none")]);
         assert_eq!(bad.guard, GuardMode::Auto);
+    }
+
+    #[test]
+    fn the_stuck_threshold_from_builder_env_and_default() {
+        assert_eq!(resolve(Requested::default(), &[]).stuck, DEFAULT_STUCK);
+        let env = [("FIBRA_STUCK_MS", "200")];
+        let from_env = resolve(Requested::default(), &env).stuck;
+        assert_eq!(from_env, Duration::from_millis(200));
+        for bad in ["0", "-5", "soon", "1.5"] {
+            let config = resolve(Requested::default(), &[("FIBRA_STUCK_MS", bad)]);
+            assert_eq!(config.stuck, DEFAULT_STUCK, "FIBRA_STUCK_MS={bad:?}");
+        }
+        let given = Requested {
+            stuck: Some(Duration::from_millis(7)),
+            ..Requested::default()
+        };
+        assert_eq!(resolve(given, &env).stuck, Duration::from_millis(7));
+    }
+
+    #[test]
+    fn the_dump_signal_is_sigquit_or_sigusr1_else_none() {
+        let signal = |raw: &str| resolve(Requested::default(), &[("FIBRA_DUMP_SIGNAL", raw)]);
+        assert_eq!(signal("SIGQUIT").dump_signal, Some(DumpSignal::Quit));
+        assert_eq!(signal("usr1").dump_signal, Some(DumpSignal::Usr1));
+        assert_eq!(signal("SIGKILL").dump_signal, None);
+        assert_eq!(resolve(Requested::default(), &[]).dump_signal, None);
     }
 
     #[test]

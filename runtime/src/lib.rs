@@ -70,6 +70,7 @@ mod holds;
 mod latch;
 #[doc(hidden)]
 pub mod loom;
+mod metrics;
 mod outside;
 mod panic_hook;
 mod runtime;
@@ -93,6 +94,7 @@ pub use diag::{
 pub use fiber::{Fiber, FiberId};
 pub use fiber_local::LocalKey;
 pub use fibra_driver::{HoldInfo, HoldKind};
+pub use metrics::{DriverMetrics, RuntimeMetrics, StackMetrics, WorkerMetrics};
 pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
 #[doc(hidden)]
 pub use spawn::__race_macro;

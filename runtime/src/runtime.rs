@@ -3,6 +3,7 @@
 use crate::config::Requested;
 use crate::diag::{Deadlock, Dump};
 use crate::fiber::Core;
+use crate::metrics::RuntimeMetrics;
 use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
 use crate::spawn::{create, entry_local, Builder, JoinHandle, Packet, Pinned, Spec};
 use crate::stack::{install_overflow_handler, StackError};
@@ -76,14 +77,18 @@ pub struct Runtime {
     threads: Vec<thread::JoinHandle<()>>,
     /// Worker 0's queue of unstarted fibers, until `block_on` runs worker 0.
     first: Option<Worker<Arc<Core>>>,
+    /// The task printing dumps on `FIBRA_DUMP_SIGNAL`, stopped at shutdown.
+    dump_on_signal: Option<tokio::task::AbortHandle>,
 }
 
 /// Configures a [`Runtime`]: `Runtime::builder().workers(4).build()`.
 ///
 /// Every setting falls back to an environment variable, then to a default: workers
 /// (`FIBRA_WORKERS`, else `available_parallelism()`), fiber stack size (`FIBRA_STACK_SIZE`,
-/// 1 MiB), main fiber stack size (`FIBRA_MAIN_STACK_SIZE`, 8 MiB). A bad value is reported in
-/// one line on stderr and the fallback used.
+/// 1 MiB), main fiber stack size (`FIBRA_MAIN_STACK_SIZE`, 8 MiB), the monitor's threshold
+/// (`FIBRA_STUCK_MS`, 50, see [`stuck_threshold`](Self::stuck_threshold)). A bad value is
+/// reported in one line on stderr and the fallback used. `FIBRA_DUMP_SIGNAL` names a signal
+/// that prints a dump (see [`dump`](crate::dump)).
 ///
 /// ```
 /// let runtime = fibra::Runtime::builder()
@@ -238,6 +243,36 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How long a fiber may run without suspending, or block its worker thread in a call that
+    /// is not a fibra wait, before the runtime's monitor warns (default 50 ms, or the
+    /// environment variable `FIBRA_STUCK_MS`, in milliseconds).
+    ///
+    /// The monitor is a thread that looks at the workers every few milliseconds while fibers
+    /// run (and sleeps while none does). For a fiber that has run one slice longer than this,
+    /// it warns once, through `tracing::warn!` and on stderr, naming the fiber and where it was
+    /// spawned; a fiber that computes is asked to yield at its next
+    /// [`checkpoint`](crate::checkpoint) (or other runtime operation), one whose thread sleeps
+    /// in a blocking call is reported with the ready fibers stuck behind it and the advice to
+    /// move the call to [`blocking`](crate::blocking) (or to use `fibra::fs` for files). It
+    /// also watches the driver thread, where the runtime's timers and sockets are served, and
+    /// where a `tokio::spawn` made in a fiber runs its task: a task that blocks there stops
+    /// every timer and socket of the runtime, and is reported with the stall's length. Spawn
+    /// blocking work with [`blocking`](crate::blocking) instead, and CPU-heavy async work onto
+    /// a tokio runtime of your own (or attach fibra to it with
+    /// [`tokio_handle`](Self::tokio_handle)).
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder()
+    ///     .stuck_threshold(std::time::Duration::from_millis(200))
+    ///     .build()
+    ///     .unwrap();
+    /// runtime.block_on(|| fibra::checkpoint());
+    /// ```
+    pub fn stuck_threshold(mut self, threshold: std::time::Duration) -> RuntimeBuilder {
+        self.requested.stuck = Some(threshold);
+        self
+    }
+
     /// Attaches to an existing multi-thread tokio runtime instead of starting a driver thread:
     /// its reactor, timers and blocking pool serve the fibers.
     ///
@@ -287,8 +322,9 @@ impl RuntimeBuilder {
         let mut runtime = Runtime {
             shared: shared.clone(),
             driver: Some(driver),
-            threads: Vec::with_capacity(deques.len().saturating_sub(1)),
+            threads: Vec::with_capacity(deques.len()),
             first: None,
+            dump_on_signal: None,
         };
         let rest = deques.split_off(1);
         runtime.first = deques.pop();
@@ -300,6 +336,11 @@ impl RuntimeBuilder {
                 .spawn(move || run_worker(&Local::new(index, shared, deque)))?;
             runtime.threads.push(thread);
         }
+        runtime.threads.push(crate::diag::start_sysmon(&shared)?);
+        runtime.dump_on_signal = shared
+            .config
+            .dump_signal
+            .and_then(|signal| crate::diag::print_dump_on(&shared, signal));
         Ok(runtime)
     }
 }
@@ -363,6 +404,18 @@ impl Runtime {
     /// ```
     pub fn dump(&self) -> Dump {
         Dump::of(&self.shared)
+    }
+
+    /// A snapshot of the runtime's counters (see [`Handle::metrics`]).
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder().workers(2).build().unwrap();
+    /// let metrics = runtime.metrics();
+    /// assert_eq!(metrics.workers.len(), 2);
+    /// assert_eq!(metrics.spawned, 0);
+    /// ```
+    pub fn metrics(&self) -> RuntimeMetrics {
+        crate::metrics::snapshot(&self.shared)
     }
 
     /// Waits until no detached fiber runs (see [`Handle::drain_detached`]).
@@ -491,6 +544,9 @@ impl Runtime {
                 .unwind_remaining(0, unwind_deadline(&self.shared));
         }
         self.shared.begin_shutdown();
+        if let Some(task) = self.dump_on_signal.take() {
+            task.abort();
+        }
         let threads = std::mem::take(&mut self.threads);
         let shared = self.shared.clone();
         let driver = self.driver.take();
@@ -728,6 +784,25 @@ impl Handle {
     /// ```
     pub fn dump(&self) -> Dump {
         Dump::of(&self.shared)
+    }
+
+    /// A snapshot of this runtime's counters, from any thread: fibers live, spawned and
+    /// finished; per worker, slices run, steals, parks, wakes through its inbox and sleeps;
+    /// the stacks warm and in use; the driver's pending timers and blocking jobs. Reading
+    /// costs a pass over the workers; counting costs the workers no atomic read-modify-write.
+    ///
+    /// ```
+    /// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
+    /// let handle = runtime.handle();
+    /// runtime.block_on(move || {
+    ///     fibra::spawn(|| fibra::yield_now()).join().unwrap();
+    ///     let metrics = handle.metrics();
+    ///     assert_eq!((metrics.spawned, metrics.finished, metrics.live), (2, 1, 1));
+    ///     assert_eq!(metrics.workers[0].steals, 0);
+    /// });
+    /// ```
+    pub fn metrics(&self) -> RuntimeMetrics {
+        crate::metrics::snapshot(&self.shared)
     }
 
     /// The pending external waits of this runtime, oldest first (see [`Runtime::holds`]).

@@ -107,9 +107,9 @@ pub fn checkpoint() {
     // thread-local access (fiber and budget together) and one load (the cancel hint).
     let yielder = with_running_charged(|core, spent| match core {
         Some(core) => {
-            crate::cancel::check_fiber(core);
+            let preempted = crate::cancel::check_fiber(core);
             // Taken out so no reference to the `Core` is held across the switch.
-            spent.then(|| core.yielder())
+            (spent | preempted).then(|| core.yielder())
         }
         None => {
             crate::cancel::check_thread();

@@ -47,8 +47,8 @@ fn shutdown_joins_every_worker_and_unmaps_every_stack() {
     let runtime = Runtime::builder().workers(4).build().unwrap();
     assert_eq!(
         threads(),
-        before + 4,
-        "workers 1..4 and the driver start at build"
+        before + 5,
+        "workers 1..4, the driver and the monitor start at build"
     );
     let stack_mappings = runtime.block_on(|| {
         let marker = 0u8;
@@ -77,7 +77,7 @@ fn shutdown_joins_every_worker_and_unmaps_every_stack() {
     assert_eq!(
         threads_settled_to(before),
         before,
-        "a worker, driver or blocking thread outlived the runtime"
+        "a worker, driver, monitor or blocking thread outlived the runtime"
     );
     assert_eq!(stacks.into_inner().unwrap().len(), 1_001);
     assert!(!stack_mappings.is_empty());

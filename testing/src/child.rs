@@ -4,7 +4,7 @@
 
 use std::env;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 const ROLE: &str = "FIBRA_TEST_CHILD";
 
@@ -40,12 +40,30 @@ pub fn is_child() -> bool {
 /// Runs the test at path `test` (as the test harness names it, e.g. `stack::tests::overflow`)
 /// alone in a child copy of this test binary, with `vars` added to its environment.
 pub fn run_child(test: &str, vars: &[(&str, &str)]) -> Output {
-    Command::new(env::current_exe().expect("test binary path"))
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(ROLE, test)
-        .envs(vars.iter().copied())
+    child_command(test, vars)
         .output()
         .expect("spawning the test binary")
+}
+
+/// As [`run_child`], but returns the running child with its stdin, stdout and stderr piped,
+/// for a test that talks to it (waits for a line it prints, sends it a signal, closes its
+/// stdin to let it finish).
+pub fn spawn_child(test: &str, vars: &[(&str, &str)]) -> Child {
+    child_command(test, vars)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning the test binary")
+}
+
+fn child_command(test: &str, vars: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env::current_exe().expect("test binary path"));
+    command
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE, test)
+        .envs(vars.iter().copied());
+    command
 }
 
 /// Asserts that the child ran its one test and it passed.

@@ -7,7 +7,7 @@ mod child;
 mod runtimes;
 mod temp_dir;
 
-pub use child::{assert_killed_by, assert_passed, in_child, is_child, run_child};
+pub use child::{assert_killed_by, assert_passed, in_child, is_child, run_child, spawn_child};
 pub use runtimes::{
     cancel_after, let_others_run, on, on_each_worker_count, runtime, until_parked, WORKER_COUNTS,
 };

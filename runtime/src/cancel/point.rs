@@ -49,21 +49,25 @@ fn pending_in(ctx: &FiberCtx, shutting_down: bool) -> Option<(u64, CancelCause)>
 /// A cancellation point of the running fiber, `core`: unwinds if its scope is cancelled.
 ///
 /// The common case (no cancellation) is one load of the fiber's cancel hint; shields, panics
-/// and the scope itself are looked at only when the hint is up.
+/// and the scope itself are looked at only when the hint is up. The monitor raises the hint
+/// too, to ask a fiber that has run too long to yield: then its slice is ended (the next
+/// reduction charged yields), and this returns true, for the caller to yield at once.
 #[inline]
-pub(crate) fn check_fiber(core: &Core) {
-    if core.cancel_hint.is_raised() {
-        check_hinted(core);
-    }
+pub(crate) fn check_fiber(core: &Core) -> bool {
+    core.cancel_hint.is_raised() && check_hinted(core)
 }
 
 #[cold]
 #[inline(never)]
-fn check_hinted(core: &Core) {
+fn check_hinted(core: &Core) -> bool {
     // The hint may be stale (the fiber left the cancelled scope, or unwound and caught it).
     // Clear it before looking at the scope, so a cancellation racing with this either shows
     // in the look or raises the hint again.
     core.cancel_hint.take();
+    let preempted = core.diag.take_preempt();
+    if preempted {
+        crate::sched::end_slice();
+    }
     let pending = {
         let ctx = core.ctx.borrow();
         let shutting_down = core.shared.is_unwinding();
@@ -74,7 +78,7 @@ fn check_hinted(core: &Core) {
                 .and_then(|scope| scope.cancelled())
                 .is_none()
         {
-            return;
+            return preempted;
         }
         // Still cancelled: later points must take this path too, whether or not this one
         // unwinds.
@@ -84,6 +88,7 @@ fn check_hinted(core: &Core) {
     if let Some(pending) = pending {
         unwind(pending);
     }
+    preempted
 }
 
 /// A cancellation point of a plain thread (or a worker outside its fibers).

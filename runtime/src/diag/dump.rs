@@ -215,7 +215,8 @@ fn fiber_info(shared: &Shared, core: &Core) -> Option<FiberInfo> {
         worker,
         spawned_at: core.location.to_string(),
         wait,
-        cancelling: core.cancel_hint.is_raised(),
+        // The monitor raises the hint too, to preempt the fiber.
+        cancelling: core.cancel_hint.is_raised() && !core.diag.preempt_requested(),
     })
 }
 

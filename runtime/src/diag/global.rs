@@ -11,11 +11,12 @@
 //! - no thread outside the runtime is blocked in a fibra wait (`JoinHandle::join`, a lock, a
 //!   channel), and no joiner outside the runtime is registered (an async task awaiting a
 //!   `JoinHandle`);
-//! - the driver runs no tokio task (a task may hold a `Fiber` or a channel end); a runtime
+//! - the driver runs no tokio task but the runtime's own (the dump-signal watch, the
+//!   monitor's probes), since a task may hold a `Fiber` or a channel end; a runtime
 //!   attached to a foreign tokio runtime is never checked, nor is any runtime while another
 //!   runtime of the process runs;
-//! - every thread of the process that is not one of this runtime's workers or its driver
-//!   thread is blocked in an untimed futex wait (read from `/proc/self/task/*/syscall`): a
+//! - every thread of the process that is not one of this runtime's workers, its driver
+//!   thread or its monitor thread is blocked in an untimed futex wait (read from `/proc/self/task/*/syscall`): a
 //!   thread that runs, sleeps, waits with a timeout or sits in any other system call may still
 //!   send on a channel or unpark a fiber, as may one this check cannot read.
 
@@ -24,7 +25,7 @@ use super::{report, Deadlock, Dump};
 use crate::fiber::Core;
 use crate::sched::Shared;
 use std::fs;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Runtimes of this process that have started and not begun to shut down.
@@ -35,6 +36,9 @@ static OUTSIDE_WAITERS: AtomicUsize = AtomicUsize::new(0);
 /// Per runtime: how often a worker woke from sleep, and what was reported last.
 pub(crate) struct GlobalCheck {
     awakenings: AtomicUsize,
+    /// The runtime's own tasks on the driver (see `spawn_own_task`); below zero for a moment
+    /// when one ends before it was counted.
+    own_tasks: Arc<AtomicIsize>,
     counted: AtomicBool,
     reported: Mutex<Option<Vec<u64>>>,
 }
@@ -44,6 +48,7 @@ impl GlobalCheck {
         RUNNING.fetch_add(1, Ordering::SeqCst);
         GlobalCheck {
             awakenings: AtomicUsize::new(0),
+            own_tasks: Arc::default(),
             counted: AtomicBool::new(true),
             reported: Mutex::new(None),
         }
@@ -54,6 +59,10 @@ impl GlobalCheck {
         if self.counted.swap(false, Ordering::SeqCst) {
             RUNNING.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    pub(crate) fn own_tasks(&self) -> Arc<AtomicIsize> {
+        self.own_tasks.clone()
     }
 
     /// A worker woke from sleep.
@@ -162,7 +171,13 @@ fn outside_may_wake(shared: &Shared) -> bool {
         || RUNNING.load(Ordering::SeqCst) != 1
         || shared.outside.has_joiners()
         || shared.tokio.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
-        || shared.tokio.metrics().num_alive_tasks() != 0
+        || driver_runs_foreign_tasks(shared)
+}
+
+/// Whether the driver runs tasks other than the runtime's own.
+pub(crate) fn driver_runs_foreign_tasks(shared: &Shared) -> bool {
+    let alive = shared.tokio.metrics().num_alive_tasks();
+    alive as isize > shared.global.own_tasks.load(Ordering::SeqCst)
 }
 
 /// Every live fiber, if each has started and is suspended and no hold is open.
@@ -209,7 +224,8 @@ fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
             // The thread has exited.
             continue;
         };
-        if comm.trim_end() == "fibra-driver" {
+        let comm = comm.trim_end();
+        if comm == "fibra-driver" || comm == super::sysmon::THREAD_NAME {
             continue;
         }
         match fs::read_to_string(format!("{path}/syscall")) {

@@ -6,6 +6,8 @@ mod global;
 mod policy;
 mod record;
 mod report;
+mod signal;
+mod sysmon;
 mod table;
 mod workers;
 
@@ -13,6 +15,8 @@ pub use dump::{Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo};
 pub(crate) use global::{current_tid, GlobalCheck, OutsideWait};
 pub use policy::{Deadlock, Deadlocked};
 pub(crate) use record::Record;
+pub(crate) use signal::print_dump_on;
+pub(crate) use sysmon::{start as start_sysmon, Sysmon};
 pub(crate) use table::FiberTable;
 pub(crate) use workers::WorkerSlots;
 
@@ -25,6 +29,13 @@ use std::sync::Arc;
 ///
 /// Safe while fibers run; each fiber is read on its own, so fibers that change state during
 /// the dump may be shown in their old or new state.
+///
+/// With the environment variable `FIBRA_DUMP_SIGNAL` set to `SIGQUIT` or `SIGUSR1` when a
+/// runtime is built, that signal prints the runtime's dump to stderr (Go's goroutine dump on
+/// `kill -QUIT`), and the program goes on. The dump is made on the driver thread, from tokio's
+/// signal support, never inside a signal handler; the signal keeps that meaning for the rest
+/// of the process, also after the runtime has shut down (then it does nothing). Another value
+/// is reported in one line on stderr and no signal is watched.
 ///
 /// # Panics
 ///
@@ -105,6 +116,24 @@ pub(crate) fn before_suspend(core: &Core) {
             cycle::check(&me);
         }
     }
+}
+
+/// Spawns one of the runtime's own tasks on the driver (a signal watch, a probe), which the
+/// global deadlock check does not count as a task that could wake a fiber.
+pub(crate) fn spawn_own_task(
+    shared: &Arc<crate::sched::Shared>,
+    task: impl std::future::Future<Output = ()> + Send + 'static,
+) -> tokio::task::AbortHandle {
+    let own = shared.global.own_tasks();
+    let ended = own.clone();
+    let handle = shared.tokio.spawn(async move {
+        task.await;
+        ended.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    // Counted once spawned, uncounted before it ends: meanwhile the check sees one task more
+    // than its own, which only makes it look again later.
+    own.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    handle.abort_handle()
 }
 
 /// Registers a new fiber in its runtime's table.

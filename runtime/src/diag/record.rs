@@ -74,6 +74,9 @@ pub(crate) struct Record {
     check: AtomicBool,
     /// Set with `report` by the check that found this fiber in a deadlock: it unwinds.
     doomed: AtomicBool,
+    /// Set by the monitor for a fiber that ran too long: it yields at its next cancellation
+    /// point (the monitor raises its cancel hint too).
+    preempt: AtomicBool,
     report: SpinLock<Option<Arc<str>>>,
 }
 
@@ -92,6 +95,7 @@ impl Record {
             pin: SpinLock::new(()),
             check: AtomicBool::new(false),
             doomed: AtomicBool::new(false),
+            preempt: AtomicBool::new(false),
             report: SpinLock::new(None),
         }
     }
@@ -102,6 +106,22 @@ impl Record {
             STARTED => Phase::Started,
             _ => Phase::Done,
         }
+    }
+
+    /// Asks the fiber to end its slice; it looks once its cancel hint is raised.
+    pub(crate) fn request_preempt(&self) {
+        self.preempt.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the fiber has been asked to end its slice and has not looked yet.
+    pub(crate) fn preempt_requested(&self) -> bool {
+        self.preempt.load(Ordering::Relaxed)
+    }
+
+    /// Whether the fiber was asked to end its slice (and no longer is). The caller took the
+    /// cancel hint first, acquiring the raise that followed the request.
+    pub(crate) fn take_preempt(&self) -> bool {
+        self.preempt.swap(false, Ordering::Relaxed)
     }
 
     pub(crate) fn started(&self) {

@@ -1,7 +1,8 @@
-//! What diagnostics keep per worker, each worker's slot in its own cache line: the fiber it
-//! runs (one store per resume), its thread, a recent time, and when to look for a global
-//! deadlock again.
+//! What diagnostics keep per worker, each worker's slot in its own cache lines: the fiber it
+//! runs (one store per resume), its counters (see `metrics`), its thread, a recent time, and
+//! when to look for a global deadlock again.
 
+use crate::metrics::{bump, Counters};
 use crate::sched::Shared;
 use fibra_driver::{Deadline, Timer};
 use std::future::Future;
@@ -14,10 +15,12 @@ use std::time::Duration;
 /// The first delay before a global deadlock check is made again, and the longest.
 const LOOK_AGAIN: (Duration, Duration) = (Duration::from_millis(25), Duration::from_secs(1));
 
-#[repr(align(128))]
+/// `repr(C)`: what a resume writes (the running fiber, the slice count) shares a line.
+#[repr(C, align(128))]
 #[derive(Default)]
 struct Slot {
     running: AtomicU64,
+    counters: Counters,
     /// The coarse time (`record::coarse_now`) as of the worker's last look at the clock.
     now: AtomicU64,
     /// The worker thread's kernel id, once its loop runs (0 before).
@@ -29,19 +32,45 @@ struct Slot {
 /// See the module docs.
 pub(crate) struct WorkerSlots {
     running: Box<[Slot]>,
+    /// Fibers spawned from outside the workers (from plain threads).
+    spawned_outside: AtomicU64,
 }
 
 impl WorkerSlots {
     pub(crate) fn new(workers: usize) -> WorkerSlots {
         WorkerSlots {
             running: (0..workers).map(|_| Slot::default()).collect(),
+            spawned_outside: AtomicU64::new(0),
         }
     }
 
-    /// Worker `index` runs fiber `id` (0: none) from now on.
+    /// Worker `index` starts a slice of fiber `id`; called by that worker only.
     #[inline]
-    pub(crate) fn set(&self, index: usize, id: u64) {
-        self.running[index].running.store(id, Ordering::Relaxed);
+    pub(crate) fn start_slice(&self, index: usize, id: u64) {
+        let slot = &self.running[index];
+        slot.running.store(id, Ordering::Relaxed);
+        bump(&slot.counters.slices, 1);
+    }
+
+    /// Worker `index`'s slice has ended: it runs no fiber.
+    #[inline]
+    pub(crate) fn end_slice(&self, index: usize) {
+        self.running[index].running.store(0, Ordering::Relaxed);
+    }
+
+    /// Worker `index`'s counters; written only by that worker.
+    #[inline]
+    pub(crate) fn counters(&self, index: usize) -> &Counters {
+        &self.running[index].counters
+    }
+
+    /// A fiber was spawned from outside the workers.
+    pub(crate) fn count_outside_spawn(&self) {
+        self.spawned_outside.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn spawned_outside(&self) -> u64 {
+        self.spawned_outside.load(Ordering::Relaxed)
     }
 
     /// The fiber worker `index` runs, if any.

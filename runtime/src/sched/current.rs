@@ -113,6 +113,11 @@ pub(crate) fn with_running_charged<R>(f: impl FnOnce(Option<&Core>, bool) -> R) 
     f(unsafe { core.as_ref() }, spent)
 }
 
+/// Ends the running fiber's slice: the next reduction charged to it yields.
+pub(crate) fn end_slice() {
+    CURRENT.with(|current| current.budget.set(0));
+}
+
 #[inline]
 fn charge_in(current: &Current) -> bool {
     // Saturating, so a fiber that did not yield when its slice ended (a cancellation unwound

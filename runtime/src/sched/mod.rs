@@ -11,12 +11,12 @@ mod worker;
 
 pub(crate) use containment::contain;
 pub(crate) use current::{
-    charge, describe_running, with_running, with_running_charged, with_worker,
+    charge, describe_running, end_slice, with_running, with_running_charged, with_worker,
 };
 pub(crate) use worker::{run_worker, Local};
 
 use crate::config::Config;
-use crate::diag::{FiberTable, GlobalCheck, WorkerSlots};
+use crate::diag::{FiberTable, GlobalCheck, Sysmon, WorkerSlots};
 use crate::fiber::{Core, NO_HOME};
 use crate::outside::Outside;
 use crate::spawn::Supervisor;
@@ -61,6 +61,10 @@ pub(crate) struct Shared {
     pub(crate) running: WorkerSlots,
     /// The global deadlock check's state.
     pub(crate) global: GlobalCheck,
+    /// How workers wake the monitor thread.
+    pub(crate) sysmon: Sysmon,
+    /// Jobs of `blocking` queued and running.
+    pub(crate) blocking: Arc<crate::metrics::BlockingCounts>,
     /// The main fiber's id, once `block_on` made it (0 before).
     main: AtomicU64,
 }
@@ -108,6 +112,8 @@ impl Shared {
             fibers: FiberTable::new(),
             running: WorkerSlots::new(workers),
             global: GlobalCheck::new(),
+            blocking: Arc::default(),
+            sysmon: Sysmon::default(),
             main: AtomicU64::new(0),
         }
     }
@@ -146,6 +152,7 @@ impl Shared {
 
     /// Queues a fiber spawned from outside the runtime's workers.
     pub(crate) fn inject(&self, core: Arc<Core>) {
+        self.running.count_outside_spawn();
         self.injector.push(core);
         if self.is_shut_down() {
             // Raced with shutdown's drain: nobody will run it, and dropping it here (not in the
@@ -217,6 +224,7 @@ impl Shared {
     /// every outside joiner, whose join reports the cancellation.
     pub(crate) fn begin_shutdown(&self) {
         self.global.stopped();
+        self.sysmon.stop();
         self.shutdown.store(true, Ordering::SeqCst);
         for parker in self.parkers.iter() {
             parker.unpark();

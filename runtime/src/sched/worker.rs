@@ -6,6 +6,7 @@ use super::idle::Woken;
 use super::order::{Next, RunOrder};
 use super::Shared;
 use crate::fiber::{Body, Core, Suspend, NO_HOME};
+use crate::metrics::{bump, Counters};
 use crate::slab::Slab;
 use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
 use corosensei::CoroutineResult;
@@ -103,6 +104,7 @@ impl Local {
     /// Queues an unstarted fiber here for good: it is homed now, and ready queues are never
     /// stolen from.
     pub(crate) fn pin(&self, core: Arc<Core>) {
+        bump(&self.counters().spawned, 1);
         self.shared.loads.add(self.index);
         core.home.store(self.index, Ordering::Relaxed);
         self.push_ready(core);
@@ -111,6 +113,7 @@ impl Local {
     /// Queues a fiber that any worker may start, at once (an idle worker may take it while
     /// the spawner still runs), in the running fiber's batch.
     pub(crate) fn push_unstarted(&self, core: Arc<Core>) {
+        bump(&self.counters().spawned, 1);
         self.unstarted.push(core);
         self.spawned.set(self.spawned.get() + 1);
         if !current::with_running(|running| running.is_some()) {
@@ -140,6 +143,17 @@ impl Local {
                 self.unstarted.push(core);
             }
         }
+    }
+
+    /// This worker's counters (see `metrics`), which only this thread writes.
+    #[inline]
+    fn counters(&self) -> &Counters {
+        self.shared.running.counters(self.index)
+    }
+
+    /// Publishes the stack pool's counts, after it changed.
+    fn publish_stacks(&self) {
+        self.counters().set_stacks(self.pool.borrow().stats());
     }
 
     /// Makes the loop return after the current step.
@@ -221,10 +235,13 @@ impl Local {
             return false;
         }
         let mut order = self.order.borrow_mut();
+        let mut woken = 0;
         while let Some(core) = inbox.pop() {
             let id = core.id.as_u64();
             order.wake(core, id);
+            woken += 1;
         }
+        bump(&self.counters().inbox_wakes, woken);
         true
     }
 
@@ -311,11 +328,15 @@ impl Local {
                         .map(|victim| {
                             let remote = &self.shared.remotes[victim];
                             let stolen = remote.stealer.steal_batch_and_pop(&self.unstarted);
-                            if stolen.is_empty() && self.may_take_handed_to(victim) {
+                            let stolen = if stolen.is_empty() && self.may_take_handed_to(victim) {
                                 remote.handoff.steal()
                             } else {
                                 stolen
+                            };
+                            if stolen.is_success() {
+                                bump(&self.counters().steals, 1);
                             }
+                            stolen
                         })
                         .collect()
                 })
@@ -351,7 +372,9 @@ impl Local {
             let stack = if self.shared.is_unwinding() {
                 Err(StackError::ShuttingDown)
             } else {
-                self.pool.borrow_mut().take(core.stack_size)
+                let stack = self.pool.borrow_mut().take(core.stack_size);
+                self.publish_stacks();
+                stack
             };
             match stack {
                 Ok(stack) => {
@@ -369,6 +392,7 @@ impl Local {
                 }
                 Err(error) => {
                     core.diag.finished();
+                    bump(&self.counters().finished, 1);
                     self.shared.loads.remove(self.index);
                     drop(ticket);
                     contain("a fiber that could not start", || entry(Err(error)));
@@ -385,15 +409,15 @@ impl Local {
         unsafe { core.lend() };
         let result = {
             let _running = current::Running::set(fiber, self.slice);
-            self.shared.running.set(self.index, id);
+            self.shared.running.start_slice(self.index, id);
             coroutine.resume(())
         };
-        self.shared.running.set(self.index, 0);
+        self.shared.running.end_slice(self.index);
         self.queue_spawned(id);
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {
-            CoroutineResult::Yield(Suspend::Park) => {}
+            CoroutineResult::Yield(Suspend::Park) => bump(&self.counters().parks, 1),
             CoroutineResult::Yield(Suspend::Yield) => {
                 // SAFETY: the fiber yielded without parking, so no dispatch took the reference;
                 // it is alive because the lent reference is.
@@ -405,11 +429,13 @@ impl Local {
                 // SAFETY: as for a yield.
                 let core = unsafe { (*fiber).reclaim() };
                 core.diag.finished();
+                bump(&self.counters().finished, 1);
                 let Body::Running(coroutine, ticket) = mem::replace(body, Body::Done) else {
                     unreachable!()
                 };
                 let stack = ManuallyDrop::into_inner(coroutine).into_stack();
                 self.pool.borrow_mut().give(stack);
+                self.publish_stacks();
                 drop(ticket);
                 self.started.borrow_mut().remove(core.started_key.get());
                 self.shared.loads.remove(self.index);
@@ -524,7 +550,9 @@ impl Local {
         {
             idle.cancel_sleep(self.index)
         } else {
+            bump(&self.counters().idle_sleeps, 1);
             let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
+            self.shared.sysmon.worker_woke();
             self.shared.global.woke();
             self.shared.running.tick(self.index);
             woken

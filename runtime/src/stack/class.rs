@@ -24,6 +24,8 @@ pub(super) struct SizeClass {
     /// Returned stacks whose memory was given back to the kernel; reused before fresh slots so
     /// that chunks fill up (and can be unmapped as a whole) rather than spread out.
     cold: Vec<SlotRef>,
+    /// Slots out of the pool.
+    out: usize,
     growth: Growth,
 }
 
@@ -36,12 +38,24 @@ impl SizeClass {
             chunks: Vec::new(),
             warm: Vec::new(),
             cold: Vec::new(),
+            out: 0,
             growth: Growth::new(slot_size),
         }
     }
 
     /// Hands out a slot: warm first, then cold, then a fresh one.
     pub(super) fn take(&mut self, guard: Guard) -> Result<SlotRef, StackError> {
+        let slot = self.take_slot(guard)?;
+        self.out += 1;
+        Ok(slot)
+    }
+
+    /// Stacks kept warm, stacks out, and the usable bytes of each stack.
+    pub(super) fn counts(&self) -> (usize, usize, usize) {
+        (self.warm.len(), self.out, self.slot_size - GUARD_SIZE)
+    }
+
+    fn take_slot(&mut self, guard: Guard) -> Result<SlotRef, StackError> {
         if let Some(slot) = self.warm.pop() {
             if guard.costs_mappings() {
                 // The stack's ticket covers its mappings from now on.
@@ -100,6 +114,7 @@ impl SizeClass {
     pub(super) fn give(&mut self, slot: SlotRef, guard: Guard, max_warm: usize) {
         let chunk = &mut self.chunks[slot.chunk];
         chunk.settle();
+        self.out -= 1;
         // A warm mprotect-guarded stack keeps its two mappings, so it needs budget of its own.
         if self.warm.len() < max_warm && (!guard.costs_mappings() || budget::charge().is_ok()) {
             self.warm.push(slot);

@@ -35,7 +35,7 @@ pub(crate) use decimal::write_decimal;
 pub(crate) use error::StackError;
 pub(crate) use guard::GuardMode;
 pub(crate) use handler::install_overflow_handler;
-pub(crate) use pool::{PoolConfig, PooledStack, StackPool};
+pub(crate) use pool::{PoolConfig, PoolStats, PooledStack, StackPool};
 #[cfg(test)]
 pub(crate) use sys::page_size;
 

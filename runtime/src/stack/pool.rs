@@ -19,6 +19,17 @@ pub(crate) struct PoolConfig {
     pub(crate) guard: GuardMode,
 }
 
+/// A pool's stacks, for metrics.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PoolStats {
+    /// Returned stacks kept with their memory.
+    pub(crate) warm: u64,
+    /// Stacks handed out and not given back.
+    pub(crate) in_use: u64,
+    /// Usable bytes of the warm and the handed-out stacks.
+    pub(crate) committed_bytes: u64,
+}
+
 /// A per-worker pool of fiber stacks.
 ///
 /// Stacks go back to the pool they came from: a started fiber never leaves its worker.
@@ -75,6 +86,20 @@ impl StackPool {
             class,
             chunk: slot.chunk,
         })
+    }
+
+    /// What the pool holds now: a pass over its few size classes.
+    pub(crate) fn stats(&self) -> PoolStats {
+        self.classes
+            .iter()
+            .fold(PoolStats::default(), |stats, class| {
+                let (warm, out, usable) = class.counts();
+                PoolStats {
+                    warm: stats.warm + warm as u64,
+                    in_use: stats.in_use + out as u64,
+                    committed_bytes: stats.committed_bytes + ((warm + out) * usable) as u64,
+                }
+            })
     }
 
     /// Takes back a stack whose coroutine has finished (from corosensei's

@@ -1,0 +1,411 @@
+//! The monitor thread ("sysmon"): warns about a fiber that runs too long without suspending,
+//! a worker whose thread is blocked inside a fiber, and a stalled driver thread.
+//!
+//! It reads what the workers publish anyway — the fiber each runs and its slice count — every
+//! tick (a few milliseconds) while any worker is awake, every half threshold while they all
+//! sleep but a hold is open or the driver runs tasks, and otherwise waits, untimed, until a
+//! worker wakes from sleep (one load of a flag on that path). A slice seen with the same fiber and count for longer than the threshold is
+//! diagnosed once: from the worker thread's state in `/proc/self/task/<tid>/stat`, a thread
+//! asleep in the kernel ('S' or 'D') is blocked in a call that is not a fibra wait (fibra
+//! waits switch fibers and leave the thread running); any other state means the fiber
+//! computes, and it is asked to yield at its next runtime operation: its preempt flag is set
+//! and its cancel hint raised, so the one load every cancellation point makes already sends
+//! it to look (see `cancel::point`).
+//!
+//! The driver is probed with a task that only records when it ran: a probe still unanswered
+//! past the threshold means the driver thread runs something that does not yield.
+//!
+//! A thread that is runnable but not scheduled is not held by its fiber or task: unless it
+//! sleeps in the kernel, only the CPU time it has had counts (`schedstat`, read only for
+//! slices and probes that outlast a tick), so a worker waiting for a CPU on a loaded machine
+//! is not reported.
+
+use super::report::fiber_label;
+use super::{Dump, FiberState};
+use crate::sched::Shared;
+use std::fs;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The tick bounds: short thresholds need short ticks, and a tick this long already costs
+/// next to nothing.
+const TICK: (Duration, Duration) = (Duration::from_millis(1), Duration::from_millis(10));
+
+/// The monitor's side of `Shared`: how workers wake it, and how shutdown stops it.
+#[derive(Default)]
+pub(crate) struct Sysmon {
+    /// Set while the monitor waits for work to start.
+    parked: AtomicBool,
+    stopped: AtomicBool,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+impl Sysmon {
+    /// A worker woke from sleep: work may have started.
+    #[inline]
+    pub(crate) fn worker_woke(&self) {
+        if self.parked.load(Ordering::SeqCst) {
+            self.notify();
+        }
+    }
+
+    /// Stops the monitor (at shutdown).
+    pub(crate) fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.notify();
+    }
+
+    #[cold]
+    fn notify(&self) {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.parked.store(false, Ordering::SeqCst);
+        self.wake.notify_all();
+    }
+}
+
+/// Starts the monitor thread of `shared`; it ends at shutdown (`Sysmon::stop`).
+pub(crate) fn start(shared: &Arc<Shared>) -> std::io::Result<thread::JoinHandle<()>> {
+    let shared = shared.clone();
+    thread::Builder::new()
+        .name(THREAD_NAME.to_owned())
+        .spawn(move || Monitor::new(shared).run())
+}
+
+/// The monitor thread's name; the global deadlock check knows it as the runtime's own.
+pub(crate) const THREAD_NAME: &str = "fibra-sysmon";
+
+/// A slice as last seen on one worker.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Slice {
+    fiber: u64,
+    count: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Seen {
+    slice: Slice,
+    since: Instant,
+    waited: CpuTime,
+    reported: bool,
+}
+
+/// A thread's CPU time when a slice (or probe) was first seen to outlast a tick: a thread
+/// that is runnable but not scheduled (a loaded machine) is not held by the fiber or task.
+#[derive(Clone, Copy)]
+enum CpuTime {
+    NotRead,
+    Read(Instant, u64),
+    Unknown,
+}
+
+impl CpuTime {
+    fn read(tid: Option<i32>) -> CpuTime {
+        tid.and_then(cpu_time)
+            .map_or(CpuTime::Unknown, |ns| CpuTime::Read(Instant::now(), ns))
+    }
+
+    /// How long of the `wall` time since `since` thread `tid` was held: all of it while it
+    /// sleeps in the kernel; otherwise the time before this was read plus the CPU time it has
+    /// had since.
+    fn held(self, tid: Option<i32>, since: Instant, wall: Duration) -> Duration {
+        let asleep = tid
+            .and_then(thread_state)
+            .is_some_and(|state| state == 'S' || state == 'D');
+        match self {
+            CpuTime::Read(at, before) if !asleep => {
+                let ran = tid
+                    .and_then(cpu_time)
+                    .map_or(0, |now| now.saturating_sub(before));
+                at.saturating_duration_since(since) + Duration::from_nanos(ran)
+            }
+            _ => wall,
+        }
+    }
+}
+
+/// A probe of the driver in flight.
+struct Probe {
+    sent: Instant,
+    /// Nanoseconds after `sent` at which the driver ran it, plus one; 0 until then.
+    answered: Arc<AtomicU64>,
+    waited: CpuTime,
+    warned: bool,
+}
+
+struct Monitor {
+    shared: Arc<Shared>,
+    threshold: Duration,
+    tick: Duration,
+    seen: Vec<Option<Seen>>,
+    probe: Option<Probe>,
+    /// The driver thread, as the first probe found it (0 before).
+    driver_tid: Arc<AtomicI32>,
+    /// Only a driver thread of fibra's own is watched: an attached tokio runtime has threads
+    /// of its own to run tasks on.
+    watch_driver: bool,
+}
+
+impl Monitor {
+    fn new(shared: Arc<Shared>) -> Monitor {
+        let threshold = shared.config.stuck;
+        let watch_driver =
+            shared.tokio.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread;
+        Monitor {
+            tick: (threshold / 4).clamp(TICK.0, TICK.1),
+            threshold,
+            seen: vec![None; shared.workers()],
+            probe: None,
+            driver_tid: Arc::default(),
+            watch_driver,
+            shared,
+        }
+    }
+
+    fn run(mut self) {
+        let shared = self.shared.clone();
+        let sysmon = &shared.sysmon;
+        loop {
+            let idle = self.idle();
+            let guard = sysmon.lock.lock().unwrap_or_else(|p| p.into_inner());
+            if sysmon.stopped.load(Ordering::SeqCst) {
+                return;
+            }
+            if idle {
+                // Announce the wait, then look again: a worker that wakes after our look sees
+                // the flag (both sides SeqCst), one that woke before is seen by the look.
+                sysmon.parked.store(true, Ordering::SeqCst);
+                if self.idle() {
+                    self.seen.fill(None);
+                    let _guard = sysmon
+                        .wake
+                        .wait_while(guard, |_| {
+                            sysmon.parked.load(Ordering::SeqCst)
+                                && !sysmon.stopped.load(Ordering::SeqCst)
+                        })
+                        .unwrap_or_else(|p| p.into_inner());
+                    continue;
+                }
+                sysmon.parked.store(false, Ordering::SeqCst);
+            }
+            // With every worker asleep only the driver is watched, and a stall is still seen
+            // before it is half a threshold old.
+            let tick = if shared.idle_all_asleep() {
+                (self.threshold / 2).max(self.tick)
+            } else {
+                self.tick
+            };
+            drop(
+                sysmon
+                    .wake
+                    .wait_timeout(guard, tick)
+                    .unwrap_or_else(|p| p.into_inner()),
+            );
+            if sysmon.stopped.load(Ordering::SeqCst) {
+                return;
+            }
+            self.look_at_workers();
+            if self.watch_driver {
+                self.look_at_driver();
+            }
+        }
+    }
+
+    /// Whether nothing can be running: every worker sleeps, no hold is open and the driver
+    /// runs no task but the runtime's own.
+    fn idle(&self) -> bool {
+        let shared = &self.shared;
+        shared.idle_all_asleep()
+            && shared.holds.is_empty()
+            && !super::global::driver_runs_foreign_tasks(shared)
+            && self.probe.is_none()
+    }
+
+    fn look_at_workers(&mut self) {
+        let now = Instant::now();
+        for index in 0..self.seen.len() {
+            let Some(fiber) = self.shared.running.running(index) else {
+                self.seen[index] = None;
+                continue;
+            };
+            let slice = Slice {
+                fiber,
+                count: self
+                    .shared
+                    .running
+                    .counters(index)
+                    .slices
+                    .load(Ordering::Relaxed),
+            };
+            let tid = self.shared.running.tid(index);
+            match &mut self.seen[index] {
+                Some(seen) if seen.slice == slice => {
+                    if let CpuTime::NotRead = seen.waited {
+                        // Read only for slices that outlast a tick.
+                        seen.waited = CpuTime::read(tid);
+                    }
+                    let wall = now.saturating_duration_since(seen.since);
+                    if seen.reported || wall < self.threshold {
+                        continue;
+                    }
+                    let ran = seen.waited.held(tid, seen.since, wall);
+                    if ran >= self.threshold {
+                        seen.reported = true;
+                        self.diagnose(index, fiber, ran);
+                    }
+                }
+                seen => {
+                    *seen = Some(Seen {
+                        slice,
+                        since: now,
+                        waited: CpuTime::NotRead,
+                        reported: false,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Worker `index` has run `fiber` for `ran` in one slice.
+    fn diagnose(&self, index: usize, fiber: u64, ran: Duration) {
+        let Some(core) = self.shared.fibers.get(fiber) else {
+            return;
+        };
+        let label = fiber_label(&core);
+        let ms = ran.as_millis();
+        let blocked = self
+            .shared
+            .running
+            .tid(index)
+            .and_then(thread_state)
+            .is_some_and(|state| state == 'S' || state == 'D');
+        if blocked {
+            let behind = Dump::of(&self.shared)
+                .fibers
+                .iter()
+                .filter(|info| {
+                    info.worker == Some(index)
+                        && matches!(info.state, FiberState::Ready | FiberState::Unstarted)
+                })
+                .count();
+            emit(&format!(
+                "fibra: worker {index} has been blocked for {ms} ms in {label} (spawned at {}) \
+                 by a call that blocks its thread outside fibra; {behind} ready fibers of this \
+                 worker cannot run meanwhile. Run blocking calls with fibra::blocking (files: \
+                 fibra::fs).",
+                core.location
+            ));
+        } else {
+            core.diag.request_preempt();
+            core.cancel_hint.raise();
+            emit(&format!(
+                "fibra: {label} (spawned at {}) has run for {ms} ms on worker {index} without \
+                 reaching a runtime operation; it is asked to yield at its next \
+                 fibra::checkpoint(). Call fibra::checkpoint() in long computations.",
+                core.location
+            ));
+        }
+    }
+
+    fn look_at_driver(&mut self) {
+        let Some(probe) = &mut self.probe else {
+            self.probe = Some(self.send_probe());
+            return;
+        };
+        let tid = match self.driver_tid.load(Ordering::Relaxed) {
+            0 => None,
+            tid => Some(tid),
+        };
+        let answered = probe.answered.load(Ordering::Acquire);
+        if answered != 0 {
+            let stalled = probe
+                .waited
+                .held(tid, probe.sent, Duration::from_nanos(answered - 1));
+            if probe.warned {
+                emit(&format!(
+                    "fibra: the driver thread was stalled for {} ms in all",
+                    stalled.as_millis()
+                ));
+            }
+            self.probe = None;
+            return;
+        }
+        if let CpuTime::NotRead = probe.waited {
+            // Read only for probes that outlast a tick.
+            probe.waited = CpuTime::read(tid);
+        }
+        let wall = probe.sent.elapsed();
+        if probe.warned || wall < self.threshold {
+            return;
+        }
+        let waited = probe.waited.held(tid, probe.sent, wall);
+        if waited >= self.threshold {
+            probe.warned = true;
+            emit(&format!(
+                "fibra: the driver thread has been stalled for {} ms: a task on it does not \
+                 yield, so every timer and socket of the runtime waits. A tokio::spawn made in a \
+                 fiber runs its task on the driver thread; run blocking work with \
+                 fibra::blocking, and heavy async work on a tokio runtime of your own.",
+                waited.as_millis()
+            ));
+        }
+    }
+
+    fn send_probe(&self) -> Probe {
+        let sent = Instant::now();
+        let answered = Arc::new(AtomicU64::new(0));
+        let answer = answered.clone();
+        let driver_tid = self.driver_tid.clone();
+        super::spawn_own_task(&self.shared, async move {
+            driver_tid.store(super::current_tid(), Ordering::Relaxed);
+            answer.store(sent.elapsed().as_nanos() as u64 + 1, Ordering::Release);
+        });
+        Probe {
+            sent,
+            answered,
+            // Read once the probe outlasts a tick, as for slices.
+            waited: CpuTime::NotRead,
+            warned: false,
+        }
+    }
+}
+
+/// The state letter of thread `tid` of this process (`R`, `S`, `D`, …), if it can be read.
+fn thread_state(tid: i32) -> Option<char> {
+    let stat = fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the state follows the last ')'.
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Nanoseconds of CPU thread `tid` of this process has had (the first field of its
+/// `schedstat`), if the kernel keeps it.
+fn cpu_time(tid: i32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+fn emit(text: &str) {
+    tracing::warn!(target: "fibra::sysmon", "{text}");
+    eprintln!("{text}");
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_calling_thread_runs() {
+        let state = super::thread_state(super::super::current_tid());
+        assert_eq!(state, Some('R'));
+    }
+
+    #[test]
+    fn a_threads_cpu_time_is_read_and_grows_while_it_computes() {
+        let tid = super::super::current_tid();
+        let before = super::cpu_time(tid).expect("schedstat is readable");
+        let start = std::time::Instant::now();
+        while super::cpu_time(tid).unwrap() == before {
+            assert!(start.elapsed().as_secs() < 60, "the CPU time never moved");
+        }
+    }
+}
