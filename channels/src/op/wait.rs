@@ -233,7 +233,11 @@ fn site<'a>(ops: &'a [Option<&'a dyn Operation>]) -> WaitSite<'a> {
     match ops.iter().flatten().next() {
         Some(first) => {
             let (kind, object) = first.waits_on();
-            let kind = if ops.len() == 1 { kind } else { WaitKind::Select };
+            let kind = if ops.len() == 1 {
+                kind
+            } else {
+                WaitKind::Select
+            };
             WaitSite::new(kind, object)
         }
         // Nothing enabled: a wait that only its deadline (or a cancellation) ends.
