@@ -1,7 +1,9 @@
 //! Child-process mode: a measurement that must not share a process with the others (resident
-//! memory) runs in a fresh copy of this binary, named by a job string in an environment variable.
+//! memory, a second build of this binary) runs in a fresh copy of this binary (or of another
+//! build of it), named by a job string in an environment variable.
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,6 +24,11 @@ pub fn requested() -> Option<String> {
 /// killed), is a panic here.
 pub fn run(job: &str) -> String {
     let exe = std::env::current_exe().expect("path of the running binary");
+    run_binary(&exe, job)
+}
+
+/// [`run`], in the build of this binary at `exe`.
+pub fn run_binary(exe: &Path, job: &str) -> String {
     let mut child = Command::new(exe)
         .env(JOB_VAR, job)
         .stdin(Stdio::null())

@@ -15,6 +15,7 @@ pub mod cancel_storm;
 pub mod chan_pingpong;
 pub mod chan_throughput;
 pub mod child;
+pub mod diag_overhead;
 pub mod fs_read;
 pub mod interop_roundtrip;
 pub mod load_http;

@@ -13,13 +13,16 @@
 use std::process::ExitCode;
 
 use fibra_bench::args::{self, Command};
-use fibra_bench::{child, load_http, parked_memory, runtimes};
+use fibra_bench::{child, diag_overhead, load_http, parked_memory, runtimes};
 
 fn main() -> ExitCode {
     runtimes::init_may();
     if let Some(job) = child::requested() {
         if job.starts_with(load_http::JOB) {
             return load_http::run_child(&job);
+        }
+        if job.starts_with(diag_overhead::JOB) {
+            return diag_overhead::run_child(&job);
         }
         return parked_memory::run_child(&job);
     }

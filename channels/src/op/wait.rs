@@ -210,6 +210,7 @@ enum Parked {
 /// cancelled fiber unwinds out of the park; the caller's registration guard cleans up. It
 /// parks at once, without yielding first: the caller already retried before registering (see
 /// the toolkit's patience policy, `fibra_runtime::wait`). Each park records the wait on `ops`.
+#[inline]
 #[track_caller]
 fn block(waiter: &Waiter, ops: &[Option<&dyn Operation>], mut deadline: Deadline) -> Parked {
     loop {
@@ -228,6 +229,7 @@ fn block(waiter: &Waiter, ops: &[Option<&dyn Operation>], mut deadline: Deadline
 }
 
 /// What a wait on `ops` waits for, at the caller's location (module documentation).
+#[inline]
 #[track_caller]
 fn site<'a>(ops: &'a [Option<&'a dyn Operation>]) -> WaitSite<'a> {
     match ops.iter().flatten().next() {
