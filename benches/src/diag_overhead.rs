@@ -25,6 +25,26 @@
 //! records, which the parent checks. Without the `nodiag` build the bench prints a skip line
 //! on stderr and nothing else; so it does when run from the `nodiag` build itself. Rebuild the
 //! `nodiag` binary after changing the source: the bench cannot tell a stale one.
+//!
+//! ## Measured
+//!
+//! `--quick`, 2026-12-03, on the shared 2-core machine (medians of 7 alternating rounds,
+//! `fibra / fibra_nodiag`): at a load average near 2, `chan_pingpong_1w` 1.001,
+//! `chan_pingpong_2w` 0.991, `mutex_contended` 1.002, `yield_pingpong` 1.251 (126.4 vs 101.0
+//! ns per round trip); at a load average near 9, after the start time of a wait came from the
+//! worker thread's own clock: `chan_pingpong_1w` 0.922, `mutex_contended` 0.986,
+//! `yield_pingpong` 1.264 (128.5 vs 101.7 ns), `chan_pingpong_2w` meaningless (its rounds
+//! ranged from 0.55 to 56 µs per trip in both builds).
+//!
+//! Instruction counts (callgrind, 100 000 round trips, one worker) before the channel and sync
+//! sites / after / with recording compiled out: the `chan_pingpong` shape (capacity 1, no
+//! parks) 141.45 M / 142.03 M (+0.4 %); the `select2` shape (two producers, capacity 1)
+//! 126.49 M / 128.68 M (+1.7 %); a rendezvous ping-pong that parks on every operation
+//! 419.85 M / 434.43 M (+3.5 %); `yield_pingpong` 90.85 M / 89.93 M / 82.33 M (+9.2 % over
+//! `nodiag`). In `yield_pingpong` the recording is a sequence-locked publish and clear (about
+//! 38 instructions per park) yet costs a quarter of the round trip: in a trial build without
+//! the sequence counter's four stores the median was 1.05× (at a load average near 10, so
+//! roughly), so the sequence lock is the next thing to make cheaper.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,8 +65,11 @@ const RECORDING: &str = if cfg!(feature = "nodiag") {
     "on"
 };
 
+/// A round of a workload: does the given number of operations, returns how long they took.
+type Workload = fn(u64) -> Duration;
+
 /// The variants: name, operations per round in a full run, and the workload.
-const VARIANTS: [(&str, u64, fn(u64) -> Duration); 4] = [
+const VARIANTS: [(&str, u64, Workload); 4] = [
     ("chan_pingpong_1w", 1_000_000, |trips| {
         chan_pingpong::fibra(1, trips)
     }),
