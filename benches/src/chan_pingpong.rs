@@ -87,7 +87,7 @@ fn ping_trips(
 /// fibra: the main fiber pings, a child fiber pongs. With more than one worker the child is
 /// placed on another worker: the main fiber spins (without yielding) until an idle worker has
 /// stolen the child and reported in.
-fn fibra(workers: usize, trips: u64) -> Duration {
+pub(crate) fn fibra(workers: usize, trips: u64) -> Duration {
     runtimes::fibra(workers).block_on(move || {
         let (ping_tx, ping_rx) = fibra::chan::bounded::<u64>(1);
         let (pong_tx, pong_rx) = fibra::chan::bounded::<u64>(1);

@@ -2,6 +2,7 @@
 //! memory) runs in a fresh copy of this binary, named by a job string in an environment variable.
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,7 +22,12 @@ pub fn requested() -> Option<String> {
 /// The child's stderr goes to ours. A child that fails, or runs past `DEADLINE` (it is then
 /// killed), is a panic here.
 pub fn run(job: &str) -> String {
-    let mut child = command(job)
+    run_binary(&this_binary(), job)
+}
+
+/// [`run`], in the build of this binary at `exe`.
+pub fn run_binary(exe: &Path, job: &str) -> String {
+    let mut child = command(exe, job)
         .stdin(Stdio::null())
         .spawn()
         .expect("start the child process");
@@ -52,15 +58,18 @@ pub fn run(job: &str) -> String {
 /// Starts `job` in a child copy of this binary with piped stdin and stdout, for a job that
 /// talks with its parent while it runs; its stderr goes to ours.
 pub fn spawn(job: &str) -> Child {
-    command(job)
+    command(&this_binary(), job)
         .stdin(Stdio::piped())
         .spawn()
         .expect("start the child process")
 }
 
-/// The command that runs `job` in a copy of this binary, its stdout piped to us.
-fn command(job: &str) -> Command {
-    let exe = std::env::current_exe().expect("path of the running binary");
+fn this_binary() -> PathBuf {
+    std::env::current_exe().expect("path of the running binary")
+}
+
+/// The command that runs `job` in the build of this binary at `exe`, its stdout piped to us.
+fn command(exe: &Path, job: &str) -> Command {
     let mut command = Command::new(exe);
     command
         .env(JOB_VAR, job)

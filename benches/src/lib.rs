@@ -16,6 +16,7 @@ pub mod chan_pingpong;
 pub mod chan_throughput;
 pub mod child;
 pub mod cpu;
+pub mod diag_overhead;
 pub mod erlang;
 pub mod fs_read;
 pub mod http_hello;

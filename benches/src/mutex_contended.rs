@@ -39,7 +39,7 @@ pub fn run(quick: bool) {
 }
 
 /// fibra: a scope of fibers on a 2-worker runtime, each doing its share of the `pairs`.
-fn fibra(fair: bool, pairs: u64) -> Duration {
+pub(crate) fn fibra(fair: bool, pairs: u64) -> Duration {
     runtimes::fibra(WORKERS).block_on(move || {
         let counter = if fair {
             fibra::sync::Mutex::new(0u64)

@@ -4,10 +4,10 @@
 
 use crate::{
     accept_storm, balance, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong,
-    chan_throughput, fs_read, http_hello, idle_conn_memory, interop_roundtrip, load_http,
-    mutex_contended, mutex_uncontended, parallel_map, parked_memory, proc_memory, proc_pingpong,
-    proc_ring, proc_spawn, select2, selective_receive, semaphore, skynet, spawn_join, tcp_echo,
-    timers, yield_pingpong,
+    chan_throughput, diag_overhead, fs_read, http_hello, idle_conn_memory, interop_roundtrip,
+    load_http, mutex_contended, mutex_uncontended, parallel_map, parked_memory, proc_memory,
+    proc_pingpong, proc_ring, proc_spawn, select2, selective_receive, semaphore, skynet,
+    spawn_join, tcp_echo, timers, yield_pingpong,
 };
 
 /// One benchmark the binary can run.
@@ -170,6 +170,11 @@ pub static BENCHES: &[Bench] = &[
         name: "load_http",
         about: "HTTP load generators (fibra-load, oha, wrk, hey) against the hello server.",
         run: load_http::run,
+    },
+    Bench {
+        name: "diag_overhead",
+        about: "Channel, mutex and park workloads with wait-site recording on and compiled out.",
+        run: diag_overhead::run,
     },
 ];
 

@@ -48,7 +48,7 @@ fn wait_for(turn: &AtomicU64, value: u64, mut sleep: impl FnMut()) {
 }
 
 /// fibra: fibers A and B in a scope on a 1-worker runtime, each unparking the other.
-fn fibra(trips: u64) -> Duration {
+pub(crate) fn fibra(trips: u64) -> Duration {
     runtimes::fibra(1).block_on(move || {
         let turn = AtomicU64::new(0);
         let fiber_a: OnceLock<fibra::Fiber> = OnceLock::new();

@@ -488,7 +488,10 @@ fn main_blocked_on_a_channel_nobody_else_holds_is_reported_as_all_asleep() {
             "{stderr}"
         );
         assert!(stderr.contains("fibra dump: 1 fibers"), "{stderr}");
-        assert!(stderr.contains("\"main\" [parked, worker 0]"), "{stderr}");
+        assert!(
+            stderr.contains("\"main\" [parked on channel recv, "),
+            "{stderr}"
+        );
     }
 }
 

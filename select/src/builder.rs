@@ -311,6 +311,7 @@ impl<'a, R> Select<'a, R> {
     /// sel.recv(&rx, |_| ());
     /// assert!(sel.select_timeout(Duration::from_millis(1)).is_err());
     /// ```
+    #[track_caller]
     pub fn select_timeout(self, timeout: Duration) -> Result<R, SelectTimeoutError> {
         self.run(Fallback::timeout(timeout))
             .ok_or(SelectTimeoutError)
@@ -326,6 +327,7 @@ impl<'a, R> Select<'a, R> {
     /// sel.recv_value(&rx, |v| v);
     /// assert_eq!(sel.select_deadline(Instant::now() + Duration::from_secs(5)), Ok(1));
     /// ```
+    #[track_caller]
     pub fn select_deadline(self, deadline: Instant) -> Result<R, SelectTimeoutError> {
         self.run(Fallback::Until(Deadline::at(deadline)))
             .ok_or(SelectTimeoutError)

@@ -73,6 +73,8 @@ impl CountDownLatch {
     }
 
     counter_waits! {
+        kind CountDownLatch;
+
         /// The count left (a snapshot).
         ///
         /// ```

@@ -4,7 +4,7 @@
 
 use crate::event_count::{EventCount, Until};
 use crate::TimedOut;
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, WaitKind, WaitSite};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) struct Counter {
@@ -45,8 +45,18 @@ impl Counter {
         before
     }
 
-    pub(crate) fn wait(&self, deadline: Deadline) -> Result<(), TimedOut> {
-        self.reached_zero.wait_until(|| self.is_zero(), deadline)
+    /// Parks the caller until the count is zero; its wait is shown as a `kind` wait on
+    /// `owner` (the latch or wait group), at the caller's location.
+    #[track_caller]
+    pub(crate) fn wait<T>(
+        &self,
+        deadline: Deadline,
+        kind: WaitKind,
+        owner: &T,
+    ) -> Result<(), TimedOut> {
+        let site = WaitSite::new(kind, owner);
+        self.reached_zero
+            .wait_until(|| self.is_zero(), deadline, &site)
     }
 
     pub(crate) fn wait_async(&self) -> UntilZero<'_> {

@@ -3,10 +3,12 @@
 //! change, while waiting for it to reach zero means the same in both.
 
 /// Expands, inside the `impl` of a type with a `counter: Counter` field, to its `count`, `wait`,
-/// `wait_timeout` and `wait_async` methods. Each takes its docs from the caller, so that every
-/// type documents (and doc-tests) them in its own terms.
+/// `wait_timeout` and `wait_async` methods; the waits are shown in dumps as `$kind` waits. Each
+/// takes its docs from the caller, so that every type documents (and doc-tests) them in its own
+/// terms.
 macro_rules! counter_waits {
     (
+        kind $kind:ident;
         $(#[$count:meta])* fn count;
         $(#[$wait:meta])* fn wait;
         $(#[$wait_timeout:meta])* fn wait_timeout;
@@ -18,17 +20,27 @@ macro_rules! counter_waits {
         }
 
         $(#[$wait])*
+        #[track_caller]
         pub fn wait(&self) {
             // Without a deadline the wait cannot time out.
-            let _ = self.counter.wait(::fibra_runtime::wait::Deadline::NEVER);
+            let _ = self.counter.wait(
+                ::fibra_runtime::wait::Deadline::NEVER,
+                ::fibra_runtime::wait::WaitKind::$kind,
+                self,
+            );
         }
 
         $(#[$wait_timeout])*
+        #[track_caller]
         pub fn wait_timeout(
             &self,
             timeout: ::std::time::Duration,
         ) -> ::std::result::Result<(), $crate::TimedOut> {
-            self.counter.wait(::fibra_runtime::wait::Deadline::after(timeout))
+            self.counter.wait(
+                ::fibra_runtime::wait::Deadline::after(timeout),
+                ::fibra_runtime::wait::WaitKind::$kind,
+                self,
+            )
         }
 
         $(#[$wait_async])*

@@ -2,7 +2,7 @@
 
 use crate::event_count::{EventCount, Until};
 use crate::TimedOut;
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, WaitKind, WaitSite};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -94,9 +94,10 @@ impl Event {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn wait(&self) {
         // Without a deadline the wait cannot time out.
-        let _ = self.changed.wait_until(|| self.is_set(), Deadline::NEVER);
+        let _ = self.wait_until(Deadline::NEVER);
     }
 
     /// Parks the caller until the event is set, for at most `timeout`.
@@ -109,9 +110,15 @@ impl Event {
     /// e.set();
     /// assert!(e.wait_timeout(Duration::from_secs(1)).is_ok());
     /// ```
+    #[track_caller]
     pub fn wait_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
-        self.changed
-            .wait_until(|| self.is_set(), Deadline::after(timeout))
+        self.wait_until(Deadline::after(timeout))
+    }
+
+    #[track_caller]
+    fn wait_until(&self, deadline: Deadline) -> Result<(), TimedOut> {
+        let site = WaitSite::new(WaitKind::Event, self);
+        self.changed.wait_until(|| self.is_set(), deadline, &site)
     }
 
     /// A future that completes once the event is set.

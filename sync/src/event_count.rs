@@ -7,7 +7,7 @@
 use crate::TimedOut;
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use fibra_runtime::loom::sync::Lock;
-use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
+use fibra_runtime::wait::{current_waker, Key, WaitKind, WaitList, WaitSite, WakeList};
 use fibra_runtime::wait::{Deadline, Wait, Waitable};
 use std::fmt;
 use std::future::Future;
@@ -120,9 +120,10 @@ impl EventCount {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn await_value(&self, value: usize) {
         // Without a deadline the wait cannot time out.
-        let _ = self.await_until(value, Deadline::NEVER);
+        let _ = self.await_until(value, Deadline::NEVER, &self.site());
     }
 
     /// Parks the caller until the count is at least `value`, for at most `timeout`.
@@ -135,8 +136,9 @@ impl EventCount {
     /// ec.advance();
     /// assert!(ec.await_value_timeout(1, Duration::from_secs(1)).is_ok());
     /// ```
+    #[track_caller]
     pub fn await_value_timeout(&self, value: usize, timeout: Duration) -> Result<(), TimedOut> {
-        self.await_until(value, Deadline::after(timeout))
+        self.await_until(value, Deadline::after(timeout), &self.site())
     }
 
     /// A future that completes once the count is at least `value`.
@@ -154,22 +156,36 @@ impl EventCount {
         }
     }
 
-    fn await_until(&self, value: usize, deadline: Deadline) -> Result<(), TimedOut> {
+    /// A wait on the event count itself, at the caller's location.
+    #[track_caller]
+    fn site(&self) -> WaitSite<'static> {
+        WaitSite::new(WaitKind::EventCount, self)
+    }
+
+    /// Parks the caller until the count is at least `value`, recording `site` meanwhile.
+    fn await_until(
+        &self,
+        value: usize,
+        deadline: Deadline,
+        site: &WaitSite<'_>,
+    ) -> Result<(), TimedOut> {
         if self.read() >= value {
             return Ok(());
         }
         match self.register(value, current_waker()) {
             None => Ok(()),
-            Some(key) => Wait::new(Waiters(self), key).block(deadline),
+            Some(key) => Wait::new(Waiters(self), key).block_at(deadline, site),
         }
     }
 
     /// Parks the caller until `done()` holds, for a `done` that becomes true only before an
-    /// [`advance`](Self::advance).
+    /// [`advance`](Self::advance), recording `site` (the primitive built on this event count,
+    /// and its caller) while it waits.
     pub(crate) fn wait_until(
         &self,
         done: impl Fn() -> bool,
         deadline: Deadline,
+        site: &WaitSite<'_>,
     ) -> Result<(), TimedOut> {
         loop {
             // Read first: a change after the check advances past `seen`.
@@ -177,7 +193,7 @@ impl EventCount {
             if done() {
                 return Ok(());
             }
-            self.await_until(seen + 1, deadline)?;
+            self.await_until(seen + 1, deadline, site)?;
         }
     }
 

@@ -91,6 +91,7 @@ impl<T, F: Fn() -> T> Lazy<T, F> {
     /// let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *lazy));
     /// let _ = *lazy; // poisoned
     /// ```
+    #[track_caller]
     pub fn force(this: &Lazy<T, F>) -> &T {
         this.cell.get_or_init(|| {
             // SAFETY: only the caller running the initializer gets here, one at a time (the
@@ -110,6 +111,7 @@ impl<T, F: Fn() -> T> Lazy<T, F> {
 impl<T, F: Fn() -> T> Deref for Lazy<T, F> {
     type Target = T;
 
+    #[track_caller]
     fn deref(&self) -> &T {
         Lazy::force(self)
     }

@@ -4,7 +4,7 @@
 
 use crate::event_count::EventCount;
 use crate::owner::Owner;
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, WaitKind, WaitSite};
 use std::any::Any;
 use std::convert::Infallible;
 use std::fmt;
@@ -52,6 +52,9 @@ impl OnceState {
     /// `init`'s result, or `Ok` if someone else completed.
     ///
     /// Panics if poisoned, or if `init` (directly or not) calls back into the same state.
+    /// Runs `init` unless a run completed, waiting while another caller runs it; a wait is
+    /// recorded at the caller's location.
+    #[track_caller]
     pub(crate) fn run<E>(
         &self,
         on_panic: OnPanic,
@@ -64,6 +67,7 @@ impl OnceState {
     }
 
     #[cold]
+    #[track_caller]
     fn run_slow<E>(
         &self,
         on_panic: OnPanic,
@@ -99,10 +103,11 @@ impl OnceState {
                      once-cell it is initializing, which would deadlock"
                 ),
                 Err(_) => {
+                    let site = WaitSite::new(WaitKind::Once, self);
                     // Without a deadline the wait cannot time out.
                     let _ = self
                         .changed
-                        .wait_until(|| !self.is_running(), Deadline::NEVER);
+                        .wait_until(|| !self.is_running(), Deadline::NEVER, &site);
                 }
             }
         }
@@ -194,6 +199,7 @@ impl Once {
     /// let _ = std::panic::catch_unwind(|| once.call_once(|| panic!("boom")));
     /// once.call_once(|| {}); // poisoned
     /// ```
+    #[track_caller]
     pub fn call_once(&self, f: impl FnOnce()) {
         let _: Result<(), Infallible> = self.state.run(ONCE, || {
             f();

@@ -101,6 +101,7 @@ impl<T> OnceCell<T> {
     /// assert_eq!(cell.set(1), Ok(()));
     /// assert_eq!(cell.set(2), Err(2));
     /// ```
+    #[track_caller]
     pub fn set(&self, value: T) -> Result<(), T> {
         let mut value = Some(value);
         self.get_or_init(|| value.take().expect("the initializer runs at most once"));
@@ -120,6 +121,7 @@ impl<T> OnceCell<T> {
     /// assert_eq!(*cell.get_or_init(|| 5), 5);
     /// assert_eq!(*cell.get_or_init(|| 6), 5);
     /// ```
+    #[track_caller]
     pub fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
         match self.get_or_try_init(|| Ok::<T, Infallible>(init())) {
             Ok(value) => value,
@@ -135,6 +137,7 @@ impl<T> OnceCell<T> {
     /// assert_eq!(cell.get_or_try_init(|| "no".parse::<u8>()).is_err(), true);
     /// assert_eq!(cell.get_or_try_init(|| "7".parse::<u8>()), Ok(&7));
     /// ```
+    #[track_caller]
     pub fn get_or_try_init<E>(&self, init: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
         self.state.run(self.on_panic, || {
             let value = init()?;

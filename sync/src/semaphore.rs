@@ -160,6 +160,7 @@ impl Semaphore {
     /// let permit = sem.acquire();
     /// assert_eq!(permit.count(), 1);
     /// ```
+    #[track_caller]
     pub fn acquire(&self) -> Permit<'_> {
         self.acquire_n(1)
     }
@@ -177,6 +178,7 @@ impl Semaphore {
     /// drop(three);
     /// assert!(sem.try_acquire_n(2).is_some());
     /// ```
+    #[track_caller]
     pub fn acquire_n(&self, n: usize) -> Permit<'_> {
         self.acquire_until(n, Deadline::NEVER)
             .expect("a wait without a deadline does not time out")
@@ -206,6 +208,7 @@ impl Semaphore {
     /// });
     /// assert_eq!(connections.available_permits(), 2);
     /// ```
+    #[track_caller]
     pub fn acquire_owned(self: &Arc<Self>) -> OwnedSemaphorePermit {
         self.acquire_n_owned(1)
     }
@@ -224,6 +227,7 @@ impl Semaphore {
     /// let permit = sem.acquire_n_owned(2);
     /// assert_eq!((permit.count(), sem.available_permits()), (2, 1));
     /// ```
+    #[track_caller]
     pub fn acquire_n_owned(self: &Arc<Self>, n: usize) -> OwnedSemaphorePermit {
         self.acquire_n(n).forget();
         OwnedSemaphorePermit {
@@ -285,6 +289,7 @@ impl Semaphore {
     /// drop(held);
     /// assert!(sem.acquire_timeout(Duration::from_secs(1)).is_ok());
     /// ```
+    #[track_caller]
     pub fn acquire_timeout(&self, timeout: Duration) -> Result<Permit<'_>, TimedOut> {
         self.acquire_n_timeout(1, timeout)
     }
@@ -302,6 +307,7 @@ impl Semaphore {
     /// assert!(sem.acquire_n_timeout(3, Duration::from_millis(1)).is_err());
     /// assert_eq!(sem.available_permits(), 2);
     /// ```
+    #[track_caller]
     pub fn acquire_n_timeout(&self, n: usize, timeout: Duration) -> Result<Permit<'_>, TimedOut> {
         self.acquire_until(n, Deadline::after(timeout))
     }
@@ -519,6 +525,7 @@ impl fmt::Debug for SemaphoreAcquire<'_> {
 /// drop(held);
 /// assert_eq!((forks.available_permits(), plates.available_permits()), (2, 1));
 /// ```
+#[track_caller]
 pub fn acquire_all<'a>(requests: &[(&'a Semaphore, usize)]) -> Vec<Permit<'a>> {
     acquire_all_until(requests, Deadline::NEVER)
         .expect("a wait without a deadline does not time out")
@@ -536,6 +543,7 @@ pub fn acquire_all<'a>(requests: &[(&'a Semaphore, usize)]) -> Vec<Permit<'a>> {
 /// assert!(acquire_all_timeout(&[(&a, 1), (&b, 1)], Duration::from_millis(1)).is_err());
 /// assert_eq!(a.available_permits(), 1); // none kept
 /// ```
+#[track_caller]
 pub fn acquire_all_timeout<'a>(
     requests: &[(&'a Semaphore, usize)],
     timeout: Duration,
@@ -543,6 +551,7 @@ pub fn acquire_all_timeout<'a>(
     acquire_all_until(requests, Deadline::after(timeout))
 }
 
+#[track_caller]
 fn acquire_all_until<'a>(
     requests: &[(&'a Semaphore, usize)],
     deadline: Deadline,

@@ -80,6 +80,8 @@ impl WaitGroup {
     }
 
     counter_waits! {
+        kind WaitGroup;
+
         /// The counter (a snapshot).
         ///
         /// ```

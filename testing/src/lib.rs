@@ -9,7 +9,8 @@ mod temp_dir;
 
 pub use child::{assert_killed_by, assert_passed, in_child, is_child, run_child, spawn_child};
 pub use runtimes::{
-    cancel_after, let_others_run, on, on_each_worker_count, runtime, until_parked, WORKER_COUNTS,
+    cancel_after, let_others_run, on, on_each_worker_count, parked_wait, runtime, until_parked,
+    WORKER_COUNTS,
 };
 
 use std::future::Future;

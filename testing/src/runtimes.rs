@@ -1,6 +1,6 @@
 //! Runtimes of a given size for tests.
 
-use fibra_runtime::{CancelToken, Cancelled, Fiber, FiberState, Runtime, ScopeOptions};
+use fibra_runtime::{CancelToken, Cancelled, Fiber, FiberState, Runtime, ScopeOptions, WaitInfo};
 use std::time::Duration;
 
 /// The worker counts every rule whose outcome could depend on scheduling is checked under.
@@ -101,5 +101,34 @@ pub fn until_parked(fiber: &Fiber) {
     let id = fiber.id().as_u64();
     while fibra_runtime::dump().fiber(id).map(|info| info.state) != Some(FiberState::Parked) {
         fibra_runtime::yield_now();
+    }
+}
+
+/// Waits as [`until_parked`] does, then returns the wait the dump shows for `fiber`: what a
+/// blocking call under test recorded.
+///
+/// # Panics
+///
+/// If the parked fiber shows no wait (its park recorded none), with the dump.
+///
+/// ```
+/// fibra_testing::on(2, || {
+///     let parked = fibra_runtime::spawn(fibra_runtime::park);
+///     let wait = fibra_testing::parked_wait(parked.fiber());
+///     assert_eq!(wait.kind, fibra_runtime::wait::WaitKind::Park);
+///     parked.fiber().unpark();
+///     parked.join().unwrap();
+/// });
+/// ```
+pub fn parked_wait(fiber: &Fiber) -> WaitInfo {
+    until_parked(fiber);
+    let dump = fibra_runtime::dump();
+    let info = dump.fiber(fiber.id().as_u64());
+    match info.and_then(|info| info.wait.clone()) {
+        Some(wait) => wait,
+        None => panic!(
+            "the parked fiber {} shows no wait:\n{dump}",
+            fiber.id().as_u64()
+        ),
     }
 }

@@ -13,7 +13,9 @@
 use std::process::ExitCode;
 
 use fibra_bench::args::{self, Command};
-use fibra_bench::{child, idle_conn_memory, load_http, parked_memory, proc_memory, runtimes};
+use fibra_bench::{
+    child, diag_overhead, idle_conn_memory, load_http, parked_memory, proc_memory, runtimes,
+};
 
 fn main() -> ExitCode {
     runtimes::init_may();
@@ -26,6 +28,9 @@ fn main() -> ExitCode {
         }
         if job.starts_with(idle_conn_memory::JOB) {
             return idle_conn_memory::run_child(&job);
+        }
+        if job.starts_with(diag_overhead::JOB) {
+            return diag_overhead::run_child(&job);
         }
         return parked_memory::run_child(&job);
     }

@@ -21,6 +21,8 @@ macro_rules! borrowing_iter {
         impl<T> Iterator for $name<'_, T> {
             type Item = T;
 
+            // A blocking `next` records its caller (a `for` loop's line) as its wait site.
+            #[track_caller]
             fn next(&mut self) -> Option<T> {
                 let $reader = self.reader;
                 $next
@@ -89,6 +91,7 @@ impl<T> IntoIter<T> {
 impl<T> Iterator for IntoIter<T> {
     type Item = T;
 
+    #[track_caller]
     fn next(&mut self) -> Option<T> {
         self.reader.recv()
     }

@@ -61,6 +61,7 @@ impl<T> Reader<T> {
     /// drop(tx);
     /// assert_eq!(rx.recv(), None);
     /// ```
+    #[track_caller]
     pub fn recv(&self) -> Option<T> {
         let op = RecvOp::new(self);
         match op::run_one(&op, Deadline::NEVER) {
@@ -92,6 +93,7 @@ impl<T> Reader<T> {
     /// tx.send(1).unwrap();
     /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Ok(1));
     /// ```
+    #[track_caller]
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         self.recv_until(Deadline::after(timeout))
     }
@@ -106,10 +108,12 @@ impl<T> Reader<T> {
     /// let deadline = Instant::now() + Duration::from_secs(60);
     /// assert_eq!(rx.recv_deadline(deadline), Err(RecvTimeoutError::Closed));
     /// ```
+    #[track_caller]
     pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
         self.recv_until(Deadline::at(deadline))
     }
 
+    #[track_caller]
     fn recv_until(&self, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         let op = RecvOp::new(self);
         match op::run_one(&op, deadline) {

@@ -46,6 +46,7 @@ impl<T> Writer<T> {
     ///     });
     /// });
     /// ```
+    #[track_caller]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         let op = SendOp::new(self, value);
         match op::run_one(&op, Deadline::NEVER) {
@@ -78,6 +79,7 @@ impl<T> Writer<T> {
     /// assert!(tx.send_timeout(2, Duration::from_millis(1)).unwrap_err().is_timeout());
     /// assert_eq!(rx.recv(), Some(1));
     /// ```
+    #[track_caller]
     pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
         self.send_until(value, Deadline::after(timeout))
     }
@@ -92,10 +94,12 @@ impl<T> Writer<T> {
     /// let deadline = Instant::now() + Duration::from_secs(60);
     /// assert_eq!(tx.send_deadline(4, deadline), Err(SendTimeoutError::Closed(4)));
     /// ```
+    #[track_caller]
     pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
         self.send_until(value, Deadline::at(deadline))
     }
 
+    #[track_caller]
     fn send_until(&self, value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
         let op = SendOp::new(self, value);
         let outcome = op::run_one(&op, deadline);

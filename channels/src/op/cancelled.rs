@@ -11,7 +11,7 @@ use super::operation::{sealed, Attempt, Operation};
 use crate::core::chan::Registration;
 use crate::core::waiter::Waiter;
 use fibra_runtime::loom::sync::Mutex;
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, WaitKind};
 use fibra_runtime::CancelToken;
 use std::cell::RefCell;
 use std::fmt;
@@ -166,6 +166,11 @@ impl sealed::Sealed for CancelledOp<'_> {
 
     fn retry_by(&self) -> sealed::RetryBy<'_> {
         sealed::RetryBy::Anyone
+    }
+
+    // A token is waited on as a select's arm.
+    fn waits_on(&self) -> (WaitKind, &dyn sealed::Identity) {
+        (WaitKind::Select, self.token)
     }
 }
 

@@ -7,7 +7,7 @@ use crate::core::packet::Packet;
 use crate::core::waiter::Waiter;
 use crate::error::{TryRecvError, TrySendError};
 use crate::{Reader, Writer};
-use fibra_runtime::wait::Key;
+use fibra_runtime::wait::{Key, WaitKind};
 use std::cell::Cell;
 use std::fmt;
 use std::task::Waker;
@@ -65,6 +65,7 @@ pub(crate) mod sealed {
     use crate::core::chan::Registration;
     use crate::core::retry_slot::RetrySlot;
     use crate::core::waiter::Waiter;
+    use fibra_runtime::wait::WaitKind;
     use std::task::Waker;
 
     /// The registration half of [`Operation`](super::Operation), private to this crate.
@@ -87,7 +88,15 @@ pub(crate) mod sealed {
         fn abandon(&self);
         /// Who may retry this operation (see `patience`).
         fn retry_by(&self) -> RetryBy<'_>;
+        /// What a wait on this operation alone waits for, and the object (a channel, a cancel
+        /// token) whose address identifies it in a dump.
+        fn waits_on(&self) -> (WaitKind, &dyn Identity);
     }
+
+    /// Anything whose address can identify what a wait waits on (see `waits_on`).
+    pub trait Identity {}
+
+    impl<T: ?Sized> Identity for T {}
 
     /// Who may retry an operation instead of waiting.
     #[derive(Debug)]
@@ -265,6 +274,10 @@ impl<T> sealed::Sealed for RecvOp<'_, T> {
     fn retry_by(&self) -> sealed::RetryBy<'_> {
         sealed::RetryBy::of(self.chan.retry_slot(self.side))
     }
+
+    fn waits_on(&self) -> (WaitKind, &dyn sealed::Identity) {
+        (WaitKind::Recv, self.chan)
+    }
 }
 
 impl<T> Operation for RecvOp<'_, T> {
@@ -386,6 +399,10 @@ impl<T> sealed::Sealed for SendOp<'_, T> {
 
     fn retry_by(&self) -> sealed::RetryBy<'_> {
         sealed::RetryBy::of(self.chan.retry_slot(Side::Send))
+    }
+
+    fn waits_on(&self) -> (WaitKind, &dyn sealed::Identity) {
+        (WaitKind::Send, self.chan)
     }
 }
 

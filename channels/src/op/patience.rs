@@ -173,6 +173,7 @@ impl<'a> Patience<'a> {
     /// assert!(matches!(woken, Woken::TimedOut | Woken::Retry));
     /// assert!(!patience.retry(&[Some(&recv)]));
     /// ```
+    #[track_caller]
     pub fn wait(&mut self, ops: &[Option<&dyn Operation>], deadline: impl Into<Deadline>) -> Woken {
         self.left = 0;
         wait_then(ops, deadline.into(), || self.release())
@@ -202,7 +203,8 @@ impl fmt::Debug for Patience<'_> {
 
 /// Runs one operation to its end: tries it, retries, waits, tries again. `Err(())` when
 /// `deadline` passed first. Starts with a cancellation point (which also charges the call's
-/// reduction).
+/// reduction). The wait's site is the caller's.
+#[track_caller]
 pub(crate) fn run_one(op: &dyn Operation, deadline: Deadline) -> Result<Attempt, ()> {
     fibra_runtime::checkpoint();
     let mut patience = Patience::new();

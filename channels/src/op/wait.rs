@@ -5,12 +5,19 @@
 //! of it, and the registration guard withdraws the waiter on the way out, so nothing is lost —
 //! a value already handed to a cancelled receive goes back to the channel. While the caller
 //! is already unwinding no park starts another unwind (the runtime's park never does).
+//!
+//! While it parks, the wait records its site for `fibra::dump` and deadlock reports: a wait
+//! over one slot records that operation's kind (a receive, a send) and channel, a wait over
+//! several records a select on the first enabled operation's channel; the location is the
+//! caller's, through `#[track_caller]` from the user's call down to the park. The site is made
+//! only when the caller is about to park, so an operation completed without waiting never pays
+//! for it.
 
 use super::in_wait::InWait;
 use super::operation::Operation;
 use crate::core::chan::Registration;
 use crate::core::waiter::{Ended, Waiter};
-use fibra_runtime::wait::{current_waker, park_current_until, Deadline};
+use fibra_runtime::wait::{current_waker, park_current_until_at, Deadline, WaitKind, WaitSite};
 use std::task::Waker;
 
 /// How a [`wait`] ended.
@@ -140,11 +147,13 @@ impl Drop for Registered<'_> {
 /// };
 /// assert_eq!(woken, Woken::TimedOut);
 /// ```
+#[track_caller]
 pub fn wait(ops: &[Option<&dyn Operation>], deadline: impl Into<Deadline>) -> Woken {
     wait_then(ops, deadline.into(), || {})
 }
 
 /// [`wait`], calling `on_registered` once the registrations are made, before parking.
+#[track_caller]
 pub(crate) fn wait_then(
     ops: &[Option<&dyn Operation>],
     deadline: Deadline,
@@ -171,9 +180,9 @@ pub(crate) fn wait_then(
         Registration::Ready => match waiter.try_abort() {
             Ok(()) => return Woken::Retry,
             // Claimed while we were registering: that operation completes.
-            Err(()) => block(&waiter, Deadline::NEVER),
+            Err(()) => block(&waiter, ops, Deadline::NEVER),
         },
-        Registration::Waiting(wake_at) => block(&waiter, deadline.min(wake_at)),
+        Registration::Waiting(wake_at) => block(&waiter, ops, deadline.min(wake_at)),
     };
     registered.seen = true;
     drop(registered);
@@ -200,20 +209,41 @@ enum Parked {
 /// before it could withdraw is waited for until done (its claimer is mid-handoff). A
 /// cancelled fiber unwinds out of the park; the caller's registration guard cleans up. It
 /// parks at once, without yielding first: the caller already retried before registering (see
-/// the toolkit's patience policy, `fibra_runtime::wait`).
-fn block(waiter: &Waiter, mut deadline: Deadline) -> Parked {
+/// the toolkit's patience policy, `fibra_runtime::wait`). Each park records the wait on `ops`.
+#[inline]
+#[track_caller]
+fn block(waiter: &Waiter, ops: &[Option<&dyn Operation>], mut deadline: Deadline) -> Parked {
     loop {
         if let Some(ended) = waiter.ended() {
             return parked(ended);
         }
         if !deadline.has_passed() {
-            park_current_until(deadline);
+            park_current_until_at(deadline, &site(ops));
         } else if waiter.try_abort().is_ok() {
             return Parked::Deadline;
         } else {
             // Claimed meanwhile: the claimer wakes us once done.
             deadline = Deadline::NEVER;
         }
+    }
+}
+
+/// What a wait on `ops` waits for, at the caller's location (module documentation).
+#[inline]
+#[track_caller]
+fn site<'a>(ops: &'a [Option<&'a dyn Operation>]) -> WaitSite<'a> {
+    match ops.iter().flatten().next() {
+        Some(first) => {
+            let (kind, object) = first.waits_on();
+            let kind = if ops.len() == 1 {
+                kind
+            } else {
+                WaitKind::Select
+            };
+            WaitSite::new(kind, object)
+        }
+        // Nothing enabled: a wait that only its deadline (or a cancellation) ends.
+        None => WaitSite::new(WaitKind::Select, ops),
     }
 }
 

@@ -18,10 +18,10 @@ pub(crate) use record::Record;
 pub(crate) use signal::print_dump_on;
 pub(crate) use sysmon::{start as start_sysmon, Sysmon};
 pub(crate) use table::FiberTable;
-pub(crate) use workers::WorkerSlots;
+pub(crate) use workers::{tick, WorkerSlots};
 
 use crate::fiber::Core;
-use crate::sched::with_running;
+use crate::sched::with_running_clock;
 use crate::wait::WaitSite;
 use std::sync::Arc;
 
@@ -56,6 +56,11 @@ pub fn dump() -> Dump {
         .dump()
 }
 
+/// Whether wait sites are recorded: always, except in the `diag_overhead` bench's build with
+/// the `nodiag` feature, which measures what recording costs. A constant rather than `cfg`s
+/// so that both forms are always compiled.
+pub(crate) const RECORDS_WAITS: bool = !cfg!(feature = "nodiag");
+
 /// The running fiber's published wait, ended (and cleared) on drop: the one place a wait site
 /// is recorded.
 pub(crate) struct Published {
@@ -65,23 +70,28 @@ pub(crate) struct Published {
 
 impl Published {
     /// Publishes `site` for the running fiber; `None` outside a fiber.
+    #[inline]
     pub(crate) fn new(site: &WaitSite<'_>, timed: bool) -> Option<Published> {
-        let core = with_running(|core| core.map(|core| core as *const Core))?;
+        let (core, since) =
+            with_running_clock(|core, clock| core.map(|core| (core as *const Core, clock)))?;
         // SAFETY: the running fiber's `Core` is alive while it runs (its worker lent it a
         // reference for this resume), and again whenever it runs after a park; the guard is
         // only used by the fiber itself.
         let core = unsafe { &*core };
-        let since = core
-            .shared
-            .running
-            .now(core.home.load(std::sync::atomic::Ordering::Relaxed));
+        if !RECORDS_WAITS {
+            return Some(Published { core, owned: false });
+        }
         let owned = core.diag.publish(site, timed, since);
         Some(Published { core, owned })
     }
 }
 
 impl Drop for Published {
+    #[inline]
     fn drop(&mut self) {
+        if !RECORDS_WAITS {
+            return;
+        }
         // SAFETY: as in `new`: dropped by the fiber while it runs.
         unsafe { &*self.core }.diag.clear(self.owned);
     }

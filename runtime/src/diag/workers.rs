@@ -1,6 +1,7 @@
 //! What diagnostics keep per worker, each worker's slot in its own cache lines: the fiber it
-//! runs (one store per resume), its counters (see `metrics`), its thread, a recent time, and
-//! when to look for a global deadlock again.
+//! runs (one store per resume), its counters (see `metrics`), its thread, and when to look for
+//! a global deadlock again; and the worker's recent time, kept in its thread's state
+//! ([`tick`]).
 
 use crate::metrics::{bump, Counters};
 use crate::sched::Shared;
@@ -21,12 +22,17 @@ const LOOK_AGAIN: (Duration, Duration) = (Duration::from_millis(25), Duration::f
 struct Slot {
     running: AtomicU64,
     counters: Counters,
-    /// The coarse time (`record::coarse_now`) as of the worker's last look at the clock.
-    now: AtomicU64,
     /// The worker thread's kernel id, once its loop runs (0 before).
     tid: AtomicI32,
     /// When to look for a global deadlock again, and the delay after that.
     look_again: Mutex<Option<(Timer, Duration)>>,
+}
+
+/// The worker on this thread looks at the clock: every few dozen scheduling steps and when it
+/// goes idle or wakes, so a wait's start costs no clock read. The time is kept in the thread's
+/// own state, where a wait that begins reads it (`sched::with_running_clock`).
+pub(crate) fn tick() {
+    crate::sched::set_clock(super::record::coarse_now());
 }
 
 /// See the module docs.
@@ -81,23 +87,9 @@ impl WorkerSlots {
         }
     }
 
-    /// Worker `index` looks at the clock: every few dozen scheduling steps and when it goes
-    /// idle or wakes, so a wait's start costs no clock read.
-    pub(crate) fn tick(&self, index: usize) {
-        self.running[index]
-            .now
-            .store(super::record::coarse_now(), Ordering::Relaxed);
-    }
-
-    /// The time as of worker `index`'s last [`tick`](Self::tick).
-    #[inline]
-    pub(crate) fn now(&self, index: usize) -> u64 {
-        self.running[index].now.load(Ordering::Relaxed)
-    }
-
     /// Worker `index`'s loop starts on the calling thread.
     pub(crate) fn enter(&self, index: usize) {
-        self.tick(index);
+        tick();
         self.running[index]
             .tid
             .store(super::current_tid(), Ordering::SeqCst);

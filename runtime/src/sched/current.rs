@@ -14,6 +14,10 @@ struct Current {
     running: Cell<*const Core>,
     /// Reductions left in the running fiber's slice; meaningless while no fiber runs.
     budget: Cell<u32>,
+    /// The worker's coarse clock as of its last look (`WorkerSlots::tick`): when a wait that
+    /// is published now began, read without following pointers (the load right before a
+    /// park's fence would stall it).
+    clock: Cell<u64>,
 }
 
 thread_local! {
@@ -22,6 +26,7 @@ thread_local! {
             worker: Cell::new(ptr::null()),
             running: Cell::new(ptr::null()),
             budget: Cell::new(0),
+            clock: Cell::new(0),
         }
     };
 }
@@ -92,6 +97,21 @@ pub(crate) fn with_running<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     // SAFETY: a non-null pointer is the `Arc<Core>` the worker holds for the whole resume, and
     // it is reset to null when the resume returns; only code on this fiber reads it.
     f(unsafe { core.as_ref() })
+}
+
+/// The fiber running on this thread, and the worker's clock (see [`set_clock`]), in one
+/// access: what a wait needs to publish itself.
+#[inline]
+pub(crate) fn with_running_clock<R>(f: impl FnOnce(Option<&Core>, u64) -> R) -> R {
+    let (core, clock) = CURRENT.with(|current| (current.running.get(), current.clock.get()));
+    // SAFETY: as in `with_running`.
+    f(unsafe { core.as_ref() }, clock)
+}
+
+/// Sets the worker's clock on this thread (a worker thread, as it looks at the time).
+#[inline]
+pub(crate) fn set_clock(now: u64) {
+    CURRENT.with(|current| current.clock.set(now));
 }
 
 /// Charges one reduction to the running fiber; true when its slice is used up.

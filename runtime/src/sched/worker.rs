@@ -170,7 +170,7 @@ impl Local {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
-            self.shared.running.tick(self.index);
+            crate::diag::tick();
             self.drain_inbox();
             // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
             // popping could starve, then the oldest yielder, which wakes and spawns could.
@@ -529,7 +529,7 @@ impl Local {
             idle.start_searching();
             *searching = true;
         }
-        self.shared.running.tick(self.index);
+        crate::diag::tick();
         let spin_until = Instant::now() + SPIN_FOR;
         loop {
             if self.stopping() || self.work_visible() {
@@ -554,7 +554,7 @@ impl Local {
             let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
             self.shared.sysmon.worker_woke();
             self.shared.global.woke();
-            self.shared.running.tick(self.index);
+            crate::diag::tick();
             woken
         };
         *searching = woken == Woken::Searching;

@@ -129,6 +129,9 @@ impl Holder {
     #[inline]
     #[track_caller]
     pub fn acquired(&self) {
+        if !crate::diag::RECORDS_WAITS {
+            return;
+        }
         let id = with_running(|core| core.map_or(0, |core| core.id.as_u64()));
         let site = Location::caller() as *const Location<'static>;
         self.site.store(site.cast_mut(), Ordering::Relaxed);
@@ -139,6 +142,9 @@ impl Holder {
     /// holder that has let go (a stale owner could show a cycle that is not there).
     #[inline]
     pub fn released(&self) {
+        if !crate::diag::RECORDS_WAITS {
+            return;
+        }
         self.owner.store(0, Ordering::Relaxed);
     }
 

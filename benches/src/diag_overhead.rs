@@ -1,0 +1,187 @@
+//! `diag_overhead`: what recording wait sites costs. fibra's own workloads, with the recording
+//! on (system `fibra`) and compiled out (system `fibra_nodiag`); the ratio line is
+//! `fibra / fibra_nodiag`, ns per operation (target: at most 1.05).
+//!
+//! Variants: `chan_pingpong_1w` and `chan_pingpong_2w` (the `chan_pingpong` workload, every
+//! blocked operation recording a receive or send wait), `mutex_contended` (the fair variant of
+//! `mutex_contended`: holders recorded on every lock, waits on every contended one) and
+//! `yield_pingpong` (every `fibra::park` recording a park).
+//!
+//! ## Two builds in one run
+//!
+//! The recording is compiled out by the `nodiag` feature of this crate (it turns on
+//! `fibra-runtime`'s `nodiag`: published waits, lock holders and with them the cycle checks
+//! become no-ops), used by nothing else. A process holds one build, so every round runs in a
+//! child process: `fibra` rounds in a child copy of this binary, `fibra_nodiag` rounds in the
+//! `nodiag` build of it, which must sit beside this binary's target directory:
+//!
+//! ```text
+//! cargo build --release -p fibra-bench --features nodiag --target-dir target/nodiag
+//! cargo run --release -p fibra-bench --bin fibra-compare -- diag_overhead
+//! ```
+//!
+//! (for `target/release/fibra-compare` it is `target/nodiag/release/fibra-compare`). Both
+//! systems run in fresh processes alike, alternating, and each child reports whether it
+//! records, which the parent checks. Without the `nodiag` build the bench prints a skip line
+//! on stderr and nothing else; so it does when run from the `nodiag` build itself. Rebuild the
+//! `nodiag` binary after changing the source: the bench cannot tell a stale one.
+//!
+//! ## Measured
+//!
+//! `--quick`, 2026-12-03, on the shared 2-core machine (medians of 7 alternating rounds,
+//! `fibra / fibra_nodiag`): at a load average near 2, `chan_pingpong_1w` 1.001,
+//! `chan_pingpong_2w` 0.991, `mutex_contended` 1.002, `yield_pingpong` 1.251 (126.4 vs 101.0
+//! ns per round trip); at a load average near 9, after the start time of a wait came from the
+//! worker thread's own clock: `chan_pingpong_1w` 0.922, `mutex_contended` 0.986,
+//! `yield_pingpong` 1.264 (128.5 vs 101.7 ns), `chan_pingpong_2w` meaningless (its rounds
+//! ranged from 0.55 to 56 µs per trip in both builds).
+//!
+//! Instruction counts (callgrind, 100 000 round trips, one worker) before the channel and sync
+//! sites / after / with recording compiled out: the `chan_pingpong` shape (capacity 1, no
+//! parks) 141.45 M / 142.03 M (+0.4 %); the `select2` shape (two producers, capacity 1)
+//! 126.49 M / 128.68 M (+1.7 %); a rendezvous ping-pong that parks on every operation
+//! 419.85 M / 434.43 M (+3.5 %); `yield_pingpong` 90.85 M / 89.93 M / 82.33 M (+9.2 % over
+//! `nodiag`). In `yield_pingpong` the recording is a sequence-locked publish and clear (about
+//! 38 instructions per park) yet costs a quarter of the round trip: in a trial build without
+//! the sequence counter's four stores the median was 1.05× (at a load average near 10, so
+//! roughly), so the sequence lock is the next thing to make cheaper.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::{chan_pingpong, child, mutex_contended, yield_pingpong};
+
+/// The first word of this bench's child jobs.
+pub const JOB: &str = "diag_overhead";
+/// Rounds per system (each is a child process).
+const ROUNDS: usize = 7;
+/// What a child prints first: whether its build records wait sites.
+const RECORDING: &str = if cfg!(feature = "nodiag") {
+    "off"
+} else {
+    "on"
+};
+
+/// A round of a workload: does the given number of operations, returns how long they took.
+type Workload = fn(u64) -> Duration;
+
+/// The variants: name, operations per round in a full run, and the workload.
+const VARIANTS: [(&str, u64, Workload); 4] = [
+    ("chan_pingpong_1w", 1_000_000, |trips| {
+        chan_pingpong::fibra(1, trips)
+    }),
+    ("chan_pingpong_2w", 1_000_000, |trips| {
+        chan_pingpong::fibra(2, trips)
+    }),
+    ("mutex_contended", 1_000_000, |pairs| {
+        mutex_contended::fibra(true, pairs)
+    }),
+    ("yield_pingpong", 1_000_000, yield_pingpong::fibra),
+];
+
+/// Runs the bench (each round in a child process) and prints its JSON lines, or a skip line.
+pub fn run(quick: bool) {
+    if cfg!(feature = "nodiag") {
+        eprintln!("{JOB}: skipped: this is the nodiag build; run the default build");
+        return;
+    }
+    let nodiag = match nodiag_binary() {
+        Ok(path) => path,
+        Err(path) => {
+            eprintln!(
+                "{JOB}: skipped: no nodiag build at {} (cargo build --release -p fibra-bench \
+                 --features nodiag --target-dir target/nodiag)",
+                path.display()
+            );
+            return;
+        }
+    };
+    let this = std::env::current_exe().expect("path of the running binary");
+    for (variant, full, _) in VARIANTS {
+        let ops = if quick { full / 10 } else { full };
+        let case = Case {
+            bench: JOB,
+            variant,
+            metric: Metric::NsPerOp,
+        };
+        let job = format!("{JOB} {variant} {ops}");
+        let mut contenders = [
+            Contender::new("fibra", || in_child(&this, &job, "on")),
+            Contender::new("fibra_nodiag", || in_child(&nodiag, &job, "off")),
+        ];
+        compare(&case, ROUNDS, &mut contenders);
+    }
+}
+
+/// Where the `nodiag` build of this binary should be (module docs): `Ok` if it is there.
+fn nodiag_binary() -> Result<PathBuf, PathBuf> {
+    let this = std::env::current_exe().expect("path of the running binary");
+    let profile_dir = this.parent().expect("the binary is in a directory");
+    let profile = profile_dir.file_name().expect("a profile directory");
+    let target = profile_dir.parent().expect("a target directory");
+    let name = this.file_name().expect("a file name");
+    let path = target.join("nodiag").join(profile).join(name);
+    match path.is_file() {
+        true => Ok(path),
+        false => Err(path),
+    }
+}
+
+/// One round of `job` in the build at `exe`, which must report recording `recording`.
+fn in_child(exe: &std::path::Path, job: &str, recording: &str) -> f64 {
+    let out = child::run_binary(exe, job);
+    match out.split_whitespace().collect::<Vec<_>>()[..] {
+        [reported, value] => {
+            assert_eq!(
+                reported,
+                recording,
+                "{} records wait sites: {reported}, expected {recording}",
+                exe.display()
+            );
+            value
+                .parse()
+                .unwrap_or_else(|_| panic!("child printed `{out}`, not a number"))
+        }
+        _ => panic!("child printed `{out}`, not `<recording> <ns per op>`"),
+    }
+}
+
+/// The child side: runs the job `diag_overhead <variant> <ops>` and prints whether this build
+/// records wait sites, then ns per operation.
+pub fn run_child(job: &str) -> ExitCode {
+    let parsed = match job.split_whitespace().collect::<Vec<_>>()[..] {
+        [JOB, variant, ops] => VARIANTS
+            .iter()
+            .find(|(name, _, _)| *name == variant)
+            .zip(ops.parse::<u64>().ok().filter(|&n| n > 0)),
+        _ => None,
+    };
+    let Some((&(_, _, workload), ops)) = parsed else {
+        eprintln!("fibra-compare: bad child job `{job}`");
+        return ExitCode::from(2);
+    };
+    let elapsed = workload(ops);
+    println!("{RECORDING} {:.3}", elapsed.as_nanos() as f64 / ops as f64);
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_job_runs_its_variant_and_a_bad_one_is_refused() {
+        assert_eq!(
+            run_child("diag_overhead yield_pingpong 100"),
+            ExitCode::SUCCESS
+        );
+        assert_eq!(run_child("diag_overhead nonesuch 100"), ExitCode::from(2));
+        assert_eq!(
+            run_child("diag_overhead yield_pingpong 0"),
+            ExitCode::from(2)
+        );
+    }
+}
