@@ -8,6 +8,7 @@
 //! `fibra::parallel_chunks` (about four chunks per worker, a fiber each) vs the same rayon map.
 //! Every run checks every result, in order, and their sum.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
@@ -60,20 +61,22 @@ fn check(results: &[u64], items: u64) {
 
 /// fibra: the main fiber of a 2-worker runtime calls `parallel_map`.
 fn fibra(items: u64) -> Duration {
-    runtimes::fibra(WORKERS).block_on(move || {
-        let start = Instant::now();
-        let results = fibra::parallel_map(0..items, map);
-        let elapsed = start.elapsed();
-        check(&results, items);
-        elapsed
-    })
+    fibra_with(items, fibra::parallel_map)
 }
 
 /// fibra, variant `2w_chunks`: the main fiber calls `parallel_chunks` (a fiber per chunk).
 fn fibra_chunks(items: u64) -> Duration {
+    fibra_with(items, fibra::parallel_chunks)
+}
+
+/// One of fibra's parallel maps, over the bench's items with its `map`.
+type ParallelMap = fn(Range<u64>, fn(u64) -> u64) -> Vec<u64>;
+
+/// The main fiber of a 2-worker runtime maps `items` with `parallel`.
+fn fibra_with(items: u64, parallel: ParallelMap) -> Duration {
     runtimes::fibra(WORKERS).block_on(move || {
         let start = Instant::now();
-        let results = fibra::parallel_chunks(0..items, map);
+        let results = parallel(0..items, map);
         let elapsed = start.elapsed();
         check(&results, items);
         elapsed

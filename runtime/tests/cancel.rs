@@ -231,10 +231,9 @@ fn parallel_chunks_maps_every_item_in_order_in_a_few_fibers() {
     });
 }
 
-/// An item that blocks parks only its chunk: the other chunks finish meanwhile, and a panic
-/// in one chunk cancels the rest and is re-raised.
+/// An item that blocks parks only its chunk: the other chunks finish meanwhile.
 #[test]
-fn parallel_chunks_blocks_only_the_blocked_chunk_and_re_raises_a_panic() {
+fn parallel_chunks_blocks_only_the_blocked_chunk() {
     on(2, || {
         let done = AtomicUsize::new(0);
         let mapped = parallel_chunks(0..80u32, |x| {
@@ -253,38 +252,36 @@ fn parallel_chunks_blocks_only_the_blocked_chunk_and_re_raises_a_panic() {
             x
         });
         assert_eq!(mapped, (0..80).collect::<Vec<_>>());
-
-        let ran_past = AtomicUsize::new(0);
-        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-            parallel_chunks(0..80u32, |x| {
-                if x == 0 {
-                    panic!("item 0");
-                }
-                sleep(HOUR);
-                ran_past.fetch_add(1, Ordering::SeqCst);
-            })
-        }));
-        assert_eq!(outcome.unwrap_err().downcast_ref::<&str>(), Some(&"item 0"));
-        assert_eq!(ran_past.load(Ordering::SeqCst), 0);
     });
 }
 
+/// A map over `0..100` with the item function it is given, as `parallel_map` and
+/// `parallel_chunks` both are.
+type Map = fn(std::ops::Range<u32>, &(dyn Fn(u32) + Sync)) -> Vec<()>;
+
 #[test]
-fn parallel_map_re_raises_the_first_panic_and_cancels_the_rest() {
-    on(2, || {
-        let ran_past = AtomicUsize::new(0);
-        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-            parallel_map(0..100u32, |x| {
-                if x == 0 {
-                    panic!("item 0");
-                }
-                sleep(HOUR);
-                ran_past.fetch_add(1, Ordering::SeqCst);
-            })
-        }));
-        assert_eq!(outcome.unwrap_err().downcast_ref::<&str>(), Some(&"item 0"));
-        assert_eq!(ran_past.load(Ordering::SeqCst), 0);
-    });
+fn parallel_map_and_chunks_re_raise_the_first_panic_and_cancel_the_rest() {
+    let maps: [(&str, Map); 2] = [
+        ("parallel_map", |items, f| parallel_map(items, f)),
+        ("parallel_chunks", |items, f| parallel_chunks(items, f)),
+    ];
+    for (name, map) in maps {
+        on(2, || {
+            let ran_past = AtomicUsize::new(0);
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                map(0..100, &|x| {
+                    if x == 0 {
+                        panic!("item 0");
+                    }
+                    sleep(HOUR);
+                    ran_past.fetch_add(1, Ordering::SeqCst);
+                })
+            }));
+            let payload = outcome.unwrap_err();
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"item 0"), "{name}");
+            assert_eq!(ran_past.load(Ordering::SeqCst), 0, "{name}");
+        });
+    }
 }
 
 #[test]
