@@ -2,7 +2,7 @@
 //! process of its own (see [`crate::child`]); bytes per process.
 //!
 //! Variant `2w`: fibra processes parked in a receive on a 2-worker runtime (the workload of
-//! [`proc_spawn`](crate::proc_spawn)) vs Erlang/OTP processes on two schedulers (system
+//! [`proc_spawn`]) vs Erlang/OTP processes on two schedulers (system
 //! `erlang`). The value is the growth of `VmRSS` from before the first spawn to when every
 //! process has reported that it waits, divided by the count. An Erlang process's 2–3 KiB is a
 //! garbage-collected heap that grows on demand; a fibra process's is its stack's committed
