@@ -71,6 +71,40 @@
 //! same for closures of different types, unboxed. [`JoinHandle::abort`](crate::JoinHandle::abort)
 //! cancels one spawned fiber, as tokio's `abort` cancels a task.
 //!
+//! ## Watching a token instead of unwinding
+//!
+//! A loop that should stop cleanly when a token fires, rather than be unwound, waits on the
+//! token beside its channels with `select!`'s `cancelled(token)` arm; `send_from` keeps a value
+//! that no receiver took when another arm wins, so nothing is lost on the way out.
+//!
+//! ```
+//! use fibra::select;
+//!
+//! let stop = fibra::CancelToken::new();
+//! let (jobs_tx, jobs) = fibra::chan::bounded::<u32>(0);
+//! let left = fibra::run(|| {
+//!     let (stopper, worker_jobs) = (stop.clone(), jobs.clone());
+//!     fibra::spawn(move || {
+//!         assert_eq!(worker_jobs.recv(), Some(1)); // takes one job, then asks to stop
+//!         stopper.cancel();
+//!     });
+//!     let mut pending = vec![3, 2];
+//!     let mut next = Some(1);
+//!     loop {
+//!         select! {
+//!             send_from(jobs_tx, next) -> res => {
+//!                 res.unwrap();
+//!                 next = pending.pop();
+//!             }
+//!             cancelled(stop) => break,
+//!         }
+//!     }
+//!     // The job that was on offer when the token fired is still ours.
+//!     next.into_iter().chain(pending).collect::<Vec<_>>()
+//! });
+//! assert_eq!(left, [2, 3]);
+//! ```
+//!
 //! ## Shielding cleanup
 //!
 //! [`shield`](crate::shield) runs a closure with cancellation points disabled, for cleanup that
