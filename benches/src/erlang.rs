@@ -6,12 +6,33 @@
 //! line and compares the other systems.
 
 use std::path::PathBuf;
+
+use crate::report::Case;
+use crate::rounds::{compare, Contender};
 use std::process::{Command, Stdio};
 
 /// The peer module's source.
 const SOURCE: &str = include_str!("erlang/fibra_peer.erl");
 /// Enough processes for the largest workload (`erl` allows 262 144 by default).
 const MAX_PROCESSES: &str = "2000000";
+
+/// Runs `case` for `contenders` and, when Erlang/OTP is installed, for the `erlang` peer running
+/// the peer module's `case.bench` with `args`: the round loop of every process bench.
+pub fn compare_with_erlang(
+    case: &Case,
+    rounds: usize,
+    contenders: Vec<Contender<'_>>,
+    args: &[u64],
+) {
+    let erlang = Erlang::start(case.bench);
+    let mut contenders = contenders;
+    if let Some(erlang) = &erlang {
+        contenders.push(Contender::new("erlang", move || {
+            erlang.round(case.bench, args)
+        }));
+    }
+    compare(case, rounds, &mut contenders);
+}
 
 /// The compiled peer module, in a directory of its own (removed on drop).
 #[derive(Debug)]

@@ -10,9 +10,9 @@
 
 use std::process::ExitCode;
 
-use crate::erlang::Erlang;
+use crate::erlang::compare_with_erlang;
 use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::Contender;
 use crate::rss::resident_bytes;
 use crate::{child, proc_spawn};
 
@@ -23,23 +23,17 @@ const ROUNDS: usize = 3;
 
 /// Runs the bench and prints its JSON lines.
 pub fn run(_quick: bool) {
-    let erlang = Erlang::start(JOB);
     let case = Case {
         bench: JOB,
         variant: "2w",
         metric: Metric::BytesPerTask,
     };
-    let mut contenders = vec![Contender::new("fibra", || {
+    let contenders = vec![Contender::new("fibra", || {
         let out = child::run(&format!("{JOB} {PROCESSES}"));
         out.parse()
             .unwrap_or_else(|_| panic!("child printed `{out}`, not a number"))
     })];
-    if let Some(erlang) = &erlang {
-        contenders.push(Contender::new("erlang", move || {
-            erlang.round(JOB, &[PROCESSES])
-        }));
-    }
-    compare(&case, ROUNDS, &mut contenders);
+    compare_with_erlang(&case, ROUNDS, contenders, &[PROCESSES]);
 }
 
 /// The child side: runs the job `proc_memory <processes>` and prints bytes per process.

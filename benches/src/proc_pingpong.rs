@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Pid, Reason, Signal};
 
-use crate::erlang::Erlang;
+use crate::erlang::compare_with_erlang;
 use crate::proc_spawn::WORKERS;
 use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::Contender;
 use crate::runtimes;
 
 const JOB: &str = "proc_pingpong";
@@ -22,21 +22,15 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let trips: u64 = if quick { 100_000 } else { 1_000_000 };
-    let erlang = Erlang::start(JOB);
     let case = Case {
         bench: JOB,
         variant: "2w",
         metric: Metric::NsPerOp,
     };
-    let mut contenders = vec![Contender::new("fibra", || {
+    let contenders = vec![Contender::new("fibra", || {
         fibra(trips).as_nanos() as f64 / trips as f64
     })];
-    if let Some(erlang) = &erlang {
-        contenders.push(Contender::new("erlang", move || {
-            erlang.round(JOB, &[trips])
-        }));
-    }
-    compare(&case, ROUNDS, &mut contenders);
+    compare_with_erlang(&case, ROUNDS, contenders, &[trips]);
 }
 
 fn fibra(trips: u64) -> Duration {

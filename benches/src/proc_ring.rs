@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Pid, Signal};
 
-use crate::erlang::Erlang;
+use crate::erlang::compare_with_erlang;
 use crate::report::{Case, Metric};
-use crate::rounds::{compare, compare_per_op, Contender};
+use crate::rounds::{compare_per_op, Contender};
 use crate::runtimes;
 
 /// Processes in the ring, the main one included.
@@ -38,25 +38,19 @@ pub fn run(quick: bool) {
             }),
         ],
     );
-    let erlang = Erlang::start("proc_ring");
     let case = Case {
         bench: "proc_ring",
         variant: "2w",
         metric: Metric::NsPerOp,
     };
     let per_hop = |elapsed: Duration| elapsed.as_nanos() as f64 / (laps * RING) as f64;
-    let mut contenders = vec![
+    let contenders = vec![
         Contender::new("fibra", || per_hop(fibra(WORKERS, laps * RING))),
         Contender::new("tokio", || {
             per_hop(runtimes::tokio_multi(WORKERS).block_on(tokio_ring(laps * RING)))
         }),
     ];
-    if let Some(erlang) = &erlang {
-        contenders.push(Contender::new("erlang", move || {
-            erlang.round("proc_ring", &[RING, laps])
-        }));
-    }
-    compare(&case, ROUNDS, &mut contenders);
+    compare_with_erlang(&case, ROUNDS, contenders, &[RING, laps]);
 }
 
 /// fibra: the main process and `RING - 1` others, each forwarding the hop count plus one.

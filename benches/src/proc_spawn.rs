@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Pid, Reason, Signal};
 
-use crate::erlang::Erlang;
+use crate::erlang::compare_with_erlang;
 use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::Contender;
 use crate::runtimes;
 
 const JOB: &str = "proc_spawn";
@@ -24,22 +24,16 @@ const ROUNDS: usize = 3;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let processes: u64 = if quick { 100_000 } else { 1_000_000 };
-    let erlang = Erlang::start(JOB);
     let case = Case {
         bench: JOB,
         variant: "2w",
         metric: Metric::NsPerOp,
     };
     let per_process = |elapsed: Duration| elapsed.as_nanos() as f64 / processes as f64;
-    let mut contenders = vec![Contender::new("fibra", || {
+    let contenders = vec![Contender::new("fibra", || {
         per_process(with_parked(processes as usize, || (), |()| ()).0)
     })];
-    if let Some(erlang) = &erlang {
-        contenders.push(Contender::new("erlang", move || {
-            erlang.round(JOB, &[processes])
-        }));
-    }
-    compare(&case, ROUNDS, &mut contenders);
+    compare_with_erlang(&case, ROUNDS, contenders, &[processes]);
 }
 
 /// In a fresh 2-worker runtime's main process: calls `before`, spawns `processes` processes

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Signal};
 
-use crate::erlang::Erlang;
+use crate::erlang::compare_with_erlang;
 use crate::proc_spawn::WORKERS;
 use crate::report::{Case, Metric};
-use crate::rounds::{compare, Contender};
+use crate::rounds::Contender;
 use crate::runtimes;
 
 const JOB: &str = "selective_receive";
@@ -25,22 +25,16 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let receives: u64 = if quick { 100 } else { 1000 };
-    let erlang = Erlang::start(JOB);
     let case = Case {
         bench: JOB,
         variant: "2w",
         metric: Metric::NsPerOp,
     };
     let skipped = (receives * (QUEUED - 1)) as f64;
-    let mut contenders = vec![Contender::new("fibra", || {
+    let contenders = vec![Contender::new("fibra", || {
         fibra(receives).as_nanos() as f64 / skipped
     })];
-    if let Some(erlang) = &erlang {
-        contenders.push(Contender::new("erlang", move || {
-            erlang.round(JOB, &[QUEUED, receives])
-        }));
-    }
-    compare(&case, ROUNDS, &mut contenders);
+    compare_with_erlang(&case, ROUNDS, contenders, &[QUEUED, receives]);
 }
 
 fn fibra(receives: u64) -> Duration {
