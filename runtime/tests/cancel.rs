@@ -2,7 +2,8 @@
 
 use fibra_runtime::{
     blocking, detach, parallel_chunks, parallel_map, parallel_map_limited, park, race, scope,
-    scope_with, shield, sleep, CancelCause, CancelToken, Runtime, ScopeOptions,
+    scope_with, shield, sleep, Builder, CancelCause, CancelGroup, CancelToken, Runtime,
+    ScopeOptions,
 };
 use fibra_testing::{on, Counted};
 use std::panic::{self, AssertUnwindSafe};
@@ -493,4 +494,49 @@ fn a_cancelled_blocking_wait_drops_the_queued_job_and_discards_the_running_one()
         1,
         "the queued job was dropped unrun"
     );
+}
+
+/// A fiber's own scope sits inside the group it was spawned into, so cancelling the group
+/// reaches the fiber through two scopes. The fiber here runs cancellation points on another
+/// worker at the very moment of the cancel; it must never see its hint raised before its own
+/// scope is marked, or it would lower the hint for good and sleep through the cancellation.
+/// (Two workers at least: the canceller spins until another worker has taken the fiber.)
+#[test]
+fn a_group_cancel_racing_with_the_fibers_checkpoints_is_never_lost() {
+    for workers in [2, 4] {
+        on(workers, || race_group_cancels(workers));
+    }
+}
+
+fn race_group_cancels(workers: usize) {
+    {
+        for round in 0..300 {
+            let group = CancelGroup::new();
+            let running = Arc::new(AtomicBool::new(false));
+            let fiber = {
+                let (group, running) = (group.clone(), running.clone());
+                Builder::new()
+                    .spawn_in(&group.clone(), move || {
+                        running.store(true, Ordering::SeqCst);
+                        while !group.is_cancelled() {
+                            fibra_runtime::checkpoint();
+                        }
+                        // Only the cancellation's wake-up ends this.
+                        loop {
+                            park();
+                        }
+                    })
+                    .unwrap()
+            };
+            while !running.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            group.cancel();
+            let outcome = fiber.join();
+            assert!(
+                outcome.is_err_and(|error| error.is_cancelled()),
+                "round {round} under {workers} workers"
+            );
+        }
+    }
 }

@@ -4,14 +4,13 @@
 use super::CancelCause;
 use crate::fiber::{Core, Fiber};
 use crate::slab::Slab;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 pub(crate) struct CancelScope {
     pub(crate) id: u64,
-    cancelled: AtomicBool,
     /// Which scope's cancellation reached this one, and why; set once.
     origin: OnceLock<(u64, CancelCause)>,
     inner: Mutex<Inner>,
@@ -40,7 +39,6 @@ impl CancelScope {
             });
             let scope = CancelScope {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                cancelled: AtomicBool::new(false),
                 origin: OnceLock::new(),
                 inner: Mutex::new(Inner {
                     members: Vec::new(),
@@ -65,19 +63,13 @@ impl CancelScope {
 
     /// The origin and cause, once cancelled.
     pub(crate) fn cancelled(&self) -> Option<(u64, CancelCause)> {
-        if self.cancelled.load(Ordering::Acquire) {
-            self.origin.get().copied()
-        } else {
-            None
-        }
+        self.origin.get().copied()
     }
 
+    /// Marks this scope cancelled from `origin`; false if it already was. Either way it reads
+    /// as cancelled when this returns: a concurrent first mark is waited for.
     fn mark(&self, origin: (u64, CancelCause)) -> bool {
-        if self.origin.set(origin).is_err() {
-            return false;
-        }
-        self.cancelled.store(true, Ordering::Release);
-        true
+        self.origin.set(origin).is_ok()
     }
 
     /// Cancels this scope (the origin) and everything inside it.
@@ -86,32 +78,35 @@ impl CancelScope {
     }
 
     fn cancel_from(&self, origin: (u64, CancelCause)) {
-        // Mark the whole subtree before waking anyone: a woken fiber checks its innermost
-        // scope, which must already be cancelled.
-        let mut to_wake = Vec::new();
-        self.mark_tree(origin, &mut to_wake);
-        for fiber in to_wake {
-            fiber.unpark();
+        // Mark the whole subtree before raising any hint: a fiber's innermost scope can be one
+        // level below the scope it is a member of (a joinable fiber's own scope is inside its
+        // spawner's), and a fiber that sees its hint looks at its innermost scope at once. Seen
+        // unmarked, it would lower the hint for good and sleep through the wake below.
+        let mut members = Vec::new();
+        self.mark_tree(origin, &mut members);
+        for core in &members {
+            core.cancel_hint.raise();
+        }
+        for core in members {
+            Fiber(core).unpark();
         }
     }
 
-    fn mark_tree(&self, origin: (u64, CancelCause), to_wake: &mut Vec<Fiber>) {
+    /// Marks this scope and, if it was not cancelled yet, everything inside it, collecting
+    /// the members of every scope it marked.
+    fn mark_tree(&self, origin: (u64, CancelCause), members: &mut Vec<Arc<Core>>) {
         if !self.mark(origin) {
+            // Whoever marked it first marks (or has marked) its subtree, and raises the hints of
+            // its members once that is done.
             return;
         }
         let children: Vec<Arc<CancelScope>> = {
             let inner = self.lock();
-            // The hint is raised after `mark`, so a fiber that sees it and then looks at its
-            // scope finds it cancelled; a member that has left this scope meanwhile just takes
-            // the slow path once.
-            to_wake.extend(inner.members.iter().filter_map(Weak::upgrade).map(|core| {
-                core.cancel_hint.raise();
-                Fiber(core)
-            }));
+            members.extend(inner.members.iter().filter_map(Weak::upgrade));
             inner.children.values().filter_map(Weak::upgrade).collect()
         };
         for child in children {
-            child.mark_tree(origin, to_wake);
+            child.mark_tree(origin, members);
         }
     }
 
