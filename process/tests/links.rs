@@ -27,7 +27,8 @@ fn next_down(inbox: &Inbox<impl Send + 'static>) -> (ProcessId, Reason) {
 fn an_abnormal_end_ends_untrapping_linked_processes_with_the_same_reason() {
     for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<()>| {
-            let linked = process::spawn(|_: Inbox<()>| {
+            // Monitored from its spawn: it may end before a later `monitor` (then noproc).
+            let (linked, _) = process::spawn_monitor(|_: Inbox<()>| {
                 let crasher = process::spawn_link(|inbox: Inbox<()>| {
                     inbox.recv();
                     process::exit_self(Reason::custom("boom"));
@@ -37,7 +38,6 @@ fn an_abnormal_end_ends_untrapping_linked_processes_with_the_same_reason() {
                     fibra_runtime::park();
                 }
             });
-            process::monitor(&linked);
             assert_eq!(next_down(&inbox), (linked.id(), Reason::custom("boom")));
         });
         assert_eq!(status, 0, "under {workers} workers");
