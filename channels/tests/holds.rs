@@ -125,7 +125,7 @@ fn a_wait_without_a_deadline_holds_nothing() {
         let (tx, rx) = fibra_channels::bounded::<u8>(0);
         let waiting = fibra_runtime::spawn(move || rx.recv());
         // Past its retries: registered and parked.
-        for _ in 0..10 * fibra_runtime::wait::RETRIES_BEFORE_REGISTERING {
+        for _ in 0..10 * fibra_runtime::wait::RETRY_TURNS {
             fibra_runtime::yield_now();
         }
         assert!(!waiting.is_finished());

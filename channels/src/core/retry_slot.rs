@@ -3,14 +3,14 @@
 //! blocked callers.
 
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
-use fibra_runtime::wait::RETRIES_BEFORE_REGISTERING;
+use fibra_runtime::wait::RETRY_TURNS;
 
 /// How many times a caller yields, waiting for a retry slot held by another, before it gives
 /// up its turn and registers at once. A holder that runs stops at its next retry once it sees
 /// the contention mark, so a live one frees the slot well within this (twice the retries a
 /// holder may make) unless its worker is far behind; in that rare case the waiting caller only
 /// registers before it.
-const YIELDS_FOR_A_TURN: u32 = 2 * RETRIES_BEFORE_REGISTERING;
+const YIELDS_FOR_A_TURN: u32 = 2 * RETRY_TURNS;
 
 /// Nobody retries on this side.
 pub(crate) const FREE: usize = 0;

@@ -1,5 +1,5 @@
 //! Retrying before waiting: a blocking operation (or select) that found nothing ready yields
-//! and tries again (`fibra_runtime::wait::RETRIES_BEFORE_REGISTERING` times, the toolkit's
+//! and tries again (for up to `fibra_runtime::wait::RETRY_TURNS` fiber turns, the toolkit's
 //! patience policy) before it registers and parks; and [`run_one`], the loop of every blocking
 //! single operation.
 //!
@@ -23,15 +23,15 @@ use super::operation::sealed::RetryBy;
 use super::operation::{Attempt, Operation};
 use super::wait::{wait_then, Woken};
 use crate::core::retry_slot::RetrySlot;
-use fibra_runtime::wait::{Deadline, RETRIES_BEFORE_REGISTERING};
+use fibra_runtime::wait::{Deadline, RETRY_TURNS};
 use std::fmt;
 
 /// The most channel sides one [`Patience`] retries on (a select's arms); a wait on more
 /// registers at once. Small, because a `Patience` is made for every blocking call.
 const MAX_SLOTS: usize = 4;
 
-/// The retries one blocking operation or select has left before it waits, and the retry slots
-/// it holds meanwhile (module documentation). Freed on drop.
+/// The retry turns one blocking operation or select has left before it waits, and the retry
+/// slots it holds meanwhile (module documentation). Freed on drop.
 ///
 /// ```
 /// use fibra::chan::op::{Attempt, Operation, Patience, RecvOp};
@@ -50,6 +50,7 @@ pub struct Patience<'a> {
     slots: [Option<&'a RetrySlot>; MAX_SLOTS],
     count: usize,
     holding: bool,
+    /// Fiber turns left to spend on retries.
     left: u32,
 }
 
@@ -65,7 +66,7 @@ impl<'a> Patience<'a> {
             slots: [None; MAX_SLOTS],
             count: 0,
             holding: false,
-            left: RETRIES_BEFORE_REGISTERING,
+            left: RETRY_TURNS,
         }
     }
 
@@ -75,8 +76,9 @@ impl<'a> Patience<'a> {
 
     /// Uses up one retry of waiting on `ops` (the same operations on every call): yields
     /// (whoever makes an operation ready may run on this worker) and returns true, after which
-    /// the caller tries its operations again instead of waiting. False once the retries are
-    /// used up, when another caller is blocked behind this one, or when retrying cannot help
+    /// the caller tries its operations again instead of waiting. False once the yield would
+    /// cost more turns than are left (see `fibra::wait::yield_cost`; all of them are then
+    /// used up), when another caller is blocked behind this one, or when retrying cannot help
     /// (one of `ops` is a send on a rendezvous channel, whose peer may be retrying too, or a
     /// wait for a close): the caller then waits with [`Patience::wait`]. The first retry may
     /// first wait its turn (a bounded number of yields) behind another caller retrying on the
@@ -109,7 +111,12 @@ impl<'a> Patience<'a> {
         } else if self.held().any(RetrySlot::is_contended) {
             return false;
         }
-        self.left -= 1;
+        let cost = fibra_runtime::wait::yield_cost();
+        if cost > self.left {
+            self.left = 0;
+            return false;
+        }
+        self.left -= cost;
         fibra_runtime::yield_now();
         true
     }
@@ -283,6 +290,33 @@ mod tests {
             tx.send(2).unwrap();
             assert_eq!(first.join().unwrap(), Some(1));
             assert_eq!(second.join().unwrap(), Some(2));
+        });
+    }
+
+    #[test]
+    fn a_blocked_receive_behind_a_long_queue_registers_without_retrying() {
+        fibra_testing::on(1, || {
+            let (tx, rx) = bounded::<u32>(1);
+            let receiver = {
+                let rx = rx.clone();
+                fibra_runtime::spawn_local(move || rx.recv())
+            };
+            // As many fibers behind it as it has turns to spend: one yield would cost more.
+            let behind: Vec<_> = (0..fibra_runtime::wait::RETRY_TURNS)
+                .map(|_| {
+                    let rx = rx.clone();
+                    fibra_runtime::spawn_local(move || rx.chan().queued())
+                })
+                .collect();
+            for seen in behind {
+                assert_eq!(
+                    seen.join().unwrap(),
+                    (1, 0, 0),
+                    "the receive registered before any fiber behind it ran"
+                );
+            }
+            tx.send(1).unwrap();
+            assert_eq!(receiver.join().unwrap(), Some(1));
         });
     }
 

@@ -91,6 +91,12 @@ impl<T> RunOrder<T> {
         self.levels.len() == 1 && self.levels[0].queued == 0 && self.woken.is_empty()
     }
 
+    /// Fibers woken and waiting to run.
+    #[inline]
+    pub(crate) fn woken_len(&self) -> usize {
+        self.woken.len()
+    }
+
     pub(crate) fn next(&mut self) -> Next<T> {
         loop {
             let top = self.levels.last_mut().expect("the bottom level stays");

@@ -95,6 +95,14 @@ impl Local {
         self.index == index && Arc::ptr_eq(&self.shared, shared)
     }
 
+    /// Fibers that run here before a fiber that yields now runs again: the woken, the
+    /// unstarted and the earlier yielders (wakes sent from other threads and not yet taken in
+    /// are not counted).
+    #[inline]
+    pub(crate) fn ready_len(&self) -> usize {
+        self.order.borrow().woken_len() + self.unstarted.len() + self.yielded.borrow().len()
+    }
+
     /// Queues a woken fiber (or one pinned here unstarted) to run on this worker.
     pub(crate) fn push_ready(&self, core: Arc<Core>) {
         let id = core.id.as_u64();

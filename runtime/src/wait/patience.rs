@@ -1,18 +1,40 @@
 //! The patience policy (documented on the `wait` module): [`Backoff`] for a peer a few
-//! instructions from done, [`RETRIES_BEFORE_REGISTERING`] for a channel operation.
+//! instructions from done, [`RETRY_TURNS`] and [`yield_cost`] for a channel operation.
 
-/// How many times a blocked channel operation (or select) yields and tries again before it
-/// registers a waiter. Zero under loom.
+use crate::sched::with_worker;
+
+/// The fiber turns a blocked channel operation (or select) may spend on retries before it
+/// registers a waiter. A retry yields, which costs [`yield_cost`] turns: with many fibers
+/// ready on the worker an operation parks at once, since a yield would run every one of them
+/// before it could try again, and a wake-up costs less than that. Zero under loom.
 ///
 /// ```
-/// assert!(fibra::wait::RETRIES_BEFORE_REGISTERING > 0);
+/// assert!(fibra::wait::RETRY_TURNS > 0);
 /// ```
 #[cfg(not(loom))]
-pub const RETRIES_BEFORE_REGISTERING: u32 = 32;
-/// How many times a blocked channel operation (or select) yields and tries again before it
+pub const RETRY_TURNS: u32 = 32;
+/// The fiber turns a blocked channel operation (or select) may spend on retries before it
 /// registers a waiter. Zero under loom.
 #[cfg(loom)]
-pub const RETRIES_BEFORE_REGISTERING: u32 = 0;
+pub const RETRY_TURNS: u32 = 0;
+
+/// How many fiber turns a [`yield_now`](crate::yield_now) by the caller costs now: its own,
+/// plus one for every fiber that runs on its worker before it runs again. One off a worker.
+///
+/// ```
+/// fibra::run(|| {
+///     assert_eq!(fibra::wait::yield_cost(), 1);
+///     let other = fibra::spawn(|| {});
+///     assert_eq!(fibra::wait::yield_cost(), 2);
+///     other.join().unwrap();
+/// });
+/// assert_eq!(fibra::wait::yield_cost(), 1);
+/// ```
+#[inline]
+pub fn yield_cost() -> u32 {
+    let ready = with_worker(|local| local.map_or(0, |local| local.ready_len()));
+    u32::try_from(ready).map_or(u32::MAX, |ready| ready.saturating_add(1))
+}
 
 /// Spins before each thread yield.
 #[cfg(not(loom))]
