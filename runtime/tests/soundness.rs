@@ -126,15 +126,24 @@ fn panics_around_a_fibers_closure_do_not_kill_its_worker() {
     for workers in [1, 2] {
         let before = STATIC_DROPS.load(Ordering::SeqCst);
         let sum = on(workers, || {
-            // The joiner's waker panics when the fiber completes.
-            let mut handle = spawn(|| {
-                yield_now();
-                1
-            });
+            // The joiner's waker panics when the fiber completes. The fiber waits for the
+            // poll, so the poll finds it unfinished whichever worker runs it.
+            let polled = Arc::new(AtomicBool::new(false));
+            let mut handle = {
+                let polled = polled.clone();
+                spawn(move || {
+                    while !polled.load(Ordering::SeqCst) {
+                        park();
+                    }
+                    1
+                })
+            };
             let waker = Waker::from(Arc::new(PanickingWaker));
             assert!(Pin::new(&mut handle)
                 .poll(&mut Context::from_waker(&waker))
                 .is_pending());
+            polled.store(true, Ordering::SeqCst);
+            handle.fiber().unpark();
             while !handle.is_finished() {
                 yield_now();
             }
