@@ -123,27 +123,31 @@ macro_rules! timeout_methods {
             }
 
             /// Runs `op` until it does not say `WouldBlock`, waiting for readability with the
-            /// socket's read timeout.
+            /// socket's read timeout; `drained` as for `Source::io`.
             fn read_io<R>(
                 &self,
+                drained: impl Fn(&R) -> bool,
                 op: impl FnMut(&$std) -> std::io::Result<R>,
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::READABLE,
                     |io| io.read_timeout().map($crate::source::IoTimeout::socket),
+                    drained,
                     op,
                 )
             }
 
             /// Runs `op` until it does not say `WouldBlock`, waiting for writability with the
-            /// socket's write timeout.
+            /// socket's write timeout; `drained` as for `Source::io`.
             fn write_io<R>(
                 &self,
+                drained: impl Fn(&R) -> bool,
                 op: impl FnMut(&$std) -> std::io::Result<R>,
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::WRITABLE,
                     |io| io.write_timeout().map($crate::source::IoTimeout::socket),
+                    drained,
                     op,
                 )
             }
@@ -156,24 +160,32 @@ macro_rules! stream_io {
     ($ty:ident) => {
         impl std::io::Read for &$ty {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                self.read_io(|mut io| std::io::Read::read(&mut io, buf))
+                let drained = $crate::source::short(buf.len());
+                self.read_io(drained, |mut io| std::io::Read::read(&mut io, buf))
             }
 
             fn read_vectored(
                 &mut self,
                 bufs: &mut [std::io::IoSliceMut<'_>],
             ) -> std::io::Result<usize> {
-                self.read_io(|mut io| std::io::Read::read_vectored(&mut io, bufs))
+                let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
+                self.read_io(drained, |mut io| {
+                    std::io::Read::read_vectored(&mut io, bufs)
+                })
             }
         }
 
         impl std::io::Write for &$ty {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.write_io(|mut io| std::io::Write::write(&mut io, buf))
+                let drained = $crate::source::short(buf.len());
+                self.write_io(drained, |mut io| std::io::Write::write(&mut io, buf))
             }
 
             fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-                self.write_io(|mut io| std::io::Write::write_vectored(&mut io, bufs))
+                let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
+                self.write_io(drained, |mut io| {
+                    std::io::Write::write_vectored(&mut io, bufs)
+                })
             }
 
             fn flush(&mut self) -> std::io::Result<()> {
