@@ -6,6 +6,7 @@
 //! thread waits in `poll(2)`. Either way the syscall is then retried.
 
 use crate::thread_wait;
+use crate::timeouts::Timeouts;
 use fibra_driver::Timer;
 use fibra_runtime::wait::Deadline;
 use std::future::{poll_fn, Future};
@@ -40,6 +41,8 @@ pub(crate) struct Source<S: AsFd> {
     /// The user's `set_nonblocking(true)`: return `WouldBlock` instead of waiting. (The
     /// descriptor itself is always non-blocking.)
     user_nonblocking: AtomicBool,
+    /// Used by socket types with timeouts; shared with clones.
+    timeouts: Arc<Timeouts>,
     io: S,
 }
 
@@ -102,8 +105,25 @@ impl<S: AsFd> Source<S> {
         Source {
             registration: Mutex::new(None),
             user_nonblocking: AtomicBool::new(false),
+            timeouts: Arc::new(Timeouts::new()),
             io,
         }
+    }
+
+    /// Wraps `io`, a non-blocking duplicate of this source's descriptor, sharing its
+    /// timeouts.
+    pub(crate) fn clone_with(&self, io: S) -> Source<S> {
+        Source {
+            registration: Mutex::new(None),
+            user_nonblocking: AtomicBool::new(self.is_nonblocking()),
+            timeouts: self.timeouts.clone(),
+            io,
+        }
+    }
+
+    /// The socket's timeouts, as the socket types set and use them.
+    pub(crate) fn timeouts(&self) -> &Timeouts {
+        &self.timeouts
     }
 
     pub(crate) fn get(&self) -> &S {

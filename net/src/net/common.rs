@@ -33,11 +33,9 @@ macro_rules! descriptor_methods {
             ///
             /// When the descriptor cannot be duplicated.
             pub fn try_clone(&self) -> std::io::Result<$ty> {
-                let clone = $ty {
-                    source: $crate::source::Source::nonblocking(self.source.get().try_clone()?),
-                };
-                clone.set_nonblocking(self.source.is_nonblocking())?;
-                Ok(clone)
+                Ok($ty {
+                    source: self.source.clone_with(self.source.get().try_clone()?),
+                })
             }
 
             /// In non-blocking mode, calls that would wait return `WouldBlock` instead.
@@ -81,6 +79,10 @@ macro_rules! timeout_methods {
             /// Bounds how long a read waits; past it the read fails with `WouldBlock` (std's
             /// kind on Unix). `None` waits without bound.
             ///
+            /// The timeout is remembered beside the socket and shared by its clones, so a
+            /// wait does not ask the kernel for it; one set on the descriptor by other means
+            /// (a raw `setsockopt`) after the socket's first wait is not seen.
+            ///
             /// # Errors
             ///
             /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
@@ -88,11 +90,17 @@ macro_rules! timeout_methods {
                 &self,
                 timeout: Option<std::time::Duration>,
             ) -> std::io::Result<()> {
-                self.source.get().set_read_timeout(timeout)
+                self.source.get().set_read_timeout(timeout)?;
+                self.source.timeouts().set_read(timeout);
+                Ok(())
             }
 
             /// Bounds how long a write waits; past it the write fails with `WouldBlock`.
             /// `None` waits without bound.
+            ///
+            /// The timeout is remembered beside the socket and shared by its clones, so a
+            /// wait does not ask the kernel for it; one set on the descriptor by other means
+            /// (a raw `setsockopt`) after the socket's first wait is not seen.
             ///
             /// # Errors
             ///
@@ -101,7 +109,9 @@ macro_rules! timeout_methods {
                 &self,
                 timeout: Option<std::time::Duration>,
             ) -> std::io::Result<()> {
-                self.source.get().set_write_timeout(timeout)
+                self.source.get().set_write_timeout(timeout)?;
+                self.source.timeouts().set_write(timeout);
+                Ok(())
             }
 
             /// The read timeout.
@@ -131,7 +141,10 @@ macro_rules! timeout_methods {
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::READABLE,
-                    |io| io.read_timeout().map($crate::source::IoTimeout::socket),
+                    |io| {
+                        let timeout = self.source.timeouts().read(|| io.read_timeout());
+                        timeout.map($crate::source::IoTimeout::socket)
+                    },
                     drained,
                     op,
                 )
@@ -146,7 +159,10 @@ macro_rules! timeout_methods {
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::WRITABLE,
-                    |io| io.write_timeout().map($crate::source::IoTimeout::socket),
+                    |io| {
+                        let timeout = self.source.timeouts().write(|| io.write_timeout());
+                        timeout.map($crate::source::IoTimeout::socket)
+                    },
                     drained,
                     op,
                 )
