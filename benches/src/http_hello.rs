@@ -25,34 +25,37 @@
 //! round checks that the client saw no errors and that the server answered at least the
 //! requests the client counted.
 //!
-//! # Measured (2026-12-03, the 2-core machine loaded by other work)
+//! # Measured (2026-12-03, the 2-core machine loaded by other work, load average 8–12)
 //!
-//! Three runs (two full, one `--quick`), each a median of alternated rounds: fibra 0.48–0.70×
-//! hyper in requests per second (0.48 at 54 k vs 112 k with the machine busiest, 0.70 at 93 k
-//! vs 133 k with it quieter), and 1.74–1.96× hyper's server CPU per request (9–10 µs vs
-//! 4.4–5.3 µs). The client spends 6–10 µs per request, about as much as the servers, so on
-//! these two cores the requests-per-second ratio is the damped one. Target (≥ 1.0×) not met.
+//! Before the readiness and batching changes below: fibra 0.42–0.82× hyper in requests per
+//! second and 1.7–2.5× hyper's server CPU per request. After them, three `--quick` runs
+//! alternated with the old build on the same machine state: fibra 0.94, 0.99 and 1.03× hyper
+//! in requests per second (median 0.99×; the old build 0.42, 0.59, 0.82), and 0.77, 0.83 and
+//! 0.86× hyper's server CPU per request (3.0–3.3 µs against hyper's 3.7–4.2 µs; the old build
+//! 1.9–2.5×, 7.3–8.9 µs). The client (fibra-load, itself on fibra) got cheaper with the same
+//! changes: 3.9–4.3 µs per request against fibra, 4.1–5.0 µs against hyper, before 7.5–8.5
+//! and 5.6–6.2 µs. `perf stat` of the server process per request, before → after:
+//! `recvfrom` 2.97 → 1.00, `getsockopt` 0.99 → 0, `epoll_wait` 0.35 → 0.015, context switches
+//! 0.66 → 0.04, task clock 7.6 → 3.2 µs.
 //!
-//! Where fibra's time goes (`perf record --call-graph dwarf` of the `http_hello` example
-//! under `fibra-load -c 100 --workers 2`, and `perf stat` of the server threads of each system
-//! during a round of this bench):
+//! What changed (the first profile found the causes; `perf record` of the `http_hello` example
+//! under `fibra-load -c 100 --workers 2`, and `perf stat` of the server's threads):
 //!
-//! - Readiness crosses a thread. The reactor is the driver thread's (a tokio current-thread
-//!   runtime in `epoll_wait`), so a request on a parked connection wakes the driver, which
-//!   wakes the fiber's worker through the scheduler (a futex when the worker sleeps): 0.52
-//!   context switches and 0.35 `epoll_wait` per request against hyper's 0.14 and 0.11 (tokio's
-//!   workers wait in `epoll_wait` themselves and run the woken task on the same thread). The
-//!   driver thread takes 22 % of the server's samples (about 2 µs per request, each one
-//!   readiness event, some 3 events per `epoll_wait`); kernel context-switch paths
-//!   (`finish_task_switch`, the wake-up's `_raw_spin_unlock_irqrestore`) 37 % of them, against
-//!   about 24 % of hyper's.
-//! - Idle workers spin: 24 % of the server's samples are `run_worker`'s idle loop (95 % of
-//!   them on `pause`), the 50 µs spin before a worker sleeps, which happens between most
-//!   requests at this load and takes a core from the client and the driver.
 //! - Three `recv` per request against hyper's one: the data, then at the next read a
-//!   `WouldBlock`, then a second `WouldBlock` because the first try does not clear tokio's
-//!   cached readiness, so the wait's first `try_io` still sees the socket readable (tokio
-//!   clears readiness after a short read without the extra syscall).
+//!   `WouldBlock`, then a second `WouldBlock` because the wait's first `try_io` still saw
+//!   tokio's cached readiness. Now a registered stream is tried only when the reactor may
+//!   have something new, and a short read clears readiness (as tokio's `PollEvented` does).
+//!   Each wait also asked the kernel for the socket's read timeout (`getsockopt`); timeouts
+//!   are now remembered beside the socket.
+//! - Readiness crossed a thread per event: the driver thread (a tokio current-thread runtime)
+//!   slept in `epoll_wait` and was woken for some 3 events at a time, about 2 µs of driver CPU
+//!   per request and half a context switch. Now, when a turn woke more than one fiber, the
+//!   driver yields its core before it waits again, and the next `epoll_wait` collects the
+//!   events of dozens of requests at once (some 70 per wait here).
+//! - Idle workers spun: a quarter of the server's samples were the 50 µs idle spin, which
+//!   kept the driver thread and the client off the two cores. The spin now yields its core
+//!   between looks (`spawn_join 2w` and `chan_pingpong 2w` got faster with it on this machine,
+//!   not slower).
 //!
 //! The HTTP work itself (`httparse`, the hello answer) is under 2 % of the samples.
 

@@ -52,6 +52,7 @@ impl Driver {
             .enable_all()
             .max_blocking_threads(blocking_threads.max(1))
             .thread_name("fibra-blocking")
+            .on_thread_park(crate::batching::before_wait)
             .build()?;
         let (handle_tx, handle_rx) = mpsc::channel();
         let (stop, stopped) = oneshot::channel::<()>();

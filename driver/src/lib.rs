@@ -11,12 +11,14 @@
 
 #![forbid(unsafe_code)]
 
+mod batching;
 mod blocking;
 mod deadline;
 mod driver;
 mod holds;
 mod time;
 
+pub use batching::note_remote_wake;
 pub use blocking::{spawn_blocking, BlockingJob};
 pub use deadline::Deadline;
 pub use driver::{Driver, EnterGuard};

@@ -13,3 +13,4 @@ pub mod net;
 pub mod os;
 mod source;
 mod thread_wait;
+mod timeouts;

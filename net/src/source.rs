@@ -6,6 +6,7 @@
 //! thread waits in `poll(2)`. Either way the syscall is then retried.
 
 use crate::thread_wait;
+use crate::timeouts::Timeouts;
 use fibra_driver::Timer;
 use fibra_runtime::wait::Deadline;
 use std::future::{poll_fn, Future};
@@ -14,9 +15,9 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::Poll;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::io::unix::AsyncFd;
+use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
 use tokio::io::Interest;
 
 /// A descriptor number handed to the reactor. It does not own the descriptor: [`Source`]
@@ -40,6 +41,8 @@ pub(crate) struct Source<S: AsFd> {
     /// The user's `set_nonblocking(true)`: return `WouldBlock` instead of waiting. (The
     /// descriptor itself is always non-blocking.)
     user_nonblocking: AtomicBool,
+    /// Used by socket types with timeouts; shared with clones.
+    timeouts: Arc<Timeouts>,
     io: S,
 }
 
@@ -62,6 +65,29 @@ impl IoTimeout {
     }
 }
 
+/// What [`Source::io`]'s first look found.
+enum Tried<R> {
+    /// `op` ran and returned this.
+    Done(io::Result<R>),
+    /// The reactor has seen no readiness since the descriptor was last found not ready; `op`
+    /// did not run.
+    NotReady,
+}
+
+/// `drained` for calls whose success says nothing about what is left (accept, datagrams,
+/// peeks): only `WouldBlock` clears readiness.
+pub(crate) fn never<R>(_: &R) -> bool {
+    false
+}
+
+/// `drained` for a read or write of `len` bytes on a stream socket or a pipe: a transfer of
+/// some but fewer bytes emptied the receive buffer (read) or filled the send buffer (write),
+/// as the kernel moves all it can in one call. Zero bytes is end-of-file or an empty buffer
+/// and clears nothing.
+pub(crate) fn short(len: usize) -> impl Fn(&usize) -> bool {
+    move |&n| n > 0 && n < len
+}
+
 /// Whether an I/O result asks the caller to wait and retry.
 pub(crate) fn would_block<T>(result: &io::Result<T>) -> bool {
     matches!(result, Err(error) if error.kind() == io::ErrorKind::WouldBlock)
@@ -79,8 +105,25 @@ impl<S: AsFd> Source<S> {
         Source {
             registration: Mutex::new(None),
             user_nonblocking: AtomicBool::new(false),
+            timeouts: Arc::new(Timeouts::new()),
             io,
         }
+    }
+
+    /// Wraps `io`, a non-blocking duplicate of this source's descriptor, sharing its
+    /// timeouts.
+    pub(crate) fn clone_with(&self, io: S) -> Source<S> {
+        Source {
+            registration: Mutex::new(None),
+            user_nonblocking: AtomicBool::new(self.is_nonblocking()),
+            timeouts: self.timeouts.clone(),
+            io,
+        }
+    }
+
+    /// The socket's timeouts, as the socket types set and use them.
+    pub(crate) fn timeouts(&self) -> &Timeouts {
+        &self.timeouts
     }
 
     pub(crate) fn get(&self) -> &S {
@@ -112,7 +155,14 @@ impl<S: AsFd> Source<S> {
 
     /// Runs the non-blocking `op` until it does not say `WouldBlock`, waiting for `interest`
     /// between tries. `deadline` is asked only when a wait is needed, so a ready call makes one
-    /// syscall and nothing else.
+    /// syscall and nothing else. `drained` says of a result that the descriptor is no longer
+    /// ready for `interest` although `op` did not say `WouldBlock` (see [`short`]).
+    ///
+    /// A fiber whose descriptor is registered asks the reactor first: when the reactor has
+    /// seen no readiness since a call last found the descriptor not ready (a `WouldBlock` or a
+    /// drained result), the fiber waits without trying `op`. That is sound because the clear
+    /// is checked against the readiness the call saw before it ran `op` (tokio's tick): an
+    /// event the reactor takes in meanwhile survives the clear and wakes the waiter.
     ///
     /// Every call is a safepoint, as every channel and lock operation is: it costs the fiber
     /// one reduction, so a fiber whose socket is always ready still yields when its slice is
@@ -123,15 +173,63 @@ impl<S: AsFd> Source<S> {
         &self,
         interest: Interest,
         deadline: impl FnOnce(&S) -> io::Result<IoTimeout>,
+        drained: impl Fn(&R) -> bool,
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
         fibra_runtime::checkpoint();
-        let first = op(&self.io);
-        if !would_block(&first) || self.is_nonblocking() {
-            return first;
+        let tried = match self.fiber_registration() {
+            Some(registration) => self.try_if_ready(&registration, interest, &drained, &mut op),
+            None => Tried::Done(op(&self.io)),
+        };
+        match tried {
+            Tried::Done(result) if !would_block(&result) || self.is_nonblocking() => return result,
+            // Non-blocking mode asks the OS, as std does.
+            Tried::NotReady if self.is_nonblocking() => return op(&self.io),
+            _ => {}
         }
         let deadline = deadline(&self.io)?;
-        self.wait_and_retry(interest, deadline, &mut op)
+        self.wait_and_retry(interest, deadline, &drained, &mut op)
+    }
+
+    /// Runs `op` if the reactor says the descriptor may be ready for `interest`, clearing
+    /// that readiness when `op` finds it is not (see [`Source::io`]).
+    #[inline]
+    fn try_if_ready<R>(
+        &self,
+        registration: &AsyncFd<Fd>,
+        interest: Interest,
+        drained: &dyn Fn(&R) -> bool,
+        op: &mut dyn FnMut(&S) -> io::Result<R>,
+    ) -> Tried<R> {
+        // A noop waker: nothing waits here. When not ready, the fiber goes on to wait with a
+        // waker of its own, which the reactor wakes for any event after the one seen here.
+        let mut cx = Context::from_waker(Waker::noop());
+        let ready = if interest.is_readable() {
+            registration.poll_read_ready(&mut cx)
+        } else {
+            registration.poll_write_ready(&mut cx)
+        };
+        match ready {
+            Poll::Ready(Ok(mut guard)) => Tried::Done(self.attempt(&mut guard, drained, op)),
+            // The reactor has shut down: try the call, and the wait registers anew.
+            Poll::Ready(Err(_)) => Tried::Done(op(&self.io)),
+            Poll::Pending => Tried::NotReady,
+        }
+    }
+
+    /// Runs `op` under the readiness `guard` saw, clearing it when `op` says `WouldBlock` or
+    /// its result is `drained`.
+    fn attempt<R>(
+        &self,
+        guard: &mut AsyncFdReadyGuard<'_, Fd>,
+        drained: &dyn Fn(&R) -> bool,
+        op: &mut dyn FnMut(&S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let result = op(&self.io);
+        if would_block(&result) || result.as_ref().is_ok_and(drained) {
+            guard.clear_ready();
+        }
+        result
     }
 
     #[cold]
@@ -140,6 +238,7 @@ impl<S: AsFd> Source<S> {
         &self,
         interest: Interest,
         deadline: IoTimeout,
+        drained: &dyn Fn(&R) -> bool,
         op: &mut dyn FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
         let (give_up, kind) = match deadline {
@@ -179,11 +278,21 @@ impl<S: AsFd> Source<S> {
                     continue;
                 }
             };
-            // `try_io` clears the readiness it saw when `op` still says `WouldBlock`.
-            if let Ok(result) = guard.try_io(|_| op(&self.io)) {
+            let result = self.attempt(&mut guard, drained, op);
+            if !would_block(&result) {
                 return result;
             }
         }
+    }
+
+    /// The registration, if there is one and the caller is a fiber (a plain thread waits in
+    /// `poll(2)` and never asks the reactor).
+    #[inline]
+    fn fiber_registration(&self) -> Option<Arc<AsyncFd<Fd>>> {
+        if !fibra_runtime::wait::in_fiber() {
+            return None;
+        }
+        self.lock_registration().clone()
     }
 
     /// The reactor registration, made in the calling fiber's context (its worker's driver)

@@ -168,6 +168,40 @@ fn an_expired_read_timeout_is_would_block_and_the_stream_still_works() {
 }
 
 #[test]
+fn a_read_timeout_set_through_a_clone_bounds_the_original_after_it_has_waited() {
+    fibra_runtime::run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        let clone = conn.try_clone().unwrap();
+        // A wait without a timeout first, ended by data.
+        let reader = fibra_runtime::spawn(move || {
+            let mut buf = [0; 1];
+            (&conn).read_exact(&mut buf).unwrap();
+            conn
+        });
+        fibra_testing::until_parked(reader.fiber());
+        client.write_all(b"x").unwrap();
+        let conn = reader.join().unwrap();
+        clone
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        // The original's next wait has the timeout (the scope's deadline only ends the test
+        // instead of hanging it when the timeout is not seen).
+        let read =
+            fibra_runtime::scope_with(ScopeOptions::new().timeout(Duration::from_secs(10)), |_| {
+                (&conn).read(&mut [0; 1])
+            });
+        assert_eq!(read.unwrap().unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        clone.set_read_timeout(None).unwrap();
+        client.write_all(b"y").unwrap();
+        let mut buf = [0; 1];
+        (&conn).read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"y");
+    });
+}
+
+#[test]
 fn an_expired_write_timeout_is_would_block_after_a_partial_write() {
     fibra_runtime::run(|| {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();

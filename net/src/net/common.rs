@@ -33,11 +33,9 @@ macro_rules! descriptor_methods {
             ///
             /// When the descriptor cannot be duplicated.
             pub fn try_clone(&self) -> std::io::Result<$ty> {
-                let clone = $ty {
-                    source: $crate::source::Source::nonblocking(self.source.get().try_clone()?),
-                };
-                clone.set_nonblocking(self.source.is_nonblocking())?;
-                Ok(clone)
+                Ok($ty {
+                    source: self.source.clone_with(self.source.get().try_clone()?),
+                })
             }
 
             /// In non-blocking mode, calls that would wait return `WouldBlock` instead.
@@ -81,6 +79,10 @@ macro_rules! timeout_methods {
             /// Bounds how long a read waits; past it the read fails with `WouldBlock` (std's
             /// kind on Unix). `None` waits without bound.
             ///
+            /// The timeout is remembered beside the socket and shared by its clones, so a
+            /// wait does not ask the kernel for it; one set on the descriptor by other means
+            /// (a raw `setsockopt`) after the socket's first wait is not seen.
+            ///
             /// # Errors
             ///
             /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
@@ -88,11 +90,17 @@ macro_rules! timeout_methods {
                 &self,
                 timeout: Option<std::time::Duration>,
             ) -> std::io::Result<()> {
-                self.source.get().set_read_timeout(timeout)
+                self.source.get().set_read_timeout(timeout)?;
+                self.source.timeouts().set_read(timeout);
+                Ok(())
             }
 
             /// Bounds how long a write waits; past it the write fails with `WouldBlock`.
             /// `None` waits without bound.
+            ///
+            /// The timeout is remembered beside the socket and shared by its clones, so a
+            /// wait does not ask the kernel for it; one set on the descriptor by other means
+            /// (a raw `setsockopt`) after the socket's first wait is not seen.
             ///
             /// # Errors
             ///
@@ -101,7 +109,9 @@ macro_rules! timeout_methods {
                 &self,
                 timeout: Option<std::time::Duration>,
             ) -> std::io::Result<()> {
-                self.source.get().set_write_timeout(timeout)
+                self.source.get().set_write_timeout(timeout)?;
+                self.source.timeouts().set_write(timeout);
+                Ok(())
             }
 
             /// The read timeout.
@@ -123,27 +133,37 @@ macro_rules! timeout_methods {
             }
 
             /// Runs `op` until it does not say `WouldBlock`, waiting for readability with the
-            /// socket's read timeout.
+            /// socket's read timeout; `drained` as for `Source::io`.
             fn read_io<R>(
                 &self,
+                drained: impl Fn(&R) -> bool,
                 op: impl FnMut(&$std) -> std::io::Result<R>,
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::READABLE,
-                    |io| io.read_timeout().map($crate::source::IoTimeout::socket),
+                    |io| {
+                        let timeout = self.source.timeouts().read(|| io.read_timeout());
+                        timeout.map($crate::source::IoTimeout::socket)
+                    },
+                    drained,
                     op,
                 )
             }
 
             /// Runs `op` until it does not say `WouldBlock`, waiting for writability with the
-            /// socket's write timeout.
+            /// socket's write timeout; `drained` as for `Source::io`.
             fn write_io<R>(
                 &self,
+                drained: impl Fn(&R) -> bool,
                 op: impl FnMut(&$std) -> std::io::Result<R>,
             ) -> std::io::Result<R> {
                 self.source.io(
                     tokio::io::Interest::WRITABLE,
-                    |io| io.write_timeout().map($crate::source::IoTimeout::socket),
+                    |io| {
+                        let timeout = self.source.timeouts().write(|| io.write_timeout());
+                        timeout.map($crate::source::IoTimeout::socket)
+                    },
+                    drained,
                     op,
                 )
             }
@@ -156,24 +176,32 @@ macro_rules! stream_io {
     ($ty:ident) => {
         impl std::io::Read for &$ty {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                self.read_io(|mut io| std::io::Read::read(&mut io, buf))
+                let drained = $crate::source::short(buf.len());
+                self.read_io(drained, |mut io| std::io::Read::read(&mut io, buf))
             }
 
             fn read_vectored(
                 &mut self,
                 bufs: &mut [std::io::IoSliceMut<'_>],
             ) -> std::io::Result<usize> {
-                self.read_io(|mut io| std::io::Read::read_vectored(&mut io, bufs))
+                let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
+                self.read_io(drained, |mut io| {
+                    std::io::Read::read_vectored(&mut io, bufs)
+                })
             }
         }
 
         impl std::io::Write for &$ty {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.write_io(|mut io| std::io::Write::write(&mut io, buf))
+                let drained = $crate::source::short(buf.len());
+                self.write_io(drained, |mut io| std::io::Write::write(&mut io, buf))
             }
 
             fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-                self.write_io(|mut io| std::io::Write::write_vectored(&mut io, bufs))
+                let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
+                self.write_io(drained, |mut io| {
+                    std::io::Write::write_vectored(&mut io, bufs)
+                })
             }
 
             fn flush(&mut self) -> std::io::Result<()> {

@@ -77,7 +77,7 @@ impl UdpSocket {
     /// when the write timeout expired.
     pub fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], addr: A) -> io::Result<usize> {
         let addr = crate::net::addr::first(addr)?;
-        self.write_io(|socket| socket.send_to(buf, addr))
+        self.write_io(crate::source::never, |socket| socket.send_to(buf, addr))
     }
 
     /// Receives one datagram, waiting for one; bytes beyond `buf`'s length are discarded.
@@ -87,7 +87,7 @@ impl UdpSocket {
     /// The OS's `recvfrom` errors (`ConnectionRefused` after an ICMP error on a connected
     /// socket); `WouldBlock` when the read timeout expired.
     pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.read_io(|socket| socket.recv_from(buf))
+        self.read_io(crate::source::never, |socket| socket.recv_from(buf))
     }
 
     /// Like [`recv_from`](Self::recv_from), but leaves the datagram queued.
@@ -107,7 +107,7 @@ impl UdpSocket {
     /// });
     /// ```
     pub fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.read_io(|socket| socket.peek_from(buf))
+        self.read_io(crate::source::never, |socket| socket.peek_from(buf))
     }
 
     /// Sends `buf` to the connected peer.
@@ -116,7 +116,7 @@ impl UdpSocket {
     ///
     /// `NotConnected` without [`connect`](Self::connect); as [`send_to`](Self::send_to).
     pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.write_io(|socket| socket.send(buf))
+        self.write_io(crate::source::never, |socket| socket.send(buf))
     }
 
     /// Receives one datagram from the connected peer.
@@ -125,7 +125,7 @@ impl UdpSocket {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(|socket| socket.recv(buf))
+        self.read_io(crate::source::never, |socket| socket.recv(buf))
     }
 
     /// Like [`recv`](Self::recv), but leaves the datagram queued.
@@ -134,7 +134,7 @@ impl UdpSocket {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(|socket| socket.peek(buf))
+        self.read_io(crate::source::never, |socket| socket.peek(buf))
     }
 
     /// The local address.

@@ -1,6 +1,6 @@
 //! A child's piped stdin, stdout and stderr: non-blocking pipes on the reactor.
 
-use crate::source::{IoTimeout, Source};
+use crate::source::{short, IoTimeout, Source};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -23,6 +23,7 @@ impl Pipe {
         self.source.io(
             Interest::READABLE,
             |_| Ok(IoTimeout::Never),
+            short(buf.len()),
             |mut file| file.read(buf),
         )
     }
@@ -31,6 +32,7 @@ impl Pipe {
         self.source.io(
             Interest::WRITABLE,
             |_| Ok(IoTimeout::Never),
+            short(buf.len()),
             |mut file| file.write(buf),
         )
     }

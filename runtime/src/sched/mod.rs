@@ -275,4 +275,5 @@ pub(crate) fn dispatch(core: Arc<Core>) {
         return;
     }
     shared.parkers[home].unpark();
+    fibra_driver::note_remote_wake();
 }

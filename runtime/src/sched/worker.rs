@@ -24,7 +24,10 @@ use std::time::{Duration, Instant};
 const CHECK_INTERVAL: u32 = 61;
 /// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping worker
 /// costs a futex call on both sides and a trip through the OS scheduler (microseconds here);
-/// a hand-off between fibers on two workers usually comes back well within this.
+/// a hand-off between fibers on two workers usually comes back well within this. Between
+/// looks the spinner yields its core: when more threads are runnable than there are cores,
+/// the one it would keep waiting is often the very thread that sends the work (the other
+/// worker, the driver thread with readiness events, or a client on the same machine).
 const SPIN_FOR: Duration = Duration::from_micros(50);
 /// The spawner of a batch spawned outside any fiber (no fiber has id 0).
 const NO_SPAWNER: u64 = 0;
@@ -546,6 +549,7 @@ impl Local {
             for _ in 0..64 {
                 hint::spin_loop();
             }
+            std::thread::yield_now();
             if Instant::now() >= spin_until {
                 break;
             }

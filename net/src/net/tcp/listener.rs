@@ -76,6 +76,7 @@ impl TcpListener {
         let (socket, peer) = self.source.io(
             Interest::READABLE,
             |_| Ok(IoTimeout::Never),
+            crate::source::never,
             |listener| {
                 socket2::SockRef::from(listener).accept4(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
             },

@@ -113,6 +113,7 @@ impl TcpStream {
         stream.source.io(
             Interest::WRITABLE,
             |_| Ok(deadline),
+            crate::source::never,
             |socket| match socket.take_error()? {
                 Some(error) => Err(error),
                 None => match socket.peer_addr() {
@@ -155,7 +156,7 @@ impl TcpStream {
     /// });
     /// ```
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(|socket| socket.peek(buf))
+        self.read_io(crate::source::never, |socket| socket.peek(buf))
     }
 
     /// Shuts down the read half, the write half or both. After `Shutdown::Write` the peer

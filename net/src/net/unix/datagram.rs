@@ -75,7 +75,7 @@ impl UnixDatagram {
     /// The OS's `sendto` errors; `WouldBlock` when the write timeout expired.
     pub fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
         let path = path.as_ref();
-        self.write_io(|socket| socket.send_to(buf, path))
+        self.write_io(crate::source::never, |socket| socket.send_to(buf, path))
     }
 
     /// Receives one datagram, waiting for one.
@@ -84,7 +84,7 @@ impl UnixDatagram {
     ///
     /// The OS's `recvfrom` errors; `WouldBlock` when the read timeout expired.
     pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.read_io(|socket| socket.recv_from(buf))
+        self.read_io(crate::source::never, |socket| socket.recv_from(buf))
     }
 
     /// Sends `buf` to the connected peer.
@@ -93,7 +93,7 @@ impl UnixDatagram {
     ///
     /// `NotConnected` without [`connect`](Self::connect); as [`send_to`](Self::send_to).
     pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.write_io(|socket| socket.send(buf))
+        self.write_io(crate::source::never, |socket| socket.send(buf))
     }
 
     /// Receives one datagram from the connected peer.
@@ -102,7 +102,7 @@ impl UnixDatagram {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(|socket| socket.recv(buf))
+        self.read_io(crate::source::never, |socket| socket.recv(buf))
     }
 }
 

@@ -59,6 +59,7 @@ impl UnixListener {
         let (stream, addr) = self.source.io(
             Interest::READABLE,
             |_| Ok(IoTimeout::Never),
+            crate::source::never,
             |listener| listener.accept(),
         )?;
         Ok((UnixStream::from_std(stream)?, addr))
