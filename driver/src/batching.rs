@@ -15,6 +15,7 @@ thread_local! {
 }
 
 /// Wakes in one driver turn above which the driver yields before it waits for events.
+#[cfg_attr(loom, allow(dead_code))]
 const BATCHING: u32 = 1;
 
 /// Records that the calling thread has woken a fiber (or thread) that runs elsewhere. Only the
@@ -28,7 +29,9 @@ pub fn note_remote_wake() {
     WAKES.with(|wakes| wakes.set(wakes.get().saturating_add(1)));
 }
 
-/// The driver thread's hook before it waits for events (see the module docs).
+/// The driver thread's hook before it waits for events (see the module docs); not installed
+/// under loom, whose tokio has no park hooks.
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) fn before_wait() {
     if WAKES.with(|wakes| wakes.replace(0)) > BATCHING {
         std::thread::yield_now();

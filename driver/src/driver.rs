@@ -48,12 +48,15 @@ impl Driver {
     /// driver.shut_down();
     /// ```
     pub fn start(blocking_threads: usize) -> io::Result<Driver> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        builder
             .enable_all()
             .max_blocking_threads(blocking_threads.max(1))
-            .thread_name("fibra-blocking")
-            .on_thread_park(crate::batching::before_wait)
-            .build()?;
+            .thread_name("fibra-blocking");
+        // tokio built for loom models has no park hooks; the models do not measure batching.
+        #[cfg(not(loom))]
+        builder.on_thread_park(crate::batching::before_wait);
+        let runtime = builder.build()?;
         let (handle_tx, handle_rx) = mpsc::channel();
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = thread::Builder::new()
