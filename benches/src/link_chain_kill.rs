@@ -1,10 +1,10 @@
-//! `link_chain_kill`: a chain of 100 000 linked processes ended by one `exit(first, kill)`;
-//! ns per process ended.
+//! `link_chain_kill`: a chain of 100 000 linked processes (with `--quick` too: the chain is the
+//! workload) ended by one `exit(first, kill)`; ns per process ended.
 //!
 //! Variant `2w`: each fibra process starts the next with `fibra::process::spawn_link`, the last
 //! reports itself to the main process, which monitors it; the time runs from
 //! `process::exit(&first, Reason::Kill)` to the last's `Down` (every process before it has ended
-//! by then, the kill having come down the links), on a 2-worker runtime. vs the same chain of
+//! by then, the kill having come down the links), on a 2-worker runtime, vs the same chain of
 //! Erlang/OTP processes (`spawn_link`, `exit(First, kill)`, the last's `'DOWN'`) on two
 //! schedulers (system `erlang`). Building the chain is not timed.
 
