@@ -2,13 +2,16 @@
 //! per round trip.
 //!
 //! Variant `2w`: the main fibra process sends `(from, i)` to an echoing process and waits for
-//! `i` back, on a 2-worker runtime, vs the same two Erlang/OTP processes on two schedulers
-//! (system `erlang`). Every round trip checks the value it gets back.
+//! `i` back, on a 2-worker runtime, vs two ractor actors doing the same on a 2-worker tokio
+//! multi-thread runtime (system `ractor`) and the same two Erlang/OTP processes on two
+//! schedulers (system `erlang`). Every round trip checks the value it gets back.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Pid, Reason, Signal};
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use tokio::sync::oneshot;
 
 use crate::erlang::compare_with_erlang;
 use crate::proc_spawn::WORKERS;
@@ -27,9 +30,14 @@ pub fn run(quick: bool) {
         variant: "2w",
         metric: Metric::NsPerOp,
     };
-    let contenders = vec![Contender::new("fibra", || {
-        fibra(trips).as_nanos() as f64 / trips as f64
-    })];
+    let per_trip = |elapsed: Duration| elapsed.as_nanos() as f64 / trips as f64;
+    let contenders = vec![
+        Contender::new("fibra", || per_trip(fibra(trips))),
+        Contender::new("ractor", || {
+            let runtime = runtimes::tokio_multi(WORKERS);
+            per_trip(runtimes::tokio_on_worker(&runtime, ractor_pingpong(trips)))
+        }),
+    ];
     compare_with_erlang(&case, ROUNDS, contenders, &[trips]);
 }
 
@@ -55,5 +63,103 @@ fn fibra(trips: u64) -> Duration {
     });
     assert_eq!(status, 0);
     let elapsed = *elapsed.lock().unwrap();
+    elapsed
+}
+
+/// A ractor actor that sends every `(from, i)` it receives back to `from` as `i`.
+struct Echo;
+
+impl Actor for Echo {
+    type Msg = (ActorRef<Ping>, u64);
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(&self, _: ActorRef<Self::Msg>, (): ()) -> Result<(), ActorProcessingErr> {
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _: ActorRef<Self::Msg>,
+        (from, i): (ActorRef<Ping>, u64),
+        (): &mut (),
+    ) -> Result<(), ActorProcessingErr> {
+        from.send_message(Ping::Back(i))?;
+        Ok(())
+    }
+}
+
+/// What the ractor pinger receives.
+enum Ping {
+    /// Start the round trips.
+    Start,
+    /// The echo of round trip `i`.
+    Back(u64),
+}
+
+/// The ractor actor that does the round trips with an [`Echo`] (the role of fibra's main
+/// process) and reports when they are done.
+struct Pinger;
+
+struct Trips {
+    echo: ActorRef<(ActorRef<Ping>, u64)>,
+    /// The round trips to do.
+    trips: u64,
+    /// The round trip under way (`trips` once all are done).
+    sent: u64,
+    done: Option<oneshot::Sender<()>>,
+}
+
+impl Actor for Pinger {
+    type Msg = Ping;
+    type State = Trips;
+    type Arguments = Trips;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<Ping>,
+        trips: Trips,
+    ) -> Result<Trips, ActorProcessingErr> {
+        Ok(trips)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<Ping>,
+        ping: Ping,
+        trips: &mut Trips,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Ping::Back(i) = ping {
+            assert_eq!(i, trips.sent, "the echo of the last round trip");
+            trips.sent += 1;
+        }
+        if trips.sent == trips.trips {
+            let _ = trips.done.take().expect("the trips end once").send(());
+        } else {
+            trips.echo.send_message((me, trips.sent))?;
+        }
+        Ok(())
+    }
+}
+
+/// ractor: `trips` round trips between a [`Pinger`] and an [`Echo`].
+async fn ractor_pingpong(trips: u64) -> Duration {
+    let (echo, _) = Actor::spawn(None, Echo, ()).await.expect("spawn the echo");
+    let (done, ended) = oneshot::channel();
+    let state = Trips {
+        echo: echo.clone(),
+        trips,
+        sent: 0,
+        done: Some(done),
+    };
+    let (pinger, _) = Actor::spawn(None, Pinger, state)
+        .await
+        .expect("spawn the pinger");
+    let start = Instant::now();
+    pinger.send_message(Ping::Start).expect("the pinger is up");
+    ended.await.expect("the pinger reports");
+    let elapsed = start.elapsed();
+    pinger.kill();
+    echo.kill();
     elapsed
 }

@@ -4,14 +4,17 @@
 //! Variant `1w`: fibra processes on a 1-worker runtime vs tokio tasks on a current-thread
 //! runtime. Variant `2w`: fibra processes (`fibra::process`, one mailbox each) on a 2-worker runtime vs
 //! tokio tasks with an unbounded `tokio::sync::mpsc` channel each (the actor shape of the
-//! tokio-based actor libraries) on a 2-worker multi-thread runtime, and the same ring of
-//! Erlang/OTP processes on two schedulers (system `erlang`, see [`crate::erlang`]). Every lap
-//! checks the hop count the token comes back with.
+//! tokio-based actor libraries) on a 2-worker multi-thread runtime, a ring of ractor actors on
+//! the same tokio runtime (system `ractor`: one of them, the lapper, sends the token out again
+//! for each lap), and the same ring of Erlang/OTP processes on two schedulers (system `erlang`,
+//! see [`crate::erlang`]). Every lap checks the hop count the token comes back with.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Pid, Signal};
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use tokio::sync::oneshot;
 
 use crate::erlang::compare_with_erlang;
 use crate::report::{Case, Metric};
@@ -48,6 +51,10 @@ pub fn run(quick: bool) {
         Contender::new("fibra", || per_hop(fibra(WORKERS, laps * RING))),
         Contender::new("tokio", || {
             per_hop(runtimes::tokio_multi(WORKERS).block_on(tokio_ring(laps * RING)))
+        }),
+        Contender::new("ractor", || {
+            let runtime = runtimes::tokio_multi(WORKERS);
+            per_hop(runtimes::tokio_on_worker(&runtime, ractor_ring(laps)))
         }),
     ];
     compare_with_erlang(&case, ROUNDS, contenders, &[RING, laps]);
@@ -120,4 +127,119 @@ async fn tokio_ring(hops: u64) -> Duration {
         }
         elapsed
     }
+}
+
+/// What a ractor ring member receives.
+enum Hop {
+    /// The member to pass the token to (sent to the lapper once the ring is built).
+    Next(ActorRef<Hop>),
+    /// The token, carrying its hop count.
+    Token(u64),
+}
+
+/// A ractor ring member that forwards the token to the next with the hop count plus one.
+struct Forward;
+
+impl Actor for Forward {
+    type Msg = Hop;
+    type State = ActorRef<Hop>;
+    type Arguments = ActorRef<Hop>;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<Hop>,
+        next: ActorRef<Hop>,
+    ) -> Result<ActorRef<Hop>, ActorProcessingErr> {
+        Ok(next)
+    }
+
+    async fn handle(
+        &self,
+        _: ActorRef<Hop>,
+        hop: Hop,
+        next: &mut ActorRef<Hop>,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Hop::Token(hops) = hop {
+            next.send_message(Hop::Token(hops + 1))?;
+        }
+        Ok(())
+    }
+}
+
+/// The ractor ring member that sends the token round again for every lap left (the role of
+/// fibra's main process), then reports the final hop count.
+struct Lapper;
+
+struct Laps {
+    first: Option<ActorRef<Hop>>,
+    left: u64,
+    done: Option<oneshot::Sender<u64>>,
+}
+
+impl Actor for Lapper {
+    type Msg = Hop;
+    type State = Laps;
+    type Arguments = Laps;
+
+    async fn pre_start(&self, _: ActorRef<Hop>, laps: Laps) -> Result<Laps, ActorProcessingErr> {
+        Ok(laps)
+    }
+
+    async fn handle(
+        &self,
+        _: ActorRef<Hop>,
+        hop: Hop,
+        laps: &mut Laps,
+    ) -> Result<(), ActorProcessingErr> {
+        match hop {
+            Hop::Next(first) => laps.first = Some(first),
+            Hop::Token(hops) if laps.left == 0 => {
+                let done = laps.done.take().expect("the ring ends once");
+                let _ = done.send(hops);
+            }
+            Hop::Token(hops) => {
+                laps.left -= 1;
+                let first = laps.first.as_ref().expect("the ring is closed");
+                first.send_message(Hop::Token(hops))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// ractor: the lapper and `RING - 1` forwarders, `laps` laps.
+async fn ractor_ring(laps: u64) -> Duration {
+    let (done, ended) = oneshot::channel();
+    let state = Laps {
+        first: None,
+        left: laps,
+        done: Some(done),
+    };
+    let (lapper, _) = Actor::spawn(None, Lapper, state)
+        .await
+        .expect("spawn the lapper");
+    let mut next = lapper.clone();
+    let mut members = Vec::new();
+    for _ in 0..RING - 1 {
+        let (member, _) = Actor::spawn(None, Forward, next)
+            .await
+            .expect("spawn a ring member");
+        members.push(member.clone());
+        next = member;
+    }
+    lapper
+        .send_message(Hop::Next(next))
+        .expect("the lapper is up");
+    let start = Instant::now();
+    lapper
+        .send_message(Hop::Token(0))
+        .expect("the lapper is up");
+    let hops = ended.await.expect("the lapper reports");
+    let elapsed = start.elapsed();
+    assert_eq!(hops, laps * (RING - 1));
+    lapper.kill();
+    for member in &members {
+        member.kill();
+    }
+    elapsed
 }

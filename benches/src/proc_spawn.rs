@@ -2,14 +2,18 @@
 //! started and waits in a receive; ns per process.
 //!
 //! Variant `2w`: fibra processes (`fibra::process::spawn`, each telling the spawner it has
-//! started, then receiving) on a 2-worker runtime vs Erlang/OTP processes doing the same on two
-//! schedulers (system `erlang`, see [`crate::erlang`]). The time runs from the first spawn to
-//! the last process's message; killing them afterwards is not timed.
+//! started, then receiving) on a 2-worker runtime vs ractor actors (`Actor::spawn`, each telling
+//! the spawner through a tokio channel from `post_start`, then waiting for a message) on a
+//! 2-worker tokio multi-thread runtime (system `ractor`) and Erlang/OTP processes doing the same
+//! on two schedulers (system `erlang`, see [`crate::erlang`]). The time runs from the first
+//! spawn to the last process's message; killing them afterwards is not timed.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fibra::process::{self, Inbox, Pid, Reason, Signal};
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
 use crate::erlang::compare_with_erlang;
 use crate::report::{Case, Metric};
@@ -30,9 +34,18 @@ pub fn run(quick: bool) {
         metric: Metric::NsPerOp,
     };
     let per_process = |elapsed: Duration| elapsed.as_nanos() as f64 / processes as f64;
-    let contenders = vec![Contender::new("fibra", || {
-        per_process(with_parked(processes as usize, || (), |()| ()).0)
-    })];
+    let contenders = vec![
+        Contender::new("fibra", || {
+            per_process(with_parked(processes as usize, || (), |()| ()).0)
+        }),
+        Contender::new("ractor", || {
+            let runtime = runtimes::tokio_multi(WORKERS);
+            per_process(runtimes::tokio_on_worker(
+                &runtime,
+                ractor_parked(processes),
+            ))
+        }),
+    ];
     compare_with_erlang(&case, ROUNDS, contenders, &[processes]);
 }
 
@@ -74,4 +87,52 @@ pub fn with_parked<B, T: Send + 'static>(
         let result = result.lock().unwrap().take();
         result.expect("the main process ran")
     })
+}
+
+/// A ractor actor that tells its spawner it has started, then waits for a message.
+struct Parked;
+
+impl Actor for Parked {
+    type Msg = ();
+    type State = UnboundedSender<()>;
+    type Arguments = UnboundedSender<()>;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<()>,
+        started: UnboundedSender<()>,
+    ) -> Result<UnboundedSender<()>, ActorProcessingErr> {
+        Ok(started)
+    }
+
+    async fn post_start(
+        &self,
+        _: ActorRef<()>,
+        started: &mut UnboundedSender<()>,
+    ) -> Result<(), ActorProcessingErr> {
+        started.send(())?;
+        Ok(())
+    }
+}
+
+/// ractor: `processes` [`Parked`] actors spawned until each has started; the time from the first
+/// spawn to the last report. Kills them afterwards.
+async fn ractor_parked(processes: u64) -> Duration {
+    let (started, mut reports) = unbounded_channel();
+    let start = Instant::now();
+    let mut actors = Vec::with_capacity(processes as usize);
+    for _ in 0..processes {
+        let (actor, _) = Actor::spawn(None, Parked, started.clone())
+            .await
+            .expect("spawn a ractor actor");
+        actors.push(actor);
+    }
+    for _ in 0..processes {
+        reports.recv().await.expect("every actor reports");
+    }
+    let elapsed = start.elapsed();
+    for actor in &actors {
+        actor.kill();
+    }
+    elapsed
 }

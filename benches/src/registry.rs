@@ -3,11 +3,11 @@
 //! usage text, `all`, the dispatch — reads this list.
 
 use crate::{
-    accept_storm, balance, block_on_ready, blocking_roundtrip, cancel_storm, chan_pingpong,
-    chan_throughput, diag_overhead, fs_read, http_hello, idle_conn_memory, interop_roundtrip,
-    load_http, mutex_contended, mutex_uncontended, parallel_map, parked_memory, proc_memory,
-    proc_pingpong, proc_ring, proc_spawn, select2, selective_receive, semaphore, skynet,
-    spawn_join, tcp_echo, timers, yield_pingpong,
+    accept_storm, balance, block_on_ready, blocking_roundtrip, call_roundtrip, cancel_storm,
+    chan_pingpong, chan_throughput, diag_overhead, fs_read, http_hello, idle_conn_memory,
+    interop_roundtrip, link_chain_kill, load_http, mutex_contended, mutex_uncontended,
+    parallel_map, parked_memory, proc_memory, proc_pingpong, proc_ring, proc_spawn, select2,
+    selective_receive, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
 };
 
 /// One benchmark the binary can run.
@@ -140,6 +140,16 @@ pub static BENCHES: &[Bench] = &[
         name: "selective_receive",
         about: "A receive matching the newest of 1 000 queued messages.",
         run: selective_receive::run,
+    },
+    Bench {
+        name: "link_chain_kill",
+        about: "A chain of 100 000 linked processes ended by one `exit(kill)`.",
+        run: link_chain_kill::run,
+    },
+    Bench {
+        name: "call_roundtrip",
+        about: "Calls with a typed reply to a server process.",
+        run: call_roundtrip::run,
     },
     Bench {
         name: "tcp_echo",

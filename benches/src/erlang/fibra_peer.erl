@@ -1,7 +1,10 @@
 %% The Erlang/OTP side of fibra-compare's process benches: each function runs one round and
 %% prints its value (nanoseconds per operation, or bytes per process) on a line of its own.
 -module(fibra_peer).
+-behaviour(gen_server).
 -export([main/1]).
+%% The gen_server of call_roundtrip: answers every call with the term it was given.
+-export([init/1, handle_call/3, handle_cast/2]).
 
 main([Bench | Args]) ->
     Value = run(Bench, [list_to_integer(A) || A <- Args]),
@@ -50,7 +53,43 @@ run("proc_pingpong", [Trips]) ->
 %% message.
 run("selective_receive", [N, Rounds]) ->
     Spent = selective(N, Rounds, 0),
-    Spent / (Rounds * (N - 1)).
+    Spent / (Rounds * (N - 1));
+%% A chain of N processes, each started by the one before with spawn_link, ended by one
+%% exit(First, kill): ns per process ended, until the last's 'DOWN'.
+run("link_chain_kill", [N]) ->
+    Me = self(),
+    First = spawn(fun() -> chain(N - 1, Me) end),
+    Last = receive {last, L} -> L end,
+    Ref = monitor(process, Last),
+    T0 = now_ns(),
+    exit(First, kill),
+    receive {'DOWN', Ref, process, Last, killed} -> ok end,
+    T1 = now_ns(),
+    (T1 - T0) / N;
+%% Calls to a gen_server answering each with its request: ns per call.
+run("call_roundtrip", [Calls]) ->
+    {ok, Server} = gen_server:start(?MODULE, [], []),
+    T0 = now_ns(),
+    calls(Server, Calls),
+    T1 = now_ns(),
+    gen_server:stop(Server),
+    (T1 - T0) / Calls.
+
+init([]) -> {ok, none}.
+handle_call(Request, _From, State) -> {reply, Request, State}.
+handle_cast(_, State) -> {noreply, State}.
+
+calls(_, 0) -> ok;
+calls(Server, I) ->
+    I = gen_server:call(Server, I),
+    calls(Server, I - 1).
+
+chain(0, Main) ->
+    Main ! {last, self()},
+    receive after infinity -> ok end;
+chain(After, Main) ->
+    spawn_link(fun() -> chain(After - 1, Main) end),
+    receive after infinity -> ok end.
 
 parked(Parent) ->
     Parent ! ready,

@@ -1,0 +1,104 @@
+//! `call_roundtrip`: requests with a typed reply to a server process, 1 000 000 (100 000 with
+//! `--quick`); ns per call.
+//!
+//! Variant `2w`: the main fibra process calls a server process with `fibra::process::call`
+//! (a one-shot reply handle and a monitor on the server for each call) on a 2-worker runtime,
+//! vs a tokio task calling a ractor actor with `call!` (an `RpcReplyPort`) on a 2-worker tokio
+//! multi-thread runtime (system `ractor`), and an Erlang/OTP process calling a `gen_server`
+//! with `gen_server:call` on two schedulers (system `erlang`). Call `i` is answered with `i`;
+//! the answers' sum is checked.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fibra::process::{self, Inbox, Reason, ReplyTo, Signal};
+use ractor::{call, Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use crate::erlang::compare_with_erlang;
+use crate::proc_spawn::WORKERS;
+use crate::report::{Case, Metric};
+use crate::rounds::{time_each, time_round_trips, Contender};
+use crate::runtimes;
+
+const JOB: &str = "call_roundtrip";
+const ROUNDS: usize = 5;
+/// The calls' timeout, OTP's default for `gen_server:call`; no call comes near it.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(quick: bool) {
+    let calls: u64 = if quick { 100_000 } else { 1_000_000 };
+    let case = Case {
+        bench: JOB,
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    let per_call = |elapsed: Duration| elapsed.as_nanos() as f64 / calls as f64;
+    let contenders = vec![
+        Contender::new("fibra", || per_call(fibra(calls))),
+        Contender::new("ractor", || {
+            let runtime = runtimes::tokio_multi(WORKERS);
+            per_call(runtimes::tokio_on_worker(&runtime, ractor_calls(calls)))
+        }),
+    ];
+    compare_with_erlang(&case, ROUNDS, contenders, &[calls]);
+}
+
+fn fibra(calls: u64) -> Duration {
+    let elapsed = Arc::new(Mutex::new(Duration::ZERO));
+    let out = elapsed.clone();
+    let status = runtimes::fibra(WORKERS).block_on(move || {
+        process::run(move |_: Inbox<()>| {
+            let server = process::spawn(|inbox: Inbox<(u64, ReplyTo<u64>)>| loop {
+                if let Signal::Msg((i, reply)) = inbox.recv() {
+                    reply.reply(i);
+                }
+            });
+            let spent = time_each(calls, |i| {
+                process::call(&server, |reply| (i, reply), TIMEOUT).expect("the server answers")
+            });
+            *out.lock().unwrap() = spent;
+            process::exit(&server, Reason::Kill);
+        })
+    });
+    assert_eq!(status, 0);
+    let elapsed = *elapsed.lock().unwrap();
+    elapsed
+}
+
+/// A ractor actor that answers every call with the number it was given.
+struct Server;
+
+impl Actor for Server {
+    type Msg = (u64, RpcReplyPort<u64>);
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(&self, _: ActorRef<Self::Msg>, (): ()) -> Result<(), ActorProcessingErr> {
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _: ActorRef<Self::Msg>,
+        (i, reply): Self::Msg,
+        (): &mut (),
+    ) -> Result<(), ActorProcessingErr> {
+        reply.send(i)?;
+        Ok(())
+    }
+}
+
+/// ractor: `calls` calls of a [`Server`] with `call!`, after one untimed call.
+async fn ractor_calls(calls: u64) -> Duration {
+    let (server, _) = Actor::spawn(None, Server, ())
+        .await
+        .expect("spawn the server");
+    let spent = time_round_trips(calls, |i| {
+        let server = server.clone();
+        async move { call!(server, |reply| (i, reply)).expect("the server answers") }
+    })
+    .await;
+    server.kill();
+    spent
+}

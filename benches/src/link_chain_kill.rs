@@ -1,0 +1,75 @@
+//! `link_chain_kill`: a chain of 100 000 linked processes (with `--quick` too: the chain is the
+//! workload) ended by one `exit(first, kill)`; ns per process ended.
+//!
+//! Variant `2w`: each fibra process starts the next with `fibra::process::spawn_link`, the last
+//! reports itself to the main process, which monitors it; the time runs from
+//! `process::exit(&first, Reason::Kill)` to the last's `Down` (every process before it has ended
+//! by then, the kill having come down the links), on a 2-worker runtime, vs the same chain of
+//! Erlang/OTP processes (`spawn_link`, `exit(First, kill)`, the last's `'DOWN'`) on two
+//! schedulers (system `erlang`). Building the chain is not timed.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fibra::process::{self, Inbox, Pid, Reason, Signal};
+
+use crate::erlang::compare_with_erlang;
+use crate::proc_spawn::WORKERS;
+use crate::report::{Case, Metric};
+use crate::rounds::Contender;
+use crate::runtimes;
+
+const JOB: &str = "link_chain_kill";
+/// Processes in the chain.
+const CHAIN: u64 = 100_000;
+const ROUNDS: usize = 5;
+
+/// Runs the bench and prints its JSON lines.
+pub fn run(_quick: bool) {
+    let case = Case {
+        bench: JOB,
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    let contenders = vec![Contender::new("fibra", || {
+        fibra().as_nanos() as f64 / CHAIN as f64
+    })];
+    compare_with_erlang(&case, ROUNDS, contenders, &[CHAIN]);
+}
+
+fn fibra() -> Duration {
+    let elapsed = Arc::new(Mutex::new(Duration::ZERO));
+    let out = elapsed.clone();
+    let status = runtimes::fibra(WORKERS).block_on(move || {
+        process::run(move |inbox: Inbox<Pid<()>>| {
+            let me = inbox.pid();
+            let first = process::spawn(move |inbox: Inbox<()>| chain(CHAIN - 1, me, inbox));
+            let last = inbox.recv().into_msg().expect("the last reports");
+            let watch = process::monitor(&last);
+            let start = Instant::now();
+            process::exit(&first, Reason::Kill);
+            let Signal::Down { mref, reason, .. } = inbox.recv() else {
+                panic!("only the last's Down comes");
+            };
+            *out.lock().unwrap() = start.elapsed();
+            assert_eq!(mref, watch);
+            assert_eq!(reason, Reason::Killed);
+        })
+    });
+    assert_eq!(status, 0);
+    let elapsed = *elapsed.lock().unwrap();
+    elapsed
+}
+
+/// A chain member with `after` members after it: starts the next linked (or, the last,
+/// reports itself to `main`), then waits.
+fn chain(after: u64, main: Pid<Pid<()>>, inbox: Inbox<()>) {
+    if after == 0 {
+        main.send(inbox.pid());
+    } else {
+        process::spawn_link(move |inbox: Inbox<()>| chain(after - 1, main, inbox));
+    }
+    loop {
+        inbox.recv();
+    }
+}
