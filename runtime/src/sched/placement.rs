@@ -8,6 +8,13 @@
 //! while the receiving workers have not woken up yet: the decision depends on counts, not on
 //! how fast other threads get a CPU.
 //!
+//! Hand-offs come in runs: once a worker hands a fiber to another, it goes on handing its next
+//! ones to that worker until the target holds [`SLACK`] more than it, then starts its own
+//! until it is the one [`SLACK`] ahead again. A burst is so dealt out in runs of
+//! `2 * SLACK + 1` consecutive fibers rather than one by one: fibers spawned one after another
+//! often talk to each other (pairs, pipelines, rings), and neighbours on one worker wake each
+//! other without a cross-thread wake-up.
+//!
 //! Spawn-then-join trees keep running depth first: the spawner parks on its join, its child
 //! finishes before the load grows, and the loads of workers that run such trees stay within
 //! the slack of each other.
@@ -59,13 +66,19 @@ impl Loads {
 
     /// The worker that should start a fiber taken from `me`'s own queue: `None` for `me`
     /// itself, else the least loaded other worker (the first such after `me`, so equal loads
-    /// share the hand-offs).
-    pub(crate) fn hand_off_target(&self, me: usize) -> Option<usize> {
+    /// share the hand-offs). `run` is the worker `me` handed its previous fiber to, if it did:
+    /// the run of hand-offs to it goes on while it holds less than [`SLACK`] more than `me`.
+    pub(crate) fn hand_off_target(&self, me: usize, run: Option<usize>) -> Option<usize> {
         let workers = self.counts.len();
         if workers == 1 {
             return None;
         }
         let mine = self.counts[me].0.load(Ordering::Relaxed);
+        if let Some(target) = run {
+            if self.counts[target].0.load(Ordering::Relaxed) < mine + SLACK {
+                return Some(target);
+            }
+        }
         let (target, least) = (1..workers)
             .map(|offset| (me + offset) % workers)
             .map(|worker| (worker, self.counts[worker].0.load(Ordering::Relaxed)))
@@ -89,21 +102,48 @@ mod tests {
 
     #[test]
     fn a_lone_worker_starts_everything_itself() {
-        assert_eq!(loads(&[100]).hand_off_target(0), None);
+        assert_eq!(loads(&[100]).hand_off_target(0, None), None);
     }
 
     #[test]
     fn within_the_slack_a_worker_starts_its_own_fibers() {
-        assert_eq!(loads(&[SLACK, 0]).hand_off_target(0), None);
-        assert_eq!(loads(&[SLACK + 3, 3, 7]).hand_off_target(0), None);
+        assert_eq!(loads(&[SLACK, 0]).hand_off_target(0, None), None);
+        assert_eq!(loads(&[SLACK + 3, 3, 7]).hand_off_target(0, None), None);
     }
 
     #[test]
     fn beyond_the_slack_the_least_loaded_worker_gets_the_fiber() {
-        assert_eq!(loads(&[SLACK + 1, 0]).hand_off_target(0), Some(1));
-        assert_eq!(loads(&[9, 5, 1, 4]).hand_off_target(0), Some(2));
+        assert_eq!(loads(&[SLACK + 1, 0]).hand_off_target(0, None), Some(1));
+        assert_eq!(loads(&[9, 5, 1, 4]).hand_off_target(0, None), Some(2));
         // Equal loads: the first worker after the caller.
-        assert_eq!(loads(&[1, 1, 9, 1]).hand_off_target(2), Some(3));
+        assert_eq!(loads(&[1, 1, 9, 1]).hand_off_target(2, None), Some(3));
+    }
+
+    #[test]
+    fn a_burst_is_dealt_out_in_runs_of_consecutive_fibers() {
+        let loads = loads(&[0, 0]);
+        let mut run = None;
+        let placed: Vec<usize> = (0..4 * (2 * SLACK + 1) + SLACK + 1)
+            .map(|_| {
+                run = loads.hand_off_target(0, run);
+                let worker = run.unwrap_or(0);
+                loads.add(worker);
+                worker
+            })
+            .collect();
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for worker in placed {
+            match runs.last_mut() {
+                Some((last, length)) if *last == worker => *length += 1,
+                _ => runs.push((worker, 1)),
+            }
+        }
+        // The first run fills the slack; each later one is the width of the band.
+        let run = 2 * SLACK + 1;
+        assert_eq!(
+            runs,
+            [(0, SLACK + 1), (1, run), (0, run), (1, run), (0, run)]
+        );
     }
 
     #[test]
@@ -111,6 +151,6 @@ mod tests {
         let loads = loads(&[SLACK + 1, 0]);
         loads.remove(0);
         assert_eq!(loads.snapshot(), [SLACK, 0]);
-        assert_eq!(loads.hand_off_target(0), None);
+        assert_eq!(loads.hand_off_target(0, None), None);
     }
 }

@@ -41,6 +41,9 @@ pub(crate) struct Local {
     /// Fibers that yielded: they run once nothing else here is runnable (and now and then
     /// before, so a stream of other work does not starve them).
     yielded: RefCell<VecDeque<Arc<Core>>>,
+    /// The worker this one handed its last unstarted fiber to, while that run of hand-offs
+    /// lasts (see `placement`).
+    handing_to: Cell<Option<usize>>,
     /// How many fibers the running fiber has spawned in this slice: the top of `unstarted`,
     /// made one batch when it suspends.
     spawned: Cell<usize>,
@@ -74,6 +77,7 @@ impl Local {
             shared,
             order: RefCell::new(RunOrder::new()),
             yielded: RefCell::new(VecDeque::new()),
+            handing_to: Cell::new(None),
             spawned: Cell::new(0),
             turning: RefCell::new(Vec::new()),
             unstarted,
@@ -292,7 +296,12 @@ impl Local {
     /// Decides where `core`, taken from this worker's own unstarted queue, starts: returns it
     /// to start here, or hands it to a less loaded worker (see `placement`).
     fn place(&self, core: Arc<Core>) -> Option<Arc<Core>> {
-        let Some(target) = self.shared.loads.hand_off_target(self.index) else {
+        let target = self
+            .shared
+            .loads
+            .hand_off_target(self.index, self.handing_to.get());
+        self.handing_to.set(target);
+        let Some(target) = target else {
             return Some(core);
         };
         let shared = &self.shared;
@@ -307,7 +316,10 @@ impl Local {
 
     /// Whether the placement rule would hand this worker's own unstarted fibers to another.
     fn overloaded(&self) -> bool {
-        self.shared.loads.hand_off_target(self.index).is_some()
+        self.shared
+            .loads
+            .hand_off_target(self.index, None)
+            .is_some()
     }
 
     /// Whether an idle worker may take a fiber handed to `victim`: only when that makes the

@@ -346,6 +346,10 @@ impl Builder {
 ///   starts it, and wakes that worker. The hand-off counts on the target at once, so a burst
 ///   of long-lived fibers (an accept loop, a fan-out) spreads over the workers even when the
 ///   others are slow to wake.
+/// - Hand-offs come in runs: a worker that handed a fiber to another hands it its next ones
+///   too, until that worker's load is 2 above its own. A burst is dealt out in runs of five
+///   consecutive fibers, so fibers spawned one after another (which often talk to each
+///   other: pairs, pipelines, rings) mostly share a worker.
 /// - An idle worker takes unstarted fibers from other workers' queues only while its own
 ///   load is within the same margin.
 /// - A fiber that is joined soon after it is spawned usually starts right where it was spawned
