@@ -28,6 +28,7 @@ mod rng {
     }
 
     /// The next 64 random bits (xorshift64*).
+    #[inline]
     fn next() -> u64 {
         STATE.with(|state| {
             let mut x = state.get();
@@ -41,11 +42,15 @@ mod rng {
 
     /// A uniform index below `n` (`n > 0`), by multiply-shift (bias below 2^-32 for any arm
     /// count a select has).
+    #[inline]
     fn below(n: usize) -> usize {
         ((u128::from(next()) * n as u128) >> 64) as usize
     }
 
-    /// Shuffles `items` into a uniformly random order (Fisher-Yates).
+    /// Shuffles `items` into a uniformly random order (Fisher-Yates). Inlined: it runs on
+    /// every select, and a larger engine (the wait path it inlines) would otherwise leave it
+    /// behind a call.
+    #[inline]
     pub(crate) fn shuffle<T>(items: &mut [T]) {
         for i in (1..items.len()).rev() {
             items.swap(i, below(i + 1));

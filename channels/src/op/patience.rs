@@ -211,25 +211,38 @@ impl fmt::Debug for Patience<'_> {
 /// Runs one operation to its end: tries it, retries, waits, tries again. `Err(())` when
 /// `deadline` passed first. Starts with a cancellation point (which also charges the call's
 /// reduction). The wait's site is the caller's.
+///
+/// The first try is inlined into the caller and the rest is a call that only a blocked
+/// operation makes, so an operation that completes at once neither passes its caller's
+/// location along nor sets up a [`Patience`].
+#[inline]
 #[track_caller]
 pub(crate) fn run_one(op: &dyn Operation, deadline: Deadline) -> Result<Attempt, ()> {
     fibra_runtime::checkpoint();
+    match op.try_now() {
+        Attempt::NotReady => run_blocked(op, deadline),
+        done => Ok(done),
+    }
+}
+
+/// [`run_one`] after a first try found `op` not ready.
+#[track_caller]
+fn run_blocked(op: &dyn Operation, deadline: Deadline) -> Result<Attempt, ()> {
     let mut patience = Patience::new();
     loop {
-        match op.try_now() {
-            Attempt::NotReady => {}
-            done => return Ok(done),
-        }
         if deadline.has_passed() {
             return Err(());
         }
-        if patience.retry(&[Some(op)]) {
-            continue;
+        if !patience.retry(&[Some(op)]) {
+            match patience.wait(&[Some(op)], deadline) {
+                Woken::Selected(_) => return Ok(op.outcome()),
+                Woken::Retry => {}
+                Woken::TimedOut => return Err(()),
+            }
         }
-        match patience.wait(&[Some(op)], deadline) {
-            Woken::Selected(_) => return Ok(op.outcome()),
-            Woken::Retry => {}
-            Woken::TimedOut => return Err(()),
+        match op.try_now() {
+            Attempt::NotReady => {}
+            done => return Ok(done),
         }
     }
 }
