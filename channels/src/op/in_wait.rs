@@ -13,14 +13,23 @@ use std::cell::Cell;
 pub struct WaitMark(Cell<bool>);
 
 impl WaitMark {
-    /// Panics unless the operation is out of any wait; `what` names the use.
+    /// Panics unless the operation is out of any wait; `what` names the use. On every try of
+    /// every operation, so the check is inlined and the panic is not.
+    #[inline]
     pub(crate) fn assert_free(&self, what: &str) {
-        assert!(
-            !self.0.get(),
-            "{what} on a channel operation that is in a wait (of another fiber on this \
-             thread): a waiting operation belongs to its wait until the wait returns"
-        );
+        if self.0.get() {
+            in_a_wait(what);
+        }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn in_a_wait(what: &str) -> ! {
+    panic!(
+        "{what} on a channel operation that is in a wait (of another fiber on this thread): a \
+         waiting operation belongs to its wait until the wait returns"
+    );
 }
 
 /// The marks a wait has set; cleared on drop, also when unwinding.
