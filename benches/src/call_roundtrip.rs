@@ -14,10 +14,9 @@ use std::time::Duration;
 use fibra::process::{self, Inbox, Reason, ReplyTo, Signal};
 use ractor::{call, Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-use crate::erlang::compare_with_erlang;
+use crate::erlang::compare_with_ractor_and_erlang;
 use crate::proc_spawn::WORKERS;
-use crate::report::{Case, Metric};
-use crate::rounds::{time_each, time_round_trips, Contender};
+use crate::rounds::{time_each, time_round_trips};
 use crate::runtimes;
 
 const JOB: &str = "call_roundtrip";
@@ -28,20 +27,7 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let calls: u64 = if quick { 100_000 } else { 1_000_000 };
-    let case = Case {
-        bench: JOB,
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    let per_call = |elapsed: Duration| elapsed.as_nanos() as f64 / calls as f64;
-    let contenders = vec![
-        Contender::new("fibra", || per_call(fibra(calls))),
-        Contender::new("ractor", || {
-            let runtime = runtimes::tokio_multi(WORKERS);
-            per_call(runtimes::tokio_on_worker(&runtime, ractor_calls(calls)))
-        }),
-    ];
-    compare_with_erlang(&case, ROUNDS, contenders, &[calls]);
+    compare_with_ractor_and_erlang(JOB, ROUNDS, calls, || fibra(calls), || ractor_calls(calls));
 }
 
 fn fibra(calls: u64) -> Duration {

@@ -5,11 +5,15 @@
 //! (`apt-get install erlang-base`, or `bash benches/install-peers.sh`) the bench prints a skip
 //! line and compares the other systems.
 
+use std::future::Future;
 use std::path::PathBuf;
-
-use crate::report::Case;
-use crate::rounds::{compare, Contender};
 use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::proc_spawn::WORKERS;
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, Contender};
+use crate::runtimes;
 
 /// The peer module's source.
 const SOURCE: &str = include_str!("erlang/fibra_peer.erl");
@@ -32,6 +36,34 @@ pub fn compare_with_erlang(
         }));
     }
     compare(case, rounds, &mut contenders);
+}
+
+/// The 2-worker case `bench` of `ops` operations, in ns per operation: `fibra` and `ractor` (a
+/// future run on a fresh 2-worker tokio runtime) each return the time they took, and the
+/// `erlang` peer runs its `bench` with `ops`.
+pub fn compare_with_ractor_and_erlang<R>(
+    bench: &'static str,
+    rounds: usize,
+    ops: u64,
+    fibra: impl Fn() -> Duration,
+    ractor: impl Fn() -> R,
+) where
+    R: Future<Output = Duration> + Send + 'static,
+{
+    let case = Case {
+        bench,
+        variant: "2w",
+        metric: Metric::NsPerOp,
+    };
+    let per_op = |elapsed: Duration| elapsed.as_nanos() as f64 / ops as f64;
+    let contenders = vec![
+        Contender::new("fibra", || per_op(fibra())),
+        Contender::new("ractor", || {
+            let runtime = runtimes::tokio_multi(WORKERS);
+            per_op(runtimes::tokio_on_worker(&runtime, ractor()))
+        }),
+    ];
+    compare_with_erlang(&case, rounds, contenders, &[ops]);
 }
 
 /// The compiled peer module, in a directory of its own (removed on drop).

@@ -13,10 +13,8 @@ use fibra::process::{self, Inbox, Pid, Reason, Signal};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::oneshot;
 
-use crate::erlang::compare_with_erlang;
+use crate::erlang::compare_with_ractor_and_erlang;
 use crate::proc_spawn::WORKERS;
-use crate::report::{Case, Metric};
-use crate::rounds::Contender;
 use crate::runtimes;
 
 const JOB: &str = "proc_pingpong";
@@ -25,20 +23,13 @@ const ROUNDS: usize = 5;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let trips: u64 = if quick { 100_000 } else { 1_000_000 };
-    let case = Case {
-        bench: JOB,
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    let per_trip = |elapsed: Duration| elapsed.as_nanos() as f64 / trips as f64;
-    let contenders = vec![
-        Contender::new("fibra", || per_trip(fibra(trips))),
-        Contender::new("ractor", || {
-            let runtime = runtimes::tokio_multi(WORKERS);
-            per_trip(runtimes::tokio_on_worker(&runtime, ractor_pingpong(trips)))
-        }),
-    ];
-    compare_with_erlang(&case, ROUNDS, contenders, &[trips]);
+    compare_with_ractor_and_erlang(
+        JOB,
+        ROUNDS,
+        trips,
+        || fibra(trips),
+        || ractor_pingpong(trips),
+    );
 }
 
 fn fibra(trips: u64) -> Duration {

@@ -15,9 +15,7 @@ use fibra::process::{self, Inbox, Pid, Reason, Signal};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use crate::erlang::compare_with_erlang;
-use crate::report::{Case, Metric};
-use crate::rounds::Contender;
+use crate::erlang::compare_with_ractor_and_erlang;
 use crate::runtimes;
 
 const JOB: &str = "proc_spawn";
@@ -28,25 +26,13 @@ const ROUNDS: usize = 3;
 /// Runs the bench and prints its JSON lines.
 pub fn run(quick: bool) {
     let processes: u64 = if quick { 100_000 } else { 1_000_000 };
-    let case = Case {
-        bench: JOB,
-        variant: "2w",
-        metric: Metric::NsPerOp,
-    };
-    let per_process = |elapsed: Duration| elapsed.as_nanos() as f64 / processes as f64;
-    let contenders = vec![
-        Contender::new("fibra", || {
-            per_process(with_parked(processes as usize, || (), |()| ()).0)
-        }),
-        Contender::new("ractor", || {
-            let runtime = runtimes::tokio_multi(WORKERS);
-            per_process(runtimes::tokio_on_worker(
-                &runtime,
-                ractor_parked(processes),
-            ))
-        }),
-    ];
-    compare_with_erlang(&case, ROUNDS, contenders, &[processes]);
+    compare_with_ractor_and_erlang(
+        JOB,
+        ROUNDS,
+        processes,
+        || with_parked(processes as usize, || (), |()| ()).0,
+        || ractor_parked(processes),
+    );
 }
 
 /// In a fresh 2-worker runtime's main process: calls `before`, spawns `processes` processes
