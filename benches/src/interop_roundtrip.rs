@@ -4,8 +4,11 @@
 //! Variant `2w` (100 000 round trips, 20 000 with `--quick`): a task on a 2-worker tokio
 //! multi-thread runtime spawns a fibra fiber through the `Handle` of a 2-worker background fibra
 //! runtime and awaits its `JoinHandle`, vs the same task spawning a tokio task with
-//! `tokio::spawn` and awaiting it. Both runtimes are built before the timed region and kept
-//! alive through it; one untimed round trip comes first. The sum of the results is checked.
+//! `tokio::spawn` and awaiting it, and vs `tokio_blocking`: the same task handing the work to
+//! tokio's blocking pool with `spawn_blocking` and awaiting it (async code running sync work on
+//! another thread, which is what a fiber spawned from a task is). The runtimes are built before
+//! the timed region and kept alive through it; one untimed round trip comes first. The sum of
+//! the results is checked.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -26,7 +29,11 @@ pub fn run(quick: bool) {
         "2w",
         trips,
         ROUNDS,
-        &[("fibra", &fibra), ("tokio", &tokio)],
+        &[
+            ("fibra", &fibra),
+            ("tokio", &tokio),
+            ("tokio_blocking", &tokio_blocking),
+        ],
     );
 }
 
@@ -62,6 +69,15 @@ fn tokio(trips: u64) -> Duration {
     })
 }
 
+/// tokio_blocking: the task runs each trip's work on tokio's blocking pool and awaits it.
+fn tokio_blocking(trips: u64) -> Duration {
+    time_round_trips_on_tokio(WORKERS, trips, |i| async move {
+        tokio::task::spawn_blocking(move || black_box(i))
+            .await
+            .expect("blocking task panicked")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +87,6 @@ mod tests {
         // Each function asserts the sum itself.
         fibra(100);
         tokio(100);
+        tokio_blocking(100);
     }
 }
