@@ -42,7 +42,6 @@ pub fn current() -> Fiber {
 ///     fibra::park(); // returns at once: the token was there
 /// });
 /// ```
-#[inline]
 #[track_caller]
 pub fn park() {
     let site = WaitSite::new(WaitKind::Park, &());

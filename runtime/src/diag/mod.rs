@@ -65,7 +65,7 @@ pub(crate) const RECORDS_WAITS: bool = !cfg!(feature = "nodiag");
 /// is recorded.
 pub(crate) struct Published {
     core: *const Core,
-    owned: bool,
+    ending: Option<record::Ending>,
 }
 
 impl Published {
@@ -79,21 +79,20 @@ impl Published {
         // only used by the fiber itself.
         let core = unsafe { &*core };
         if !RECORDS_WAITS {
-            return Some(Published { core, owned: false });
+            return Some(Published { core, ending: None });
         }
-        let owned = core.diag.publish(site, timed, since);
-        Some(Published { core, owned })
+        let ending = Some(core.diag.publish(site, timed, since));
+        Some(Published { core, ending })
     }
 }
 
 impl Drop for Published {
     #[inline]
     fn drop(&mut self) {
-        if !RECORDS_WAITS {
-            return;
+        if let Some(ending) = self.ending {
+            // SAFETY: as in `new`: dropped by the fiber while it runs.
+            unsafe { &*self.core }.diag.clear(ending);
         }
-        // SAFETY: as in `new`: dropped by the fiber while it runs.
-        unsafe { &*self.core }.diag.clear(self.owned);
     }
 }
 

@@ -2,9 +2,12 @@
 //! waits, what it waits on and where. Written only by the fiber itself (and its worker), read
 //! by dumps and deadlock checks on other threads.
 //!
-//! The wait is a sequence lock over atomic fields, so publishing one costs a few plain stores
-//! (it happens on every recorded park): the writer makes the sequence odd, writes, and makes
-//! it even again; a reader retries until it read the same even sequence before and after. A
+//! The wait is a sequence lock over atomic fields whose parity says whether a wait is
+//! published, so a park (which publishes and ends one wait) costs the field stores and one
+//! store of the sequence each way: the writer fills the fields while the sequence is even (no
+//! wait) and makes it odd to publish; ending the wait makes it even again. A reader that sees
+//! an odd sequence reads the fields and keeps them if the sequence has not moved meanwhile;
+//! the fields are only rewritten after the sequence has moved on. A
 //! wait on a resource with a [`Holder`] is read further, through the holder, which lives in
 //! the resource: that read holds `pin`, which the fiber also takes to end such a wait, so the
 //! resource (borrowed by the waiting call until the wait has ended) is alive meanwhile.
@@ -49,6 +52,17 @@ pub(crate) struct Waiting {
     pub(crate) owned: bool,
 }
 
+/// How to end a published wait: carried by the waiting fiber across its suspension, so that
+/// ending the wait is one store, with no load of the record (which a fiber that just switched
+/// back in pays for).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ending {
+    /// The sequence that says the wait has ended.
+    seq: u64,
+    /// Whether it names an owner: readers then look through the holder, under `pin`.
+    owned: bool,
+}
+
 /// The owner of a published wait, read live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct OwnerNow {
@@ -60,7 +74,7 @@ pub(crate) struct OwnerNow {
 pub(crate) struct Record {
     phase: AtomicU8,
     seq: AtomicU64,
-    /// `kind_index + 1`, or 0 while no wait is published.
+    /// The index of the published wait's kind in `WAIT_KINDS`.
     kind: AtomicU8,
     timed: AtomicBool,
     owner_tag: AtomicU8,
@@ -132,49 +146,47 @@ impl Record {
         self.phase.store(DONE, Ordering::Release);
     }
 
-    /// One write of the sequence lock; only the fiber itself writes.
+    /// Publishes a wait; what it returns ends it ([`clear`](Self::clear)).
     #[inline]
-    fn write(&self, fields: impl FnOnce()) {
-        let seq = self.seq.load(Ordering::Relaxed);
-        self.seq.store(seq + 1, Ordering::Relaxed);
-        fence(Ordering::Release);
-        fields();
-        self.seq.store(seq + 2, Ordering::Release);
-    }
-
-    /// Publishes a wait; returns whether it names an owner (then [`clear`](Self::clear) must
-    /// be told so).
-    #[inline]
-    pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> bool {
+    pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> Ending {
         let (tag, owner) = match site.owner {
             Owner::Nobody => (NOBODY, 0),
             Owner::Holder(holder) => (HOLDER, holder as *const Holder as usize),
             Owner::Fiber(id) => (FIBER, id as usize),
         };
-        self.write(|| {
-            self.kind.store(site.kind as u8 + 1, Ordering::Relaxed);
-            self.timed.store(timed, Ordering::Relaxed);
-            self.owner_tag.store(tag, Ordering::Relaxed);
-            self.owner.store(owner, Ordering::Relaxed);
-            self.object.store(site.object, Ordering::Relaxed);
-            let location = site.location as *const Location<'static>;
-            self.location.store(location.cast_mut(), Ordering::Relaxed);
-            self.since.store(since, Ordering::Relaxed);
-        });
+        // Only the fiber itself writes, and no wait is published (the sequence is even).
+        let seq = self.seq.load(Ordering::Relaxed);
+        debug_assert!(seq % 2 == 0, "a wait published twice");
+        // Orders the end of the last wait (the even store) before these field stores: a
+        // reader that sees one of them sees the sequence moved past its odd value.
+        fence(Ordering::Release);
+        self.kind.store(site.kind as u8, Ordering::Relaxed);
+        self.timed.store(timed, Ordering::Relaxed);
+        self.owner_tag.store(tag, Ordering::Relaxed);
+        self.owner.store(owner, Ordering::Relaxed);
+        self.object.store(site.object, Ordering::Relaxed);
+        let location = site.location as *const Location<'static>;
+        self.location.store(location.cast_mut(), Ordering::Relaxed);
+        self.since.store(since, Ordering::Relaxed);
+        self.seq.store(seq + 1, Ordering::Release);
         let owned = tag != NOBODY;
         self.check.store(owned && !timed, Ordering::Relaxed);
-        owned
+        Ending {
+            seq: seq + 2,
+            owned,
+        }
     }
 
-    /// Ends the published wait; `owned` as `publish` returned.
+    /// Ends the wait `publish` returned `ending` for.
     #[inline]
-    pub(crate) fn clear(&self, owned: bool) {
-        self.check.store(false, Ordering::Relaxed);
-        if owned {
+    pub(crate) fn clear(&self, ending: Ending) {
+        if ending.owned {
+            self.check.store(false, Ordering::Relaxed);
             let _pin = self.pin.lock();
-            self.write(|| self.kind.store(0, Ordering::Relaxed));
+            self.seq.store(ending.seq, Ordering::Release);
         } else {
-            self.write(|| self.kind.store(0, Ordering::Relaxed));
+            // `check` was never raised for a wait without an owner.
+            self.seq.store(ending.seq, Ordering::Release);
         }
     }
 
@@ -189,31 +201,30 @@ impl Record {
         loop {
             let seq = self.seq.load(Ordering::Acquire);
             if seq % 2 == 0 {
-                let kind = self.kind.load(Ordering::Relaxed);
-                let timed = self.timed.load(Ordering::Relaxed);
-                let tag = self.owner_tag.load(Ordering::Relaxed);
-                let owner = self.owner.load(Ordering::Relaxed);
-                let object = self.object.load(Ordering::Relaxed);
-                let location = self.location.load(Ordering::Relaxed);
-                let since = self.since.load(Ordering::Relaxed);
-                fence(Ordering::Acquire);
-                if self.seq.load(Ordering::Relaxed) == seq {
-                    if kind == 0 {
-                        return None;
-                    }
-                    // SAFETY: a published wait's location came from a `&'static Location`.
-                    let location = unsafe { &*location.cast_const() };
-                    let waiting = Waiting {
-                        kind: WAIT_KINDS[usize::from(kind - 1)],
-                        object,
-                        location,
-                        since,
-                        timed,
-                        generation: seq,
-                        owned: tag != NOBODY,
-                    };
-                    return Some((waiting, tag, owner));
-                }
+                return None;
+            }
+            let kind = self.kind.load(Ordering::Relaxed);
+            let timed = self.timed.load(Ordering::Relaxed);
+            let tag = self.owner_tag.load(Ordering::Relaxed);
+            let owner = self.owner.load(Ordering::Relaxed);
+            let object = self.object.load(Ordering::Relaxed);
+            let location = self.location.load(Ordering::Relaxed);
+            let since = self.since.load(Ordering::Relaxed);
+            fence(Ordering::Acquire);
+            if self.seq.load(Ordering::Relaxed) == seq {
+                // SAFETY: the sequence did not move while we read, so `location` is the one
+                // published with it, and a published location came from a `&'static Location`.
+                let location = unsafe { &*location.cast_const() };
+                let waiting = Waiting {
+                    kind: WAIT_KINDS[usize::from(kind)],
+                    object,
+                    location,
+                    since,
+                    timed,
+                    generation: seq,
+                    owned: tag != NOBODY,
+                };
+                return Some((waiting, tag, owner));
             }
             spins += 1;
             if spins % 64 == 0 {
@@ -307,7 +318,72 @@ pub(crate) fn coarse_now() -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::WAIT_KINDS;
+    use super::{Record, WAIT_KINDS};
+    use crate::wait::{WaitKind, WaitSite};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn a_reader_never_sees_the_fields_of_two_waits_mixed() {
+        let record = Record::new();
+        let (first, second) = (1u8, 2u64);
+        let first_site = WaitSite::new(WaitKind::Mutex, &first);
+        let second_site = WaitSite::new(WaitKind::Recv, &second);
+        let done = AtomicBool::new(false);
+        let seen = std::thread::scope(|s| {
+            s.spawn(|| {
+                for round in 0..20_000u64 {
+                    let (site, since) = if round % 2 == 0 {
+                        (&first_site, 10)
+                    } else {
+                        (&second_site, 20)
+                    };
+                    let ending = record.publish(site, round % 2 == 1, since);
+                    record.clear(ending);
+                }
+                done.store(true, Ordering::Release);
+            });
+            let mut seen = [0u32; 3];
+            while !done.load(Ordering::Acquire) {
+                match record.read_stable() {
+                    None => seen[0] += 1,
+                    Some((waiting, _, _)) => {
+                        let expected = if waiting.kind == WaitKind::Mutex {
+                            (first_site.object, 10, false, 1)
+                        } else {
+                            (second_site.object, 20, true, 2)
+                        };
+                        let got = (waiting.object, waiting.since, waiting.timed);
+                        assert_eq!(got, (expected.0, expected.1, expected.2), "torn read");
+                        assert_eq!(waiting.generation % 2, 1, "a published wait is odd");
+                        seen[expected.3] += 1;
+                    }
+                }
+            }
+            seen
+        });
+        assert!(seen[0] > 0, "the reader saw no ended wait: {seen:?}");
+        assert_eq!(record.read_stable(), None, "the last wait was ended");
+    }
+
+    #[test]
+    fn an_ended_wait_reads_as_none_and_the_next_one_as_itself() {
+        let record = Record::new();
+        assert_eq!(record.read_stable(), None);
+        let object = 7u32;
+        let site = WaitSite::new(WaitKind::Sleep, &object);
+        let ending = record.publish(&site, true, 5);
+        let (waiting, _, _) = record.read_stable().expect("published");
+        assert_eq!(
+            (waiting.kind, waiting.since, waiting.timed),
+            (WaitKind::Sleep, 5, true)
+        );
+        record.clear(ending);
+        assert_eq!(record.read_stable(), None);
+        let ending = record.publish(&site, false, 6);
+        let (again, _, _) = record.read_stable().expect("published again");
+        assert_ne!(again.generation, waiting.generation, "waits are told apart");
+        record.clear(ending);
+    }
 
     #[test]
     fn wait_kinds_are_stored_by_their_declaration_index() {
