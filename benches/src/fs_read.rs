@@ -4,6 +4,10 @@
 //! 2-worker runtime vs `tokio::fs::File` (`AsyncReadExt::read`) from a task on a 2-worker
 //! multi-thread runtime. The file is written once before the rounds and removed after; every
 //! round checks the byte count and a checksum.
+//!
+//! # Measured (2026-12-05, the 2-core machine loaded by other work, load average 11–14)
+//!
+//! fibra 0.18–0.20× tokio's ns per 8 KiB (`--quick`, 5 runs): some 5× tokio's throughput.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

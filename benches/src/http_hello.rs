@@ -25,6 +25,12 @@
 //! round checks that the client saw no errors and that the server answered at least the
 //! requests the client counted.
 //!
+//! # Measured (2026-12-05, the 2-core machine loaded by other work, load average 11–14)
+//!
+//! Five `--quick` runs: fibra 0.73–1.43× hyper in requests per second (median 1.27×), 0.72–0.80×
+//! hyper's server CPU per request; the client's CPU per request 0.80–0.91× its cost against
+//! hyper.
+//!
 //! # Measured (2026-12-03, the 2-core machine loaded by other work, load average 8–12)
 //!
 //! Before the readiness and batching changes below: fibra 0.42–0.82× hyper in requests per

@@ -20,6 +20,11 @@
 //! Each process holds one descriptor per connection; the bench raises `RLIMIT_NOFILE` to fit
 //! (the soft limit, and the hard one where the process may) and prints a skip line on stderr
 //! where it cannot.
+//!
+//! # Measured (2026-12-05, the 2-core machine loaded by other work, load average 11–14)
+//!
+//! fibra 5 157–5 203 bytes per connection in one run's rounds, tokio 1 039–1 040; fibra over
+//! tokio 4.97–5.01× in five `--quick` runs.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;

@@ -102,10 +102,20 @@ impl<S: AsFd> Source<S> {
 
     /// Wraps `io`, which is already in non-blocking mode.
     pub(crate) fn nonblocking(io: S) -> Source<S> {
+        Source::with_timeouts(io, Timeouts::new())
+    }
+
+    /// Wraps `io`, a socket this crate has just made (already in non-blocking mode), so
+    /// without read or write timeouts: the kernel is never asked for them.
+    pub(crate) fn without_timeouts(io: S) -> Source<S> {
+        Source::with_timeouts(io, Timeouts::none())
+    }
+
+    fn with_timeouts(io: S, timeouts: Timeouts) -> Source<S> {
         Source {
             registration: Mutex::new(None),
             user_nonblocking: AtomicBool::new(false),
-            timeouts: Arc::new(Timeouts::new()),
+            timeouts: Arc::new(timeouts),
             io,
         }
     }

@@ -27,6 +27,14 @@ impl Timeouts {
         }
     }
 
+    /// Those of a socket known to have none (one just made): the socket is never asked.
+    pub(crate) fn none() -> Timeouts {
+        Timeouts {
+            read: Slot(AtomicU64::new(NONE)),
+            write: Slot(AtomicU64::new(NONE)),
+        }
+    }
+
     /// The read timeout; `from_socket` asks the socket the first time.
     pub(crate) fn read(
         &self,
@@ -117,6 +125,19 @@ mod tests {
         assert_eq!(asked.get(), 1);
         // The write timeout is its own.
         assert_eq!(timeouts.write(|| Ok(None)).unwrap(), None);
+    }
+
+    #[test]
+    fn a_socket_known_to_have_no_timeouts_is_never_asked_and_a_set_still_counts() {
+        let timeouts = Timeouts::none();
+        assert_eq!(timeouts.read(|| unreachable!()).unwrap(), None);
+        assert_eq!(timeouts.write(|| unreachable!()).unwrap(), None);
+        timeouts.set_write(Some(Duration::from_millis(5)));
+        assert_eq!(
+            timeouts.write(|| unreachable!()).unwrap(),
+            Some(Duration::from_millis(5))
+        );
+        assert_eq!(timeouts.read(|| unreachable!()).unwrap(), None);
     }
 
     #[test]

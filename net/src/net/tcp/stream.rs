@@ -104,7 +104,10 @@ impl TcpStream {
             Some(Protocol::TCP),
         )?;
         let started = socket.connect(&SockAddr::from(addr));
-        let stream = TcpStream::from_nonblocking(socket.into());
+        // A socket made here has no timeouts: its first wait need not ask the kernel.
+        let stream = TcpStream {
+            source: Source::without_timeouts(socket.into()),
+        };
         match started {
             Ok(()) => return Ok(stream),
             Err(error) if error.raw_os_error() == Some(libc::EINPROGRESS) => {}
@@ -114,16 +117,19 @@ impl TcpStream {
             Interest::WRITABLE,
             |_| Ok(deadline),
             crate::source::never,
-            |socket| match socket.take_error()? {
-                Some(error) => Err(error),
-                None => match socket.peer_addr() {
-                    Ok(_) => Ok(()),
-                    // Not connected yet: a spurious wake-up.
-                    Err(error) if error.kind() == io::ErrorKind::NotConnected => {
-                        Err(io::ErrorKind::WouldBlock.into())
+            // A peer address means connected (an error arriving after that is the next
+            // call's, as after a blocking connect); only an unconnected socket has its
+            // pending error asked for, so a loopback connect, done at once, costs one call.
+            |socket| match socket.peer_addr() {
+                Ok(_) => Ok(()),
+                Err(error) if error.kind() == io::ErrorKind::NotConnected => {
+                    match socket.take_error()? {
+                        Some(error) => Err(error),
+                        // Not connected yet: in progress, or a spurious wake-up.
+                        None => Err(io::ErrorKind::WouldBlock.into()),
                     }
-                    Err(error) => Err(error),
-                },
+                }
+                Err(error) => Err(error),
             },
         )?;
         Ok(stream)

@@ -38,8 +38,9 @@ impl UnixStream {
         let addr = SockAddr::unix(path.as_ref())?;
         let socket = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
         match socket.connect(&addr) {
+            // A socket made here has no timeouts: its first wait need not ask the kernel.
             Ok(()) => Ok(UnixStream {
-                source: Source::nonblocking(socket.into()),
+                source: Source::without_timeouts(socket.into()),
             }),
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                 let path = path.as_ref().to_owned();
