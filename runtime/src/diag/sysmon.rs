@@ -109,8 +109,10 @@ impl CpuTime {
 
     /// How long of the `wall` time since `since` thread `tid` was held: all of it while it
     /// sleeps in the kernel; otherwise the time before this was read plus the CPU time it has
-    /// had since.
-    fn held(self, tid: Option<i32>, since: Instant, wall: Duration) -> Duration {
+    /// had since. The monitor means to read one `tick` after `since`; when it read later, it
+    /// was itself kept off the CPU (a loaded machine), and so, likely, was the thread: at most
+    /// one tick before the read counts.
+    fn held(self, tid: Option<i32>, since: Instant, wall: Duration, tick: Duration) -> Duration {
         let asleep = tid
             .and_then(thread_state)
             .is_some_and(|state| state == 'S' || state == 'D');
@@ -119,7 +121,7 @@ impl CpuTime {
                 let ran = tid
                     .and_then(cpu_time)
                     .map_or(0, |now| now.saturating_sub(before));
-                at.saturating_duration_since(since) + Duration::from_nanos(ran)
+                at.saturating_duration_since(since).min(tick) + Duration::from_nanos(ran)
             }
             _ => wall,
         }
@@ -250,7 +252,7 @@ impl Monitor {
                     if seen.reported || wall < self.threshold {
                         continue;
                     }
-                    let ran = seen.waited.held(tid, seen.since, wall);
+                    let ran = seen.waited.held(tid, seen.since, wall, self.tick);
                     if ran >= self.threshold {
                         seen.reported = true;
                         self.diagnose(index, fiber, ran);
@@ -320,9 +322,12 @@ impl Monitor {
         };
         let answered = probe.answered.load(Ordering::Acquire);
         if answered != 0 {
-            let stalled = probe
-                .waited
-                .held(tid, probe.sent, Duration::from_nanos(answered - 1));
+            let stalled = probe.waited.held(
+                tid,
+                probe.sent,
+                Duration::from_nanos(answered - 1),
+                self.tick,
+            );
             if probe.warned {
                 emit(&format!(
                     "fibra: the driver thread was stalled for {} ms in all",
@@ -340,7 +345,7 @@ impl Monitor {
         if probe.warned || wall < self.threshold {
             return;
         }
-        let waited = probe.waited.held(tid, probe.sent, wall);
+        let waited = probe.waited.held(tid, probe.sent, wall, self.tick);
         if waited >= self.threshold {
             probe.warned = true;
             emit(&format!(
@@ -407,5 +412,25 @@ mod tests {
         while super::cpu_time(tid).unwrap() == before {
             assert!(start.elapsed().as_secs() < 60, "the CPU time never moved");
         }
+    }
+
+    #[test]
+    fn a_late_first_read_counts_one_tick_before_it_and_the_cpu_time_after_it() {
+        use super::CpuTime;
+        use std::time::{Duration, Instant};
+        let since = Instant::now();
+        let tick = Duration::from_millis(5);
+        let tid = super::super::current_tid();
+        // Read as if the monitor itself had been kept off the CPU for 80 ms after `since`.
+        let before = super::cpu_time(tid).expect("schedstat is readable");
+        let late = CpuTime::Read(since + Duration::from_millis(80), before);
+        let wall = Duration::from_millis(100);
+        let held = late.held(Some(tid), since, wall, tick);
+        assert!(held >= tick, "the tick before the read counts: {held:?}");
+        let ran = Duration::from_nanos(super::cpu_time(tid).unwrap() - before);
+        assert!(
+            held <= tick + ran,
+            "only one tick of the 80 ms before the read counts: {held:?}"
+        );
     }
 }
