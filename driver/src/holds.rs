@@ -36,7 +36,8 @@ pub struct HoldInfo {
     pub kind: HoldKind,
     /// Where the wait was started.
     pub location: &'static Location<'static>,
-    /// When it was started.
+    /// When the hold was taken: when the wait began, or, for a fiber's timed park (whose
+    /// deadline its worker arms only if the wait outlasts a moment), when it was armed.
     pub since: Instant,
     /// Who waits: a fiber id, if the waiter is a fiber.
     pub owner: Option<u64>,
