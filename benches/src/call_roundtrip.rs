@@ -16,7 +16,10 @@
 //! (0.494, 0.518, 0.548, 0.689), 0.29×–0.38× erlang. With `call` also yielding before it
 //! parks: 0.485× and 0.489× ractor, 0.23× and 0.26× erlang, in the two runs alternated with
 //! the previous binary (0.494× and 0.689× there). A scratch build without any timer measured
-//! 441 ns (0.75× ractor) on a quieter machine.
+//! 441 ns (0.75× ractor) on a quieter machine. Later, at a load average near 3, the binaries
+//! before and after both changes alternated twice: before 1874 and 3175 ns (1.16× and 1.92×
+//! ractor, 0.60× and 0.98× erlang), after 731 and 706 ns (0.441× and 0.445× ractor, 0.226× and
+//! 0.227× erlang).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
