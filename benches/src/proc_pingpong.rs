@@ -5,6 +5,17 @@
 //! `i` back, on a 2-worker runtime, vs two ractor actors doing the same on a 2-worker tokio
 //! multi-thread runtime (system `ractor`) and the same two Erlang/OTP processes on two
 //! schedulers (system `erlang`). Every round trip checks the value it gets back.
+//!
+//! Bimodal: when the echo process is started by the other worker (an idle worker takes it
+//! before its spawner parks), every round trip crosses workers, at about three times the cost
+//! of a cross-worker round trip of channels. One difference: a receive parks at once, where a
+//! channel operation first retries a few times, yielding (the patience policy), and a reply
+//! that comes during those retries spares a park and a cross-thread wake. Not profiled further
+//! (the shared machine ran at load averages 9–14). Tried (alternated runs): the full policy in every receive, 0.22×/0.26×
+//! → 0.18×/0.20× ractor, but `proc_ring` 1w 2.5×–2.9× → 3.2×–3.5× tokio and 2w 2.0×–3.4× →
+//! 3.1×–4.4× ractor (the ring's waiting processes spin on every hop); retrying only while
+//! nothing else could run on the worker, 0.27×/0.27× → 0.23×/0.25× ractor, within the noise,
+//! and `proc_ring` 1w 3.6×/4.3× → 4.7×/4.8× tokio. Neither was kept.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

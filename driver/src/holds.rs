@@ -36,7 +36,8 @@ pub struct HoldInfo {
     pub kind: HoldKind,
     /// Where the wait was started.
     pub location: &'static Location<'static>,
-    /// When it was started.
+    /// When the hold was taken: when the wait began, or, for a fiber's timed park (whose
+    /// deadline its worker arms only if the wait outlasts a moment), when it was armed.
     pub since: Instant,
     /// Who waits: a fiber id, if the waiter is a fiber.
     pub owner: Option<u64>,
@@ -91,9 +92,29 @@ impl Holds {
     /// releases it.
     #[track_caller]
     pub fn take(self: &Arc<Self>, kind: HoldKind, owner: Option<u64>) -> Hold {
+        self.take_at(kind, owner, Location::caller())
+    }
+
+    /// Takes a hold for a wait started at `location` (for a hold taken on the waiter's behalf,
+    /// away from where its wait began).
+    ///
+    /// ```
+    /// use fibra_driver::{HoldKind, Holds};
+    ///
+    /// let holds = std::sync::Arc::new(Holds::new());
+    /// let at = std::panic::Location::caller();
+    /// let _hold = holds.take_at(HoldKind::Timer, Some(7), at);
+    /// assert_eq!(holds.snapshot()[0].location, at);
+    /// ```
+    pub fn take_at(
+        self: &Arc<Self>,
+        kind: HoldKind,
+        owner: Option<u64>,
+        location: &'static Location<'static>,
+    ) -> Hold {
         let info = HoldInfo {
             kind,
-            location: Location::caller(),
+            location,
             since: Instant::now(),
             owner,
         };

@@ -13,9 +13,14 @@ use std::fmt;
 /// For each process, in order: it is marked ended, the monitors it holds are dropped, its
 /// name is freed, its monitors get their `Down`, its fiber is cancelled (it unwinds at its
 /// next cancellation point), and its links get their signals in link order.
+///
+/// Each process ended costs the caller a reduction, so a long cascade is spread over the
+/// caller's slices (other fibers run between them) instead of holding its worker; the caller
+/// cannot be cancelled meanwhile, so the cascade always runs to its end before this returns.
 pub(crate) fn end(first: ProcessId, reason: Reason) {
     let mut work = VecDeque::from([(first, reason)]);
     while let Some((id, reason)) = work.pop_front() {
+        fibra_runtime::shield(fibra_runtime::checkpoint);
         let core = id.proc().core();
         let held = {
             let mut state = core.lock();

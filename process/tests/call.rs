@@ -131,3 +131,23 @@ fn a_process_calling_itself_panics_instead_of_waiting_forever() {
     });
     assert_eq!(status, 0);
 }
+
+#[test]
+fn a_call_answered_by_a_process_on_the_same_worker_does_not_park_the_caller() {
+    let status = program(1, |_: Inbox<()>| {
+        let server = process::spawn(|inbox: Inbox<ReplyTo<u8>>| {
+            if let Signal::Msg(reply) = inbox.recv() {
+                reply.reply(7);
+            }
+        });
+        let parks = || fibra_runtime::Handle::current().metrics().workers[0].parks;
+        let before = parks();
+        // No reply yet when the request is sent: the caller yields, the server answers.
+        assert_eq!(
+            process::call(&server, |r| r, Duration::from_secs(60)),
+            Ok(7)
+        );
+        assert_eq!(parks(), before, "neither process parked");
+    });
+    assert_eq!(status, 0);
+}

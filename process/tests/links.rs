@@ -7,7 +7,7 @@ use common::program;
 use fibra_process::{self as process, Inbox, NoProc, Pid, ProcessId, Reason, Signal};
 use fibra_testing::{Counted, WORKER_COUNTS};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A process that waits for messages for good.
 fn idle(inbox: Inbox<()>) {
@@ -247,18 +247,24 @@ fn link_in(left: usize, main: Pid<ProcessId>, drops: Arc<AtomicUsize>) {
     });
 }
 
+/// Starts a chain of `length` processes, each linked to the next (all but the first count
+/// their drops); returns the first and the last.
+fn chain(inbox: &Inbox<ProcessId>, length: usize, drops: Arc<AtomicUsize>) -> (Pid<()>, ProcessId) {
+    let main = inbox.pid();
+    let first = process::spawn(move |inbox: Inbox<()>| {
+        link_in(length - 1, main, drops);
+        idle(inbox);
+    });
+    (first, inbox.recv().into_msg().unwrap())
+}
+
 #[test]
 fn a_chain_of_a_hundred_thousand_linked_processes_ends_from_one_exit() {
     const CHAIN: usize = 100_000;
     let drops = Arc::new(AtomicUsize::new(0));
     let counter = drops.clone();
     let status = program(2, move |inbox: Inbox<ProcessId>| {
-        let main = inbox.pid();
-        let first = process::spawn(move |inbox: Inbox<()>| {
-            link_in(CHAIN - 1, main, counter);
-            idle(inbox);
-        });
-        let last = inbox.recv().into_msg().unwrap();
+        let (first, last) = chain(&inbox, CHAIN, counter);
         process::monitor(&last);
         process::exit(&first, Reason::Kill);
         // Every link has ended by the time `exit` returns.
@@ -267,6 +273,34 @@ fn a_chain_of_a_hundred_thousand_linked_processes_ends_from_one_exit() {
     });
     assert_eq!(status, 0);
     // `run` returned after every process fiber unwound.
+    assert_eq!(drops.load(Ordering::SeqCst), CHAIN - 1);
+}
+
+#[test]
+fn a_long_cascade_of_exits_lets_other_fibers_run_before_exit_returns() {
+    // More processes than the reductions of one slice: the caller yields at least once.
+    const CHAIN: usize = 10_000;
+    let drops = Arc::new(AtomicUsize::new(0));
+    let counter = drops.clone();
+    let status = program(1, move |inbox: Inbox<ProcessId>| {
+        let (first, last) = chain(&inbox, CHAIN, counter);
+        let seen = Arc::new(Mutex::new(None));
+        let observer = {
+            let (first, last, seen) = (first.id(), last.clone(), seen.clone());
+            fibra_runtime::spawn(move || {
+                *seen.lock().unwrap() = Some((process::is_alive(first), process::is_alive(last)));
+            })
+        };
+        process::exit(&first, Reason::Kill);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            Some((false, true)),
+            "another fiber ran in the middle of the cascade"
+        );
+        assert!(!process::is_alive(&last));
+        observer.join().unwrap();
+    });
+    assert_eq!(status, 0);
     assert_eq!(drops.load(Ordering::SeqCst), CHAIN - 1);
 }
 

@@ -39,6 +39,10 @@ impl<T> Slab<T> {
         value
     }
 
+    pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut T> {
+        self.entries.get_mut(key).and_then(Option::as_mut)
+    }
+
     pub(crate) fn values(&self) -> impl Iterator<Item = &T> {
         self.entries.iter().flatten()
     }
@@ -56,6 +60,7 @@ mod tests {
         assert_eq!(slab.remove(a), Some("a"));
         assert_eq!(slab.remove(a), None);
         assert_eq!(slab.insert("c"), a);
+        assert_eq!(slab.get_mut(a), Some(&mut "c"));
         assert_eq!(slab.values().count(), 2);
         assert_eq!(slab.remove(b), Some("b"));
         assert_eq!(slab.remove(b), None);

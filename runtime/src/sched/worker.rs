@@ -9,9 +9,10 @@ use crate::fiber::{Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
 use crate::slab::Slab;
 use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
+use crate::wait::LazyTimers;
 use corosensei::CoroutineResult;
 use crossbeam_deque::{Steal, Worker};
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, RefMut};
 use std::collections::VecDeque;
 use std::hint;
 use std::mem::{self, ManuallyDrop};
@@ -57,6 +58,8 @@ pub(crate) struct Local {
     started: RefCell<Slab<*const Core>>,
     /// Whether this worker has cancelled its started fibers for shutdown's unwinding.
     cancelled_started: Cell<bool>,
+    /// The timed parks of fibers homed here, armed lazily (see `wait::lazy_timer`).
+    timers: RefCell<LazyTimers>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
     tick: Cell<u32>,
@@ -84,6 +87,7 @@ impl Local {
             pool: RefCell::new(pool),
             started: RefCell::new(Slab::default()),
             cancelled_started: Cell::new(false),
+            timers: RefCell::default(),
             tick: Cell::new(0),
             stop: Cell::new(false),
         }
@@ -171,6 +175,17 @@ impl Local {
         self.counters().set_stacks(self.pool.borrow().stats());
     }
 
+    /// The timed parks of this worker's fibers.
+    pub(crate) fn timers(&self) -> RefMut<'_, LazyTimers> {
+        self.timers.borrow_mut()
+    }
+
+    /// Arms every timed park noted here (see `wait::lazy_timer`). Whether a deadline had
+    /// passed: its fiber is queued here.
+    pub(crate) fn arm_all_timers(&self) -> bool {
+        self.timers.borrow_mut().arm_all(&self.shared.holds)
+    }
+
     /// Makes the loop return after the current step.
     pub(crate) fn request_stop(&self) {
         self.stop.set(true);
@@ -186,6 +201,7 @@ impl Local {
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
             crate::diag::tick();
+            self.timers.borrow_mut().arm_older(&self.shared.holds);
             self.drain_inbox();
             // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
             // popping could starve, then the oldest yielder, which wakes and spawns could.
@@ -568,6 +584,9 @@ impl Local {
             if Instant::now() >= spin_until {
                 break;
             }
+        }
+        if self.arm_all_timers() {
+            return;
         }
         idle.prepare_sleep(self.index);
         *searching = false;

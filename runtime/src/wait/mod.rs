@@ -47,6 +47,7 @@
 
 #[cfg(all(test, not(loom)))]
 mod counting_waker;
+mod lazy_timer;
 mod list;
 mod park;
 mod patience;
@@ -56,6 +57,7 @@ mod waitable;
 mod wake_list;
 
 pub use fibra_driver::Deadline;
+pub(crate) use lazy_timer::LazyTimers;
 pub use list::{Key, Popped, WaitList};
 pub use park::{
     current_waker, in_fiber, park_current, park_current_at, park_current_until,

@@ -15,6 +15,7 @@ use fibra_driver::Deadline;
 use fibra_driver::{HoldKind, Timer};
 use std::future::Future;
 use std::mem::ManuallyDrop;
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
@@ -94,8 +95,9 @@ pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
 }
 
 /// Blocks the caller until [`current_waker`] is woken (or spuriously) or `deadline` (an
-/// `Instant` or a [`Deadline`]) has passed: the fiber if the caller is one (with a timer on the
-/// driver's wheel, deregistered when this returns), else the thread.
+/// `Instant` or a [`Deadline`]) has passed: the fiber if the caller is one, else the thread.
+/// A fiber's deadline goes on the driver's timer wheel (with a hold on the runtime) only if
+/// the wait outlasts its worker's next look, and comes off when this returns.
 ///
 /// ```
 /// let start = std::time::Instant::now();
@@ -129,11 +131,20 @@ pub fn park_current_until(deadline: impl Into<Deadline>) {
     if deadline.has_passed() {
         return;
     }
-    // Kept until the park ends: dropping it would deregister the wake-up.
-    let mut timer = FiberTimer::at(deadline);
-    if !timer.expired() {
-        park_fiber();
-    }
+    park_fiber_with(
+        Check::BeforeAndAfter,
+        Some(Timed {
+            deadline,
+            location: Location::caller(),
+        }),
+    );
+}
+
+/// The deadline of a fiber's park, and where the wait began.
+#[derive(Clone, Copy)]
+struct Timed {
+    deadline: Deadline,
+    location: &'static Location<'static>,
 }
 
 /// [`park_current`], recording for the fiber while it waits what it waits on and where (see
@@ -194,19 +205,31 @@ impl FiberTimer {
     /// Outside the driver's context (off a fibra worker).
     #[track_caller]
     pub(crate) fn at(deadline: Deadline) -> FiberTimer {
+        FiberTimer::held(deadline, crate::holds::take(HoldKind::Timer))
+    }
+
+    /// A timer at `deadline` with `hold` (taken by the caller).
+    ///
+    /// # Panics
+    ///
+    /// As [`FiberTimer::at`].
+    pub(crate) fn held(deadline: Deadline, hold: Option<fibra_driver::Hold>) -> FiberTimer {
         FiberTimer {
             timer: Timer::at(deadline),
-            _hold: crate::holds::take(HoldKind::Timer),
+            _hold: hold,
         }
     }
 
     /// Whether the deadline has passed; if not, the running fiber is woken when it does.
     pub(crate) fn expired(&mut self) -> bool {
-        with_waker(|waker| {
-            Pin::new(&mut self.timer)
-                .poll(&mut Context::from_waker(waker))
-                .is_ready()
-        })
+        with_waker(|waker| self.expired_for(waker))
+    }
+
+    /// Whether the deadline has passed; if not, `waker` is woken when it does.
+    pub(crate) fn expired_for(&mut self, waker: &Waker) -> bool {
+        Pin::new(&mut self.timer)
+            .poll(&mut Context::from_waker(waker))
+            .is_ready()
     }
 }
 
@@ -256,6 +279,11 @@ pub(crate) enum Check {
 
 /// [`park_fiber`], cancellable where `check` says.
 pub(crate) fn park_fiber_checking(check: Check) -> bool {
+    park_fiber_with(check, None)
+}
+
+/// [`park_fiber_checking`], woken at the latest at `timed`'s deadline (see `lazy_timer`).
+fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
         return false;
     };
@@ -268,14 +296,30 @@ pub(crate) fn park_fiber_checking(check: Check) -> bool {
         Park::Suspend => {
             // SAFETY: as above.
             crate::diag::before_suspend(unsafe { &*fiber });
+            let noted = timed.map(|timed| {
+                // SAFETY: as above; the count is at least one while we add ours.
+                let core = unsafe {
+                    Arc::increment_strong_count(fiber);
+                    Arc::from_raw(fiber)
+                };
+                with_worker(|local| {
+                    local.expect("a fiber runs on a worker").timers().note(
+                        timed.deadline,
+                        timed.location,
+                        core,
+                    )
+                })
+            });
             // A fiber that is unwinding must not let other fibers run on its thread: they
             // would see `std::thread::panicking()` (cancellation points would stop unwinding,
-            // std mutexes they unlock would be poisoned). It blocks the thread instead.
+            // std mutexes they unlock would be poisoned). It blocks the thread instead, with
+            // its deadline armed: the worker's loop, which would arm it, does not run then.
             let blocked = thread::panicking()
                 && with_worker(|local| {
-                    local
-                        .expect("a fiber runs on a worker")
-                        .block_until_dispatched(fiber)
+                    let local = local.expect("a fiber runs on a worker");
+                    // A fiber woken here is found by the block below.
+                    let _ = local.arm_all_timers();
+                    local.block_until_dispatched(fiber)
                 });
             if !blocked {
                 // SAFETY: as above.
@@ -283,6 +327,11 @@ pub(crate) fn park_fiber_checking(check: Check) -> bool {
             }
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
+            if let Some(key) = noted {
+                with_worker(|local| {
+                    local.expect("a fiber runs on a worker").timers().end(key);
+                });
+            }
             // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
             // SAFETY: as above.
             crate::diag::unwind_if_doomed(unsafe { &*fiber });
