@@ -106,8 +106,12 @@ impl<T: ?Sized> Mutex<T> {
     /// ```
     #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, T> {
-        // Without a deadline the wait cannot time out.
-        let _ = self.raw.acquire(1, Deadline::NEVER, self.site());
+        // The wait site is built only for a wait: a lock taken at once (the common case)
+        // would store it for nothing.
+        if !self.raw.try_acquire(1) {
+            // Without a deadline the wait cannot time out.
+            let _ = self.raw.acquire(1, Deadline::NEVER, self.site());
+        }
         MutexGuard::new(self)
     }
 

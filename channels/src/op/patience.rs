@@ -314,8 +314,8 @@ mod tests {
                 let rx = rx.clone();
                 fibra_runtime::spawn_local(move || rx.recv())
             };
-            // As many fibers behind it as it has turns to spend: one yield would cost more.
-            let behind: Vec<_> = (0..fibra_runtime::wait::RETRY_TURNS)
+            // More fibers behind it than it has turns to spend: one yield would cost more.
+            let behind: Vec<_> = (0..=fibra_runtime::wait::RETRY_TURNS)
                 .map(|_| {
                     let rx = rx.clone();
                     fibra_runtime::spawn_local(move || rx.chan().queued())

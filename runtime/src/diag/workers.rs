@@ -50,18 +50,14 @@ impl WorkerSlots {
         }
     }
 
-    /// Worker `index` starts a slice of fiber `id`; called by that worker only.
+    /// Worker `index` starts a slice of fiber `id`; called by that worker only. The slot is
+    /// handed back so the end of the slice reaches it without looking it up again.
     #[inline]
-    pub(crate) fn start_slice(&self, index: usize, id: u64) {
+    pub(crate) fn start_slice(&self, index: usize, id: u64) -> Slice<'_> {
         let slot = &self.running[index];
         slot.running.store(id, Ordering::Relaxed);
         bump(&slot.counters.slices, 1);
-    }
-
-    /// Worker `index`'s slice has ended: it runs no fiber.
-    #[inline]
-    pub(crate) fn end_slice(&self, index: usize) {
-        self.running[index].running.store(0, Ordering::Relaxed);
+        Slice(slot)
     }
 
     /// Worker `index`'s counters; written only by that worker.
@@ -129,6 +125,18 @@ impl WorkerSlots {
         {
             *slot = Some((timer, delay));
         }
+    }
+}
+
+/// A worker's slice, from [`WorkerSlots::start_slice`].
+pub(crate) struct Slice<'a>(&'a Slot);
+
+impl<'a> Slice<'a> {
+    /// The slice has ended: the worker runs no fiber. Returns the worker's counters.
+    #[inline]
+    pub(crate) fn end(self) -> &'a Counters {
+        self.0.running.store(0, Ordering::Relaxed);
+        &self.0.counters
     }
 }
 

@@ -4,7 +4,7 @@ use super::containment::{contain, AbortOnUnwind};
 use super::current::{self, EnterWorker};
 use super::idle::Woken;
 use super::order::{Next, RunOrder};
-use super::Shared;
+use super::{Remote, Shared};
 use crate::fiber::{Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
 use crate::slab::Slab;
@@ -12,6 +12,7 @@ use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
 use crate::wait::LazyTimers;
 use corosensei::CoroutineResult;
 use crossbeam_deque::{Steal, Worker};
+use crossbeam_queue::SegQueue;
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::VecDeque;
 use std::hint;
@@ -195,21 +196,29 @@ impl Local {
         self.stop.get() || self.shared.is_shut_down()
     }
 
+    /// The parts of this worker that other threads touch.
+    #[inline]
+    fn own(&self) -> &Remote {
+        &self.shared.remotes[self.index]
+    }
+
     /// The next fiber to run from this worker's own queues.
     fn next_local(&self) -> Option<Arc<Core>> {
+        // Looked up once: a fiber that yields with nothing else queued looks at two of its
+        // queues on every turn.
+        let own = self.own();
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         if tick % CHECK_INTERVAL == 0 {
             crate::diag::tick();
             self.timers.borrow_mut().arm_older(&self.shared.holds);
-            self.drain_inbox();
+            self.drain_inbox(own);
             // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
             // popping could starve, then the oldest yielder, which wakes and spawns could.
-            if let Some(core) = self.take_handed_off() {
+            if let Some(core) = self.take_handed_off(own) {
                 return Some(core);
             }
-            let own = &self.shared.remotes[self.index].stealer;
-            while let Some(core) = retry_steal(|| own.steal()) {
+            while let Some(core) = retry_steal(|| own.stealer.steal()) {
                 if let Some(core) = self.place(core) {
                     return Some(core);
                 }
@@ -221,12 +230,12 @@ impl Local {
         if let Some(core) = self.next_in_order() {
             return Some(core);
         }
-        if self.drain_inbox() {
+        if self.drain_inbox(own) {
             if let Some(core) = self.next_in_order() {
                 return Some(core);
             }
         }
-        self.take_unstarted()
+        self.take_unstarted(own)
             .or_else(|| self.yielded.borrow_mut().pop_front())
     }
 
@@ -262,12 +271,11 @@ impl Local {
     /// an empty inbox is inlined: a fiber that yields with nothing else queued makes it on
     /// every turn.
     #[inline(always)]
-    fn drain_inbox(&self) -> bool {
-        !self.shared.remotes[self.index].inbox.is_empty() && self.drain_nonempty_inbox()
+    fn drain_inbox(&self, own: &Remote) -> bool {
+        !own.inbox.is_empty() && self.drain_nonempty_inbox(&own.inbox)
     }
 
-    fn drain_nonempty_inbox(&self) -> bool {
-        let inbox = &self.shared.remotes[self.index].inbox;
+    fn drain_nonempty_inbox(&self, inbox: &SegQueue<Arc<Core>>) -> bool {
         let mut order = self.order.borrow_mut();
         let mut woken = 0;
         while let Some(core) = inbox.pop() {
@@ -283,17 +291,16 @@ impl Local {
     /// injector costs a fence, which a yielding fiber would pay on every turn); a hand-off
     /// being pushed meanwhile is seen on the next look, or before the worker sleeps.
     #[inline]
-    fn take_handed_off(&self) -> Option<Arc<Core>> {
-        let handed = &self.shared.remotes[self.index].handoff;
-        if handed.is_empty() {
+    fn take_handed_off(&self, own: &Remote) -> Option<Arc<Core>> {
+        if own.handoff.is_empty() {
             return None;
         }
-        retry_steal(|| handed.steal())
+        retry_steal(|| own.handoff.steal())
     }
 
     #[inline]
-    fn take_unstarted(&self) -> Option<Arc<Core>> {
-        if let Some(core) = self.take_handed_off() {
+    fn take_unstarted(&self, own: &Remote) -> Option<Arc<Core>> {
+        if let Some(core) = self.take_handed_off(own) {
             return Some(core);
         }
         // `is_empty` is inlined, `pop` is a call.
@@ -387,7 +394,7 @@ impl Local {
 
     /// Whether another worker or the injector has something to steal, or our inbox has wakes.
     fn work_visible(&self) -> bool {
-        let own = &self.shared.remotes[self.index];
+        let own = self.own();
         !self.shared.injector.is_empty()
             || !own.inbox.is_empty()
             || !own.handoff.is_empty()
@@ -449,17 +456,16 @@ impl Local {
         // SAFETY: we are the home worker about to resume; the cell is empty (it was reclaimed
         // after the last yield, or taken by the dispatch that queued the fiber).
         unsafe { core.lend() };
-        let result = {
+        let (result, counters) = {
             let _running = current::Running::set(fiber, self.slice);
-            self.shared.running.start_slice(self.index, id);
-            coroutine.resume(())
+            let slice = self.shared.running.start_slice(self.index, id);
+            (coroutine.resume(()), slice.end())
         };
-        self.shared.running.end_slice(self.index);
         self.queue_spawned(id);
         // After a park the lent reference may already be in a queue (or, for a fiber nobody
         // wakes, stay lent for good); `fiber` is not touched then.
         match result {
-            CoroutineResult::Yield(Suspend::Park) => bump(&self.counters().parks, 1),
+            CoroutineResult::Yield(Suspend::Park) => bump(&counters.parks, 1),
             CoroutineResult::Yield(Suspend::Yield) => {
                 // SAFETY: the fiber yielded without parking, so no dispatch took the reference;
                 // it is alive because the lent reference is.
@@ -471,7 +477,7 @@ impl Local {
                 // SAFETY: as for a yield.
                 let core = unsafe { (*fiber).reclaim() };
                 core.diag.finished();
-                bump(&self.counters().finished, 1);
+                bump(&counters.finished, 1);
                 let Body::Running(coroutine, ticket) = mem::replace(body, Body::Done) else {
                     unreachable!()
                 };
@@ -543,7 +549,7 @@ impl Local {
         };
         let parker = &self.shared.parkers[self.index];
         loop {
-            self.drain_inbox();
+            self.drain_inbox(self.own());
             let found = self
                 .order
                 .borrow_mut()
@@ -610,7 +616,7 @@ impl Local {
     /// once no worker runs fibers any more. A drop may run user code that wakes a fiber on this
     /// worker, so nothing is borrowed while one runs.
     pub(crate) fn abandon(&self) {
-        let handed = &self.shared.remotes[self.index].handoff;
+        let handed = &self.own().handoff;
         loop {
             let mut ready = self.order.borrow_mut().take_woken();
             ready.append(&mut self.yielded.borrow_mut());

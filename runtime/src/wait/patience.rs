@@ -6,7 +6,8 @@ use crate::sched::with_worker;
 /// The fiber turns a blocked channel operation (or select) may spend on retries before it
 /// registers a waiter. A retry yields, which costs [`yield_cost`] turns: with many fibers
 /// ready on the worker an operation parks at once, since a yield would run every one of them
-/// before it could try again, and a wake-up costs less than that. Zero under loom.
+/// before it could try again, and a wake-up costs less than that; with one peer ready (or
+/// none, the peer running on another worker) it retries `RETRY_TURNS` times. Zero under loom.
 ///
 /// ```
 /// assert!(fibra::wait::RETRY_TURNS > 0);
@@ -18,22 +19,26 @@ pub const RETRY_TURNS: u32 = 32;
 #[cfg(loom)]
 pub const RETRY_TURNS: u32 = 0;
 
-/// How many fiber turns a [`yield_now`](crate::yield_now) by the caller costs now: its own,
-/// plus one for every fiber that runs on its worker before it runs again. One off a worker.
+/// How many fiber turns a [`yield_now`](crate::yield_now) by the caller costs now: one for
+/// every fiber that runs on its worker before it runs again, and at least one (a yield with
+/// nothing else ready still spends a turn of the worker). One off a worker.
 ///
 /// ```
 /// fibra::run(|| {
 ///     assert_eq!(fibra::wait::yield_cost(), 1);
-///     let other = fibra::spawn(|| {});
+///     let one = fibra::spawn(|| {});
+///     assert_eq!(fibra::wait::yield_cost(), 1);
+///     let two = fibra::spawn(|| {});
 ///     assert_eq!(fibra::wait::yield_cost(), 2);
-///     other.join().unwrap();
+///     one.join().unwrap();
+///     two.join().unwrap();
 /// });
 /// assert_eq!(fibra::wait::yield_cost(), 1);
 /// ```
 #[inline]
 pub fn yield_cost() -> u32 {
     let ready = with_worker(|local| local.map_or(0, |local| local.ready_len()));
-    u32::try_from(ready).map_or(u32::MAX, |ready| ready.saturating_add(1))
+    u32::try_from(ready).map_or(u32::MAX, |ready| ready.max(1))
 }
 
 /// Spins before each thread yield.
