@@ -7,6 +7,7 @@ mod idle;
 mod order;
 mod parker;
 mod placement;
+mod spin;
 mod worker;
 
 pub(crate) use containment::contain;

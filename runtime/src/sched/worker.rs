@@ -4,6 +4,7 @@ use super::containment::{contain, AbortOnUnwind};
 use super::current::{self, EnterWorker};
 use super::idle::Woken;
 use super::order::{Next, RunOrder};
+use super::spin::{Spin, SPIN_FOR};
 use super::{Remote, Shared};
 use crate::fiber::{Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
@@ -19,18 +20,11 @@ use std::hint;
 use std::mem::{self, ManuallyDrop};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Every this many scheduling steps the inbox, the unstarted queue and the yielders are looked
 /// at even while other fibers wait, so none of them starves.
 const CHECK_INTERVAL: u32 = 61;
-/// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping worker
-/// costs a futex call on both sides and a trip through the OS scheduler (microseconds here);
-/// a hand-off between fibers on two workers usually comes back well within this. Between
-/// looks the spinner yields its core: when more threads are runnable than there are cores,
-/// the one it would keep waiting is often the very thread that sends the work (the other
-/// worker, the driver thread with readiness events, or a client on the same machine).
-const SPIN_FOR: Duration = Duration::from_micros(50);
 /// The spawner of a batch spawned outside any fiber (no fiber has id 0).
 const NO_SPAWNER: u64 = 0;
 
@@ -64,6 +58,8 @@ pub(crate) struct Local {
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
     tick: Cell<u32>,
+    /// How long the next idle spin lasts (see `spin`).
+    spin: Spin,
     /// Set when the loop should return even though the runtime goes on (worker 0's main fiber
     /// has finished).
     stop: Cell<bool>,
@@ -90,6 +86,7 @@ impl Local {
             cancelled_started: Cell::new(false),
             timers: RefCell::default(),
             tick: Cell::new(0),
+            spin: Spin::new(),
             stop: Cell::new(false),
         }
     }
@@ -578,9 +575,11 @@ impl Local {
             *searching = true;
         }
         crate::diag::tick();
-        let spin_until = Instant::now() + SPIN_FOR;
+        let went_idle = Instant::now();
+        let spin_until = went_idle + self.spin.next();
         loop {
             if self.stopping() || self.work_visible() {
+                self.spin.work_came_soon();
                 return;
             }
             for _ in 0..64 {
@@ -591,6 +590,7 @@ impl Local {
                 break;
             }
         }
+        self.spin.spun_for_nothing();
         if self.arm_all_timers() {
             return;
         }
@@ -604,6 +604,9 @@ impl Local {
         } else {
             bump(&self.counters().idle_sleeps, 1);
             let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
+            if went_idle.elapsed() < SPIN_FOR {
+                self.spin.work_came_soon();
+            }
             self.shared.sysmon.worker_woke();
             self.shared.global.woke();
             crate::diag::tick();
