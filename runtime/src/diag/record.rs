@@ -16,7 +16,9 @@ use crate::loom::sync::SpinLock;
 use crate::wait::{Holder, Owner, WaitKind, WaitSite};
 use std::panic::Location;
 use std::sync::atomic::Ordering;
-use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize};
+use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
+};
 use std::sync::Arc;
 
 const UNSTARTED: u8 = 0;
@@ -34,6 +36,28 @@ pub(crate) enum Phase {
     Unstarted,
     Started,
     Done,
+}
+
+/// The small fields of a published wait, packed into one word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Shape {
+    kind: u8,
+    timed: bool,
+    tag: u8,
+}
+
+impl Shape {
+    fn pack(self) -> u32 {
+        u32::from(self.kind) | u32::from(self.timed) << 8 | u32::from(self.tag) << 16
+    }
+
+    fn unpack(word: u32) -> Shape {
+        Shape {
+            kind: word as u8,
+            timed: (word >> 8) & 1 == 1,
+            tag: (word >> 16) as u8,
+        }
+    }
 }
 
 /// A published wait, as read.
@@ -74,11 +98,11 @@ pub(crate) struct OwnerNow {
 pub(crate) struct Record {
     phase: AtomicU8,
     seq: AtomicU64,
-    /// The index of the published wait's kind in `WAIT_KINDS`.
-    kind: AtomicU8,
-    timed: AtomicBool,
-    owner_tag: AtomicU8,
-    /// The holder's address or the owning fiber's id, after `owner_tag`.
+    /// The published wait's kind (its index in `WAIT_KINDS`), whether it is timed and its
+    /// owner tag, in one word (see [`Shape`]) so that publishing stores it at once.
+    shape: AtomicU32,
+    /// The holder's address or the owning fiber's id, after the owner tag; not written for a
+    /// wait without an owner.
     owner: AtomicUsize,
     object: AtomicUsize,
     location: AtomicPtr<Location<'static>>,
@@ -99,9 +123,7 @@ impl Record {
         Record {
             phase: AtomicU8::new(UNSTARTED),
             seq: AtomicU64::new(0),
-            kind: AtomicU8::new(0),
-            timed: AtomicBool::new(false),
-            owner_tag: AtomicU8::new(NOBODY),
+            shape: AtomicU32::new(0),
             owner: AtomicUsize::new(0),
             object: AtomicUsize::new(0),
             location: AtomicPtr::new(std::ptr::null_mut()),
@@ -160,17 +182,26 @@ impl Record {
         // Orders the end of the last wait (the even store) before these field stores: a
         // reader that sees one of them sees the sequence moved past its odd value.
         fence(Ordering::Release);
-        self.kind.store(site.kind as u8, Ordering::Relaxed);
-        self.timed.store(timed, Ordering::Relaxed);
-        self.owner_tag.store(tag, Ordering::Relaxed);
-        self.owner.store(owner, Ordering::Relaxed);
+        let shape = Shape {
+            kind: site.kind as u8,
+            timed,
+            tag,
+        };
+        self.shape.store(shape.pack(), Ordering::Relaxed);
+        if tag != NOBODY {
+            self.owner.store(owner, Ordering::Relaxed);
+        }
         self.object.store(site.object, Ordering::Relaxed);
         let location = site.location as *const Location<'static>;
         self.location.store(location.cast_mut(), Ordering::Relaxed);
         self.since.store(since, Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Release);
         let owned = tag != NOBODY;
-        self.check.store(owned && !timed, Ordering::Relaxed);
+        // `check` is down whenever no owned wait is published (`clear` and `take_check` lower
+        // it), so only an owned, untimed wait has to raise it.
+        if owned && !timed {
+            self.check.store(true, Ordering::Relaxed);
+        }
         Ending {
             seq: seq + 2,
             owned,
@@ -203,9 +234,7 @@ impl Record {
             if seq % 2 == 0 {
                 return None;
             }
-            let kind = self.kind.load(Ordering::Relaxed);
-            let timed = self.timed.load(Ordering::Relaxed);
-            let tag = self.owner_tag.load(Ordering::Relaxed);
+            let Shape { kind, timed, tag } = Shape::unpack(self.shape.load(Ordering::Relaxed));
             let owner = self.owner.load(Ordering::Relaxed);
             let object = self.object.load(Ordering::Relaxed);
             let location = self.location.load(Ordering::Relaxed);
@@ -318,7 +347,7 @@ pub(crate) fn coarse_now() -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Record, WAIT_KINDS};
+    use super::{Record, Shape, FIBER, HOLDER, NOBODY, WAIT_KINDS};
     use crate::wait::{WaitKind, WaitSite};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -361,6 +390,18 @@ mod tests {
             }
         });
         assert_eq!(record.read_stable(), None, "the last wait was ended");
+    }
+
+    #[test]
+    fn a_shape_unpacks_to_what_was_packed() {
+        for kind in 0..WAIT_KINDS.len() as u8 {
+            for timed in [false, true] {
+                for tag in [NOBODY, HOLDER, FIBER] {
+                    let shape = Shape { kind, timed, tag };
+                    assert_eq!(Shape::unpack(shape.pack()), shape);
+                }
+            }
+        }
     }
 
     #[test]
