@@ -45,6 +45,17 @@
 //! 38 instructions per park) yet costs a quarter of the round trip: in a trial build without
 //! the sequence counter's four stores the median was 1.05× (at a load average near 10, so
 //! roughly), so the sequence lock is the next thing to make cheaper.
+//!
+//! 2026-12-05, after a park's record became one store of the sequence each way and a
+//! published wait's small fields one word (an unowned wait: five stores): two `--quick` runs at
+//! a load average near 1.7, `fibra / fibra_nodiag`: `chan_pingpong_1w` 0.970 / 0.982,
+//! `chan_pingpong_2w` 0.998 / 1.102, `yield_pingpong` 1.045 / 1.063, `mutex_contended`
+//! 1.016 / 1.460 (its rounds fall into two modes, about 35 ns and about 1 100 ns per pair, in
+//! both builds, so its median says little). `yield_pingpong` alone, 15 alternated child runs
+//! of 2 000 000 round trips: median 1.070, paired median 1.055; callgrind 90.68 M vs 87.68 M
+//! instructions per 100 000 round trips (+3.4 %). A profile puts most of both builds' park
+//! in one mispredicted return after the switch back; the rest of the gap is spread over the
+//! scheduler loop rather than the recording's stores.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -11,6 +11,17 @@
 //! child.
 //!
 //! Install the peers with `bash benches/install-peers.sh`.
+//!
+//! ## Measured
+//!
+//! `--quick`, 2026-12-05, the shared 2-core machine at a load average near 1.4, oha 1.16 built
+//! with `cargo install`, wrk and hey from Debian; fibra ÷ peer, ns per request (lower is
+//! better): `rps` 0.793 oha, 1.084 wrk, 0.283 hey (fibra 116 000 req/s, oha 92 000, wrk
+//! 107 000–130 000); `client_cpu` 0.651 oha, 1.185 wrk, 0.194 hey (about 9 300 CPU ns per
+//! request for fibra-load, 7 500–9 000 for wrk, 14 000 for oha). A profile of the fibra client
+//! puts half its samples in the kernel's TCP paths; of the rest, the driver thread's turn and
+//! the cross-thread wake of each readiness event are what wrk, which polls epoll on its own
+//! threads, does not pay.
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
