@@ -23,8 +23,11 @@ pub const RETRY_TURNS: u32 = 0;
 /// every fiber that runs on its worker before it runs again, and at least one (a yield with
 /// nothing else ready still spends a turn of the worker). One off a worker.
 ///
+/// On one worker, where no other worker can take the spawned fibers:
+///
 /// ```
-/// fibra::run(|| {
+/// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
+/// runtime.block_on(|| {
 ///     assert_eq!(fibra::wait::yield_cost(), 1);
 ///     let one = fibra::spawn(|| {});
 ///     assert_eq!(fibra::wait::yield_cost(), 1);
