@@ -4,8 +4,11 @@
 //!
 //! Variants: `chan_pingpong_1w` and `chan_pingpong_2w` (the `chan_pingpong` workload, every
 //! blocked operation recording a receive or send wait), `mutex_contended` (the fair variant of
-//! `mutex_contended`: holders recorded on every lock, waits on every contended one) and
-//! `yield_pingpong` (every `fibra::park` recording a park).
+//! `mutex_contended`: holders recorded on every lock, waits on every contended one),
+//! `mutex_handoff_1w` (four fibers on one worker taking turns at a fair mutex, each yielding
+//! while it holds it: every lock waits on an owned mutex, the same work in every run, where
+//! `mutex_contended` falls into a convoy in some runs and not in others) and `yield_pingpong`
+//! (every `fibra::park` recording a park).
 //!
 //! ## Two builds in one run
 //!
@@ -59,14 +62,23 @@
 //! After the run order took the front of its queue with `pop_front` (both builds 5 % fewer
 //! instructions): `yield_pingpong` 1.049 / 1.045 in two `--quick` runs, 1.091 as the median of
 //! 15 alternated child runs (186.0 vs 170.4 ns per round trip) at a load average near 0.5.
+//!
+//! 2026-12-05, evening, with the `mutex_handoff_1w` variant added: it showed the cycle check
+//! that ran at every park on an owned wait (two walks of the owners, the fiber table, a global
+//! lock) costing a contended handoff a third of its time: callgrind 167.7 M vs 133.6 M
+//! instructions per 100 000 handoffs (+25.6 %), wall 1.36× (median of 9 alternated child runs,
+//! load average near 3). With the check noted at the park and run by the worker only for waits
+//! still on at its next look: 148.0 M vs 131.9 M (+12.2 %), wall 1.12× (329.8 vs 294.6 ns per
+//! handoff); `yield_pingpong` in the same builds 1.047× (219.6 vs 209.7 ns, 11 alternated
+//! runs).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::report::{Case, Metric};
 use crate::rounds::{compare, Contender};
-use crate::{chan_pingpong, child, mutex_contended, yield_pingpong};
+use crate::{chan_pingpong, child, mutex_contended, runtimes, yield_pingpong};
 
 /// The first word of this bench's child jobs.
 pub const JOB: &str = "diag_overhead";
@@ -83,7 +95,7 @@ const RECORDING: &str = if cfg!(feature = "nodiag") {
 type Workload = fn(u64) -> Duration;
 
 /// The variants: name, operations per round in a full run, and the workload.
-const VARIANTS: [(&str, u64, Workload); 4] = [
+const VARIANTS: [(&str, u64, Workload); 5] = [
     ("chan_pingpong_1w", 1_000_000, |trips| {
         chan_pingpong::fibra(1, trips)
     }),
@@ -93,8 +105,38 @@ const VARIANTS: [(&str, u64, Workload); 4] = [
     ("mutex_contended", 1_000_000, |pairs| {
         mutex_contended::fibra(true, pairs)
     }),
+    ("mutex_handoff_1w", 1_000_000, mutex_handoff),
     ("yield_pingpong", 1_000_000, yield_pingpong::fibra),
 ];
+
+/// Fibers taking turns at the `mutex_handoff_1w` mutex.
+const HANDOFF_FIBERS: u64 = 4;
+
+/// `mutex_handoff_1w`: fibers on one worker taking turns at a fair mutex, each yielding while
+/// it holds the lock, so that every other fiber's `lock` waits on an owned mutex (the wait
+/// recorded with its owner and checked for a cycle) and every unlock hands the lock over. The
+/// same work in every run, unlike `mutex_contended`, whose fibers on two workers fall into a
+/// convoy in some runs and not in others.
+fn mutex_handoff(pairs: u64) -> Duration {
+    runtimes::fibra(1).block_on(move || {
+        let mutex = fibra::sync::Mutex::new(0u64);
+        let start = Instant::now();
+        fibra::scope(|s| {
+            for _ in 0..HANDOFF_FIBERS {
+                s.spawn(|| {
+                    for _ in 0..pairs / HANDOFF_FIBERS {
+                        let mut count = mutex.lock();
+                        *count += 1;
+                        fibra::yield_now();
+                    }
+                });
+            }
+        });
+        let elapsed = start.elapsed();
+        assert_eq!(mutex.into_inner(), pairs / HANDOFF_FIBERS * HANDOFF_FIBERS);
+        elapsed
+    })
+}
 
 /// Runs the bench (each round in a child process) and prints its JSON lines, or a skip line.
 pub fn run(quick: bool) {

@@ -50,6 +50,9 @@ pub struct RuntimeMetrics {
     pub stacks: StackMetrics,
     /// The driver's pending work.
     pub driver: DriverMetrics,
+    /// Deadlocks reported: cycles of fibers waiting for each other, and times every fiber
+    /// was found asleep (none under [`Deadlock::Off`](crate::Deadlock::Off)).
+    pub deadlocks: u64,
 }
 
 /// One worker's counters in [`RuntimeMetrics`], counted since the runtime started.
@@ -265,5 +268,6 @@ pub(crate) fn snapshot(shared: &Shared) -> RuntimeMetrics {
         workers,
         stacks,
         driver,
+        deadlocks: shared.deadlocks.load(Ordering::Relaxed),
     }
 }

@@ -61,19 +61,25 @@ fn opposite_order(workers: usize, policy: Deadlock) -> Option<(String, String, [
         let first = spawn("first", a.clone(), b.clone(), 0);
         let second = spawn("second", b, a, 1);
         if policy == Deadlock::Report {
-            // The fibers stay blocked: wait until both are, then leave them (shutdown
-            // abandons them).
-            let ids = [first.fiber().id().as_u64(), second.fiber().id().as_u64()];
-            while !ids.iter().all(|&id| parked_on_mutex(id)) {
+            // The fibers stay blocked: wait until the cycle is reported, then leave them
+            // (shutdown abandons them).
+            while deadlocks_reported() == 0 {
                 fibra::sleep(Duration::from_millis(1));
             }
+            let ids = [first.fiber().id().as_u64(), second.fiber().id().as_u64()];
+            assert!(ids.iter().all(|&id| parked_on_mutex(id)));
             std::mem::forget((first, second));
             return None;
         }
         let reports = (first.join().unwrap(), second.join().unwrap());
+        assert_eq!(deadlocks_reported(), 1);
         let lines = *lines.lock().unwrap();
         Some((reports.0, reports.1, lines))
     })
+}
+
+fn deadlocks_reported() -> u64 {
+    fibra::Handle::current().metrics().deadlocks
 }
 
 fn parked_on_mutex(id: u64) -> bool {
@@ -103,6 +109,42 @@ fn two_fibers_locking_two_mutexes_in_opposite_order_both_unwind_with_one_report(
             );
         }
         assert_eq!(first.matches("waits for mutex").count(), 2, "{first}");
+    }
+}
+
+#[test]
+fn a_cycle_is_found_while_every_worker_stays_busy() {
+    for workers in WORKER_COUNTS {
+        let report = runtime(workers, Deadlock::Panic).block_on(|| {
+            let a = Mutex::new(());
+            let b = Mutex::new(());
+            let both = Barrier::new(2);
+            let found = AtomicUsize::new(0);
+            let cycle = |mine: &Mutex<()>, theirs: &Mutex<()>| {
+                let _mine = mine.lock();
+                both.wait().unwrap();
+                let report = report_of(|| drop(theirs.lock()));
+                found.fetch_add(1, Ordering::Release);
+                report
+            };
+            fibra::scope(|s| {
+                // Fibers that never let a worker sleep: the cycle must be found by a busy
+                // worker's periodic look.
+                for _ in 0..workers {
+                    s.spawn(|| {
+                        while found.load(Ordering::Acquire) < 2 {
+                            fibra::yield_now();
+                        }
+                    });
+                }
+                let first = s.spawn(|| cycle(&a, &b));
+                let second = s.spawn(|| cycle(&b, &a));
+                let (first, second) = (first.join().unwrap(), second.join().unwrap());
+                assert_eq!(first, second);
+                first
+            })
+        });
+        assert!(report.starts_with("fibra: deadlock: 2 fibers"), "{report}");
     }
 }
 

@@ -1,21 +1,20 @@
 //! Cycle deadlocks: a wait-for graph over waits with one known owner (a mutex's holder, the
-//! fiber a join waits for), followed from a fiber about to suspend on such a wait.
+//! fiber a join waits for), followed from a fiber suspended on such a wait.
 //!
-//! Why at park time and not from a monitor: a cycle can only be closed by the last of its
-//! fibers to start waiting, and that fiber is right here, with the edge it adds; checking then
-//! costs nothing to fibers that never wait on an owned resource, finds every cycle at once,
-//! and needs no thread.
+//! Why from the waiting fibers and not from a monitor: a cycle can only be closed by the last
+//! of its fibers to start waiting, and that fiber noted a check as it suspended (see
+//! `lazy_check`); checking from there costs nothing to fibers that never wait on an owned
+//! resource, finds every cycle within a look of its worker, and needs no thread.
 //!
 //! Why a report is certain: the walk follows, from each fiber, its published untimed wait to
 //! the resource's current owner. It is done twice, and counts only if both walks saw the same
-//! fibers, each (but the checker) suspended (latch `WAITING`) in the same wait (the same
-//! generation) with the same owner. A fiber suspended across both reads did not run between
-//! them, so at one moment, after the first walk and before the second, every fiber of the
-//! cycle was suspended: none could release what it holds, and each waits for the next. An
-//! owner is cleared before the resource is released and the release happens before its
-//! owner's next suspension (which the walk reads first), so a released resource never shows
-//! its old owner. The checker itself is between committing to suspend and suspending. Checks
-//! from two fibers closing the same cycle at once are serialised and reported once.
+//! fibers, each suspended (latch `WAITING`) in the same wait (the same generation) with the
+//! same owner. A fiber suspended across both reads did not run between them, so at one moment,
+//! after the first walk and before the second, every fiber of the cycle was suspended: none
+//! could release what it holds, and each waits for the next. An owner is cleared before the
+//! resource is released and the release happens before its owner's next suspension (which the
+//! walk reads first), so a released resource never shows its old owner. Checks from two
+//! fibers of the same cycle at once are serialised and reported once.
 
 use super::record::{OwnerNow, Waiting};
 use super::{report, Deadlock};
@@ -49,17 +48,17 @@ type CycleKey = Vec<(u64, u64)>;
 /// Cycles already reported.
 static REPORTED: Mutex<Option<HashSet<CycleKey>>> = Mutex::new(None);
 
-/// Looks for a cycle through `me`, which has published an owned wait and committed to
-/// suspend; reports it and, under `Deadlock::Panic`, dooms its fibers.
-pub(crate) fn check(me: &Arc<Core>) {
+/// Looks for a cycle through `me`, which has published an owned wait and suspended; reports
+/// it and, under `Deadlock::Panic`, dooms and wakes its fibers. Whether it woke them.
+pub(crate) fn check(me: &Arc<Core>) -> bool {
     let policy = me.shared.config.deadlock;
     if policy == Deadlock::Off {
-        return;
+        return false;
     }
     let mut reported = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(first) = walk(me) else { return };
+    let Some(first) = walk(me) else { return false };
     if walk(me).as_ref() != Some(&first) {
-        return;
+        return false;
     }
     let mut key: CycleKey = first
         .iter()
@@ -67,17 +66,19 @@ pub(crate) fn check(me: &Arc<Core>) {
         .collect();
     key.sort_unstable();
     if !reported.get_or_insert_with(HashSet::new).insert(key) {
-        return;
+        return false;
     }
     drop(reported);
     let text: Arc<str> = describe(&first).into();
-    report::emit(&text);
-    if policy == Deadlock::Panic {
-        for edge in &first {
-            edge.fiber.diag.doom(text.clone());
-            edge.fiber.unpark();
-        }
+    report::deadlock(&me.shared, &text);
+    if policy != Deadlock::Panic {
+        return false;
     }
+    for edge in &first {
+        edge.fiber.diag.doom(text.clone());
+        edge.fiber.unpark();
+    }
+    true
 }
 
 /// The cycle from `me` back to `me`, if the owners lead there.
@@ -85,7 +86,7 @@ fn walk(me: &Arc<Core>) -> Option<Vec<Edge>> {
     let mut path: Vec<Edge> = Vec::new();
     let mut fiber = me.clone();
     while path.len() < MAX_CYCLE {
-        if !Arc::ptr_eq(&fiber, me) && !fiber.latch.is_suspended() {
+        if !fiber.latch.is_suspended() {
             return None;
         }
         let (waiting, owner) = fiber.diag.read()?;

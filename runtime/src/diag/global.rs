@@ -147,7 +147,7 @@ pub(crate) fn check(shared: &Shared, me: usize) -> Next {
         Dump::of(shared)
     )
     .into();
-    report::emit(&text);
+    report::deadlock(shared, &text);
     if policy == Deadlock::Panic {
         if let Some(main) = asleep
             .iter()

@@ -3,6 +3,7 @@
 mod cycle;
 mod dump;
 mod global;
+mod lazy_check;
 mod policy;
 mod record;
 mod report;
@@ -13,6 +14,7 @@ mod workers;
 
 pub use dump::{Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo};
 pub(crate) use global::{current_tid, GlobalCheck, OutsideWait};
+pub(crate) use lazy_check::{run_all as run_all_checks, run_older as run_older_checks, LazyChecks};
 pub use policy::{Deadlock, Deadlocked};
 pub(crate) use record::Record;
 pub(crate) use signal::print_dump_on;
@@ -117,14 +119,12 @@ pub(crate) fn before_sleep(shared: &Arc<crate::sched::Shared>, me: usize) -> boo
     next == global::Next::Woke
 }
 
-/// Called by a fiber that has committed to suspend: checks for a cycle if its published wait
-/// asks for one.
-pub(crate) fn before_suspend(core: &Core) {
-    if core.diag.take_check() {
-        if let Some(me) = core.shared.fibers.get(core.id.as_u64()) {
-            cycle::check(&me);
-        }
-    }
+/// Called by a fiber that has committed to suspend: the generation of its published wait if
+/// that asks for a cycle check, which the fiber notes with its worker (see `lazy_check`).
+pub(crate) fn check_due(core: &Core) -> Option<u64> {
+    core.diag
+        .take_check()
+        .filter(|_| core.shared.config.deadlock != Deadlock::Off)
 }
 
 /// Spawns one of the runtime's own tasks on the driver (a signal watch, a probe), which the

@@ -7,6 +7,11 @@ use std::sync::Arc;
 /// [`RuntimeBuilder::on_deadlock`](crate::RuntimeBuilder::on_deadlock), else from the
 /// environment variable `FIBRA_DEADLOCK` (`report`, `panic` or `off`), else `Report`.
 ///
+/// A cycle (fibers each waiting for a mutex, reentrant mutex, `RwLock` writer or join that
+/// the next one holds) is found when the worker of its last fiber to wait next looks: before
+/// that worker sleeps, or within a few dozen scheduling steps while it stays busy. Every fiber
+/// being asleep is found when the last worker goes to sleep.
+///
 /// ```
 /// let runtime = fibra::Runtime::builder()
 ///     .on_deadlock(fibra::Deadlock::Panic)

@@ -108,7 +108,8 @@ pub(crate) struct Record {
     location: AtomicPtr<Location<'static>>,
     since: AtomicU64,
     pin: SpinLock<()>,
-    /// Set while the published wait is one a deadlock check should look at (owned, untimed).
+    /// Set while the published wait is one a deadlock check should be noted for (owned,
+    /// untimed) and none has been. Written only by the fiber.
     check: AtomicBool,
     /// Set with `report` by the check that found this fiber in a deadlock: it unwinds.
     doomed: AtomicBool,
@@ -221,9 +222,20 @@ impl Record {
         }
     }
 
-    /// Whether a deadlock check should run before the fiber suspends; true once per wait.
-    pub(crate) fn take_check(&self) -> bool {
-        self.check.load(Ordering::Relaxed) && self.check.swap(false, Ordering::Relaxed)
+    /// Whether a deadlock check should be noted as the fiber suspends: the generation of its
+    /// published wait, once per wait.
+    pub(crate) fn take_check(&self) -> Option<u64> {
+        // Only the fiber itself writes `check` and the sequence, so plain loads and stores do.
+        if !self.check.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.check.store(false, Ordering::Relaxed);
+        Some(self.seq.load(Ordering::Relaxed))
+    }
+
+    /// Whether the wait of `generation` is still published.
+    pub(crate) fn publishes(&self, generation: u64) -> bool {
+        self.seq.load(Ordering::Acquire) == generation
     }
 
     /// A consistent read of the published wait: the wait, its owner tag and value.

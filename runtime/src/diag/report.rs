@@ -1,6 +1,14 @@
 //! Printing a deadlock report: once, through `tracing` and on stderr.
 
 use crate::fiber::Core;
+use crate::sched::Shared;
+use std::sync::atomic::Ordering;
+
+/// Reports a deadlock of the runtime of `shared`: emits `text` and counts it in the metrics.
+pub(crate) fn deadlock(shared: &Shared, text: &str) {
+    emit(text);
+    shared.deadlocks.fetch_add(1, Ordering::Relaxed);
+}
 
 /// Sends `text` to `tracing::error!` and stderr.
 pub(crate) fn emit(text: &str) {

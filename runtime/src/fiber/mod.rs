@@ -172,6 +172,22 @@ impl Core {
     }
 }
 
+/// Another counted reference to the running fiber's `Core`, from the pointer the running
+/// fiber has to itself.
+///
+/// # Safety
+///
+/// `core` is the running fiber's `Core` (or a fiber's that has committed to park and not yet
+/// suspended): its worker lent a reference for this resume, which is not given up meanwhile.
+pub(crate) unsafe fn counted_running(core: *const Core) -> Arc<Core> {
+    // SAFETY: per the contract `core` points into an `Arc<Core>` whose count is at least one
+    // while we add ours.
+    unsafe {
+        Arc::increment_strong_count(core);
+        Arc::from_raw(core)
+    }
+}
+
 impl Drop for Core {
     fn drop(&mut self) {
         self.shared.fibers.remove(self.id.as_u64());

@@ -63,6 +63,8 @@ pub(crate) struct Shared {
     pub(crate) running: WorkerSlots,
     /// The global deadlock check's state.
     pub(crate) global: GlobalCheck,
+    /// Deadlocks reported (see `diag::report`).
+    pub(crate) deadlocks: AtomicU64,
     /// How workers wake the monitor thread.
     pub(crate) sysmon: Sysmon,
     /// Jobs of `blocking` queued and running.
@@ -114,6 +116,7 @@ impl Shared {
             fibers: FiberTable::new(),
             running: WorkerSlots::new(workers),
             global: GlobalCheck::new(),
+            deadlocks: AtomicU64::new(0),
             blocking: Arc::default(),
             sysmon: Sysmon::default(),
             main: AtomicU64::new(0),

@@ -6,7 +6,8 @@ use super::idle::Woken;
 use super::order::{Next, RunOrder};
 use super::spin::{Spin, SPIN_FOR};
 use super::{Remote, Shared};
-use crate::fiber::{Body, Core, Suspend, NO_HOME};
+use crate::diag::LazyChecks;
+use crate::fiber::{counted_running, Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
 use crate::slab::Slab;
 use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
@@ -55,6 +56,8 @@ pub(crate) struct Local {
     cancelled_started: Cell<bool>,
     /// The timed parks of fibers homed here, armed lazily (see `wait::lazy_timer`).
     timers: RefCell<LazyTimers>,
+    /// Cycle checks noted by this worker's fibers (see `diag::lazy_check`).
+    checks: RefCell<LazyChecks>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
     tick: Cell<u32>,
@@ -85,6 +88,7 @@ impl Local {
             started: RefCell::new(Slab::default()),
             cancelled_started: Cell::new(false),
             timers: RefCell::default(),
+            checks: RefCell::default(),
             tick: Cell::new(0),
             spin: Spin::new(),
             stop: Cell::new(false),
@@ -178,10 +182,19 @@ impl Local {
         self.timers.borrow_mut()
     }
 
-    /// Arms every timed park noted here (see `wait::lazy_timer`). Whether a deadline had
-    /// passed: its fiber is queued here.
-    pub(crate) fn arm_all_timers(&self) -> bool {
-        self.timers.borrow_mut().arm_all(&self.shared.holds)
+    /// The cycle checks noted by this worker's fibers.
+    pub(crate) fn checks(&self) -> RefMut<'_, LazyChecks> {
+        self.checks.borrow_mut()
+    }
+
+    /// Before the thread blocks (it sleeps, or an unwinding fiber keeps it): arms every timed
+    /// park noted here (see `wait::lazy_timer`) and runs every noted cycle check (see
+    /// `diag::lazy_check`). Whether that woke a fiber (a deadline had passed, or a cycle was
+    /// found under `Deadlock::Panic`): it may be queued here.
+    pub(crate) fn before_blocking(&self) -> bool {
+        let timed_out = self.timers.borrow_mut().arm_all(&self.shared.holds);
+        let doomed = crate::diag::run_all_checks(&self.checks);
+        timed_out || doomed
     }
 
     /// Makes the loop return after the current step.
@@ -209,6 +222,8 @@ impl Local {
         if tick % CHECK_INTERVAL == 0 {
             crate::diag::tick();
             self.timers.borrow_mut().arm_older(&self.shared.holds);
+            // A fiber a check wakes is queued here, and found below.
+            let _ = crate::diag::run_older_checks(&self.checks);
             self.drain_inbox(own);
             // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
             // popping could starve, then the oldest yielder, which wakes and spawns could.
@@ -538,12 +553,8 @@ impl Local {
     /// Returns false at shutdown, when nobody may dispatch it any more: the fiber then
     /// suspends, and is abandoned with the others.
     pub(crate) fn block_until_dispatched(&self, fiber: *const Core) -> bool {
-        // SAFETY: `fiber` is the running fiber, whose `Core` its worker keeps alive for the
-        // resume, so the count is at least one while we add ours.
-        let keep = unsafe {
-            Arc::increment_strong_count(fiber);
-            Arc::from_raw(fiber)
-        };
+        // SAFETY: `fiber` is the running fiber, committed to park.
+        let keep = unsafe { counted_running(fiber) };
         let parker = &self.shared.parkers[self.index];
         loop {
             self.drain_inbox(self.own());
@@ -591,7 +602,7 @@ impl Local {
             }
         }
         self.spin.spun_for_nothing();
-        if self.arm_all_timers() {
+        if self.before_blocking() {
             return;
         }
         idle.prepare_sleep(self.index);

@@ -8,7 +8,7 @@
 
 use super::WaitSite;
 use crate::diag::{OutsideWait, Published};
-use crate::fiber::{Core, Fiber, Suspend, Yielder};
+use crate::fiber::{counted_running, Core, Fiber, Suspend, Yielder};
 use crate::latch::Park;
 use crate::sched::{charge, with_running, with_worker};
 use fibra_driver::Deadline;
@@ -295,13 +295,17 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     match unsafe { (*fiber).latch.prepare_park() } {
         Park::Suspend => {
             // SAFETY: as above.
-            crate::diag::before_suspend(unsafe { &*fiber });
+            if let Some(generation) = crate::diag::check_due(unsafe { &*fiber }) {
+                // SAFETY: as above.
+                let core = unsafe { counted_running(fiber) };
+                with_worker(|local| {
+                    let local = local.expect("a fiber runs on a worker");
+                    local.checks().note(core, generation);
+                });
+            }
             let noted = timed.map(|timed| {
-                // SAFETY: as above; the count is at least one while we add ours.
-                let core = unsafe {
-                    Arc::increment_strong_count(fiber);
-                    Arc::from_raw(fiber)
-                };
+                // SAFETY: as above.
+                let core = unsafe { counted_running(fiber) };
                 with_worker(|local| {
                     local.expect("a fiber runs on a worker").timers().note(
                         timed.deadline,
@@ -313,12 +317,13 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
             // A fiber that is unwinding must not let other fibers run on its thread: they
             // would see `std::thread::panicking()` (cancellation points would stop unwinding,
             // std mutexes they unlock would be poisoned). It blocks the thread instead, with
-            // its deadline armed: the worker's loop, which would arm it, does not run then.
+            // its deadline armed and its cycle check run: the worker's loop, which would do
+            // both, does not run then.
             let blocked = thread::panicking()
                 && with_worker(|local| {
                     let local = local.expect("a fiber runs on a worker");
                     // A fiber woken here is found by the block below.
-                    let _ = local.arm_all_timers();
+                    let _ = local.before_blocking();
                     local.block_until_dispatched(fiber)
                 });
             if !blocked {
@@ -379,13 +384,8 @@ pub(crate) fn suspend(yielder: *const Yielder, why: Suspend) {
 pub(crate) fn running_fiber() -> Option<Fiber> {
     with_running(|core| {
         core.map(|core| {
-            // SAFETY: `core` points into an `Arc<Core>` the worker holds for this resume, so
-            // the count is at least one while we add ours.
-            unsafe {
-                let raw = core as *const crate::fiber::Core;
-                Arc::increment_strong_count(raw);
-                Fiber(Arc::from_raw(raw))
-            }
+            // SAFETY: `core` is the running fiber's.
+            Fiber(unsafe { counted_running(core) })
         })
     })
 }
