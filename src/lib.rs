@@ -31,13 +31,13 @@ pub mod __private;
 
 #[doc(inline)]
 pub use fibra_runtime::{
-    block_on, blocking, check_cancel, checkpoint, current, current_worker, detach, fiber_local,
-    is_cancellation, is_cancelled, parallel_chunks, parallel_map, parallel_map_limited, park,
-    park_timeout, race, race_with, run, scope, scope_with, shield, sleep, sleep_until, spawn,
-    spawn_local, timeout, wait, yield_now, BackgroundRuntime, Builder, CancelCause, CancelGroup,
-    Cancelled, DriverMetrics, Elapsed, Fiber, FiberId, Handle, JoinError, JoinHandle, LocalKey,
-    Racers, Runtime, RuntimeBuilder, RuntimeMetrics, Scope, ScopeOptions, ScopedJoinHandle,
-    StackMetrics, WaitExt, WorkerMetrics,
+    block_on, block_on_until, blocking, check_cancel, checkpoint, current, current_worker, detach,
+    fiber_local, is_cancellation, is_cancelled, parallel_chunks, parallel_map,
+    parallel_map_limited, park, park_timeout, race, race_with, run, scope, scope_with, shield,
+    sleep, sleep_until, spawn, spawn_local, timeout, wait, yield_now, BackgroundRuntime, Builder,
+    CancelCause, CancelGroup, Cancelled, DriverMetrics, Elapsed, Fiber, FiberId, Handle, JoinError,
+    JoinHandle, LocalKey, Racers, Runtime, RuntimeBuilder, RuntimeMetrics, Scope, ScopeOptions,
+    ScopedJoinHandle, StackMetrics, WaitExt, WorkerMetrics,
 };
 
 /// The pending external waits of a runtime — timers, blocking jobs, futures, cancel tokens —

@@ -7,12 +7,9 @@
 
 use crate::thread_wait;
 use crate::timeouts::Timeouts;
-use fibra_driver::Timer;
-use fibra_runtime::wait::Deadline;
-use std::future::{poll_fn, Future};
+use fibra_runtime::wait::{Deadline, TimedOut};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
-use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
@@ -261,25 +258,13 @@ impl<S: AsFd> Source<S> {
             });
         }
         let mut registration = self.registration(None)?;
-        let mut timer = (!give_up.is_never()).then(|| Timer::at(give_up));
         loop {
-            let ready = {
-                let mut ready = pin!(registration.ready(interest));
-                fibra_runtime::block_on(poll_fn(|cx| {
-                    if let Poll::Ready(guard) = ready.as_mut().poll(cx) {
-                        return Poll::Ready(guard.map(Some));
-                    }
-                    match timer.as_mut().map(|timer| Pin::new(timer).poll(cx)) {
-                        Some(Poll::Ready(())) => Poll::Ready(Ok(None)),
-                        _ => Poll::Pending,
-                    }
-                }))
-            };
+            let ready = fibra_runtime::block_on_until(registration.ready(interest), give_up);
             let mut guard = match ready {
-                Ok(Some(guard)) => guard,
-                Ok(None) => return Err(timed_out(kind)),
+                Ok(Ok(guard)) => guard,
+                Err(TimedOut) => return Err(timed_out(kind)),
                 // The registration's reactor has shut down: register with the caller's, once.
-                Err(error) => {
+                Ok(Err(error)) => {
                     let fresh = self.registration(Some(&registration))?;
                     if Arc::ptr_eq(&fresh, &registration) {
                         return Err(error);

@@ -2,7 +2,7 @@
 //! threads and error kinds.
 
 use fibra_net::net::{TcpListener, TcpStream};
-use fibra_runtime::ScopeOptions;
+use fibra_runtime::{HoldKind, ScopeOptions};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -531,7 +531,36 @@ fn a_parked_read_holds_the_runtime_open_until_it_returns() {
         }
         let holds = handle.holds();
         assert_eq!(holds.len(), 1);
-        assert_eq!(holds[0].kind, fibra_runtime::HoldKind::Future);
+        assert_eq!(holds[0].kind, HoldKind::Future);
+        client.write_all(b"done").unwrap();
+        assert_eq!(reader.join().unwrap(), 4);
+        assert!(handle.holds().is_empty());
+    });
+}
+
+#[test]
+fn a_parked_read_with_a_timeout_holds_as_an_io_wait_and_arms_its_timeout_lazily() {
+    fibra_testing::on(1, || {
+        let handle = fibra_runtime::Handle::current();
+        let holds = || {
+            let holds = handle.holds();
+            let count = |kind| holds.iter().filter(|hold| hold.kind == kind).count();
+            (count(HoldKind::Future), count(HoldKind::Timer), holds.len())
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(3600)))
+            .unwrap();
+        let reader = fibra_runtime::spawn(move || (&conn).read(&mut [0; 4]).unwrap());
+        fibra_runtime::yield_now();
+        assert_eq!(holds(), (1, 0, 1), "the timeout is only noted at first");
+        let mut turns = 0;
+        while holds() != (1, 1, 2) {
+            turns += 1;
+            assert!(turns < 1_000, "the timeout was not armed within 1000 turns");
+            fibra_runtime::yield_now();
+        }
         client.write_all(b"done").unwrap();
         assert_eq!(reader.join().unwrap(), 4);
         assert!(handle.holds().is_empty());

@@ -4,7 +4,7 @@ use crate::core::{DownSink, Watcher};
 use crate::current;
 use crate::id::next_number;
 use crate::{monitor, Pid, ProcessId, Reason};
-use fibra_runtime::wait::{yield_cost, Deadline, RETRY_TURNS};
+use fibra_runtime::wait::{Deadline, RetryBudget};
 use futures::task::AtomicWaker;
 use std::error::Error;
 use std::fmt;
@@ -205,18 +205,15 @@ where
         mref,
     };
     pid.send(request(ReplyTo { slot: slot.clone() }));
-    // Fiber turns left to spend yielding before parking (the toolkit's patience policy): the
-    // callee is usually a moment from replying, on this worker or running on another, and a
-    // reply that comes meanwhile costs neither side a park and a wake-up.
-    let mut patience = RETRY_TURNS;
+    // Retries before parking (the toolkit's patience policy): the callee is usually a moment
+    // from replying, on this worker or running on another, and a reply that comes meanwhile
+    // costs neither side a park and a wake-up.
+    let mut budget = RetryBudget::new();
     let result = loop {
         if let Some(result) = slot.take() {
             break result;
         }
-        let cost = yield_cost();
-        if cost <= patience {
-            patience -= cost;
-            fibra_runtime::yield_now();
+        if budget.retry() {
             continue;
         }
         slot.waker.register(&fibra_runtime::wait::current_waker());

@@ -1,7 +1,9 @@
 //! Futures from fibers: polling in place, parking between polls.
 
 use crate::diag::Published;
-use crate::wait::{current_waker, park_current, with_waker, WaitKind, WaitSite};
+use crate::wait::{
+    current_waker, park_current_until, with_waker, Deadline, TimedOut, WaitKind, WaitSite,
+};
 use fibra_driver::HoldKind;
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -41,23 +43,68 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
 #[track_caller]
 #[inline]
 pub(crate) fn block_on_as<F: Future>(kind: WaitKind, fut: F) -> F::Output {
+    block_on_until_as(kind, fut, Deadline::NEVER)
+        .unwrap_or_else(|TimedOut| unreachable!("a wait without a deadline never times out"))
+}
+
+/// [`block_on`], giving up at `deadline` (an `Instant` or a [`Deadline`]) with
+/// [`TimedOut`] if `fut` is not ready by then; `fut` is dropped unfinished. The deadline is
+/// a fiber's timed park: it reaches the driver's timer wheel (with a hold on the runtime)
+/// only if the wait outlasts its worker's next look. A future ready at its first poll is
+/// returned whatever the deadline.
+///
+/// ```
+/// use fibra::wait::{Deadline, TimedOut};
+/// use std::time::Duration;
+///
+/// fibra::run(|| {
+///     let soon = Deadline::after(Duration::from_millis(1));
+///     assert_eq!(fibra::block_on_until(std::future::pending::<()>(), soon), Err(TimedOut));
+///     assert_eq!(fibra::block_on_until(async { 7 }, Deadline::NEVER), Ok(7));
+/// });
+/// ```
+///
+/// # Errors
+///
+/// [`TimedOut`] when `deadline` passed before `fut` was ready.
+#[track_caller]
+#[inline]
+pub fn block_on_until<F: Future>(
+    fut: F,
+    deadline: impl Into<Deadline>,
+) -> Result<F::Output, TimedOut> {
+    block_on_until_as(WaitKind::BlockOn, fut, deadline.into())
+}
+
+/// [`block_on_until`], recording a wait of `kind`.
+#[track_caller]
+#[inline]
+fn block_on_until_as<F: Future>(
+    kind: WaitKind,
+    fut: F,
+    deadline: Deadline,
+) -> Result<F::Output, TimedOut> {
     let mut fut = pin!(fut);
     if let Poll::Ready(value) =
         with_waker(|waker| fut.as_mut().poll(&mut Context::from_waker(waker)))
     {
-        return value;
+        return Ok(value);
     }
-    wait_for(kind, fut)
+    wait_for(kind, fut, deadline)
 }
 
-/// The rest of [`block_on`] once the first poll returned `Pending`; kept out of line so the
-/// ready path stays small at every call site.
+/// The rest of [`block_on_until_as`] once the first poll returned `Pending`; kept out of
+/// line so the ready path stays small at every call site.
 #[track_caller]
 #[inline(never)]
 #[cold]
-fn wait_for<F: Future>(kind: WaitKind, mut fut: Pin<&mut F>) -> F::Output {
+fn wait_for<F: Future>(
+    kind: WaitKind,
+    mut fut: Pin<&mut F>,
+    deadline: Deadline,
+) -> Result<F::Output, TimedOut> {
     let _hold = crate::holds::take(HoldKind::Future);
-    let _published = Published::new(&WaitSite::new(kind, &*fut), false);
+    let _published = Published::new(&WaitSite::new(kind, &*fut), deadline.instant().is_some());
     // From here on the future gets a waker of this call's own: a nested `block_on` that parks
     // may consume the fiber's unpark token meant for us, but not our flag.
     let wake = Arc::new(Flagged {
@@ -68,10 +115,13 @@ fn wait_for<F: Future>(kind: WaitKind, mut fut: Pin<&mut F>) -> F::Output {
     let mut cx = Context::from_waker(&waker);
     loop {
         while !wake.woken.swap(false, Ordering::Acquire) {
-            park_current();
+            if deadline.has_passed() {
+                return Err(TimedOut);
+            }
+            park_current_until(deadline);
         }
         if let Poll::Ready(value) = fut.as_mut().poll(&mut cx) {
-            return value;
+            return Ok(value);
         }
     }
 }

@@ -132,3 +132,53 @@ fn a_timed_park_of_an_unwinding_fiber_times_out() {
         });
     }
 }
+
+/// The runtime's holds: (futures, timers).
+fn holds() -> (usize, usize) {
+    let holds = Handle::current().holds();
+    let count = |kind| holds.iter().filter(|hold| hold.kind == kind).count();
+    assert_eq!(
+        count(HoldKind::Future) + count(HoldKind::Timer),
+        holds.len()
+    );
+    (count(HoldKind::Future), count(HoldKind::Timer))
+}
+
+#[test]
+fn a_timed_block_on_holds_as_a_future_and_its_deadline_as_a_lazily_armed_timer() {
+    fibra_testing::on(1, || {
+        let (tx, rx) = tokio::sync::oneshot::channel::<u8>();
+        let waiter = fibra_runtime::spawn(move || {
+            fibra_runtime::block_on_until(rx, Deadline::after(HOUR)).map(Result::unwrap)
+        });
+        fibra_runtime::yield_now();
+        assert_eq!(holds(), (1, 0), "the deadline is only noted at first");
+        let mut turns = 0;
+        while holds() != (1, 1) {
+            turns += 1;
+            assert!(
+                turns < 1_000,
+                "the deadline was not armed within 1000 turns"
+            );
+            fibra_runtime::yield_now();
+        }
+        tx.send(7).unwrap();
+        assert_eq!(waiter.join().unwrap(), Ok(7));
+        assert!(Handle::current().holds().is_empty());
+    });
+}
+
+#[test]
+fn a_timed_block_on_times_out_on_a_worker_that_never_sleeps() {
+    finishes(1, || {
+        let waiter = fibra_runtime::spawn(|| {
+            let soon = Deadline::after(Duration::from_millis(2));
+            fibra_runtime::block_on_until(std::future::pending::<()>(), soon)
+        });
+        while !waiter.is_finished() {
+            fibra_runtime::yield_now();
+        }
+        assert_eq!(waiter.join().unwrap(), Err(fibra_runtime::wait::TimedOut));
+        assert!(Handle::current().holds().is_empty());
+    });
+}

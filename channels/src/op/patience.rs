@@ -1,7 +1,7 @@
 //! Retrying before waiting: a blocking operation (or select) that found nothing ready yields
-//! and tries again (for up to `fibra_runtime::wait::RETRY_TURNS` fiber turns, the toolkit's
-//! patience policy) before it registers and parks; and [`run_one`], the loop of every blocking
-//! single operation.
+//! and tries again (spending a `fibra_runtime::wait::RetryBudget`, the toolkit's patience
+//! policy) before it registers and parks; and [`run_one`], the loop of every blocking single
+//! operation.
 //!
 //! The party that makes it ready is usually a moment away — ready on this worker, or running
 //! on another — and an operation completed by a plain retry costs neither side the channel's
@@ -23,7 +23,7 @@ use super::operation::sealed::RetryBy;
 use super::operation::{Attempt, Operation};
 use super::wait::{wait_then, Woken};
 use crate::core::retry_slot::RetrySlot;
-use fibra_runtime::wait::{Deadline, RETRY_TURNS};
+use fibra_runtime::wait::{Deadline, RetryBudget};
 use std::fmt;
 
 /// The most channel sides one [`Patience`] retries on (a select's arms); a wait on more
@@ -50,8 +50,7 @@ pub struct Patience<'a> {
     slots: [Option<&'a RetrySlot>; MAX_SLOTS],
     count: usize,
     holding: bool,
-    /// Fiber turns left to spend on retries.
-    left: u32,
+    budget: RetryBudget,
 }
 
 impl<'a> Patience<'a> {
@@ -66,7 +65,7 @@ impl<'a> Patience<'a> {
             slots: [None; MAX_SLOTS],
             count: 0,
             holding: false,
-            left: RETRY_TURNS,
+            budget: RetryBudget::new(),
         }
     }
 
@@ -77,7 +76,7 @@ impl<'a> Patience<'a> {
     /// Uses up one retry of waiting on `ops` (the same operations on every call): yields
     /// (whoever makes an operation ready may run on this worker) and returns true, after which
     /// the caller tries its operations again instead of waiting. False once the yield would
-    /// cost more turns than are left (see `fibra::wait::yield_cost`; all of them are then
+    /// cost more turns than are left (see `fibra::wait::RetryBudget`; all of them are then
     /// used up), when another caller is blocked behind this one, or when retrying cannot help
     /// (one of `ops` is a send on a rendezvous channel, whose peer may be retrying too, or a
     /// wait for a close): the caller then waits with [`Patience::wait`]. The first retry may
@@ -100,25 +99,18 @@ impl<'a> Patience<'a> {
     /// assert!(!Patience::new().retry(&[Some(&send)]));
     /// ```
     pub fn retry(&mut self, ops: &[Option<&'a dyn Operation>]) -> bool {
-        if self.left == 0 {
+        if self.budget.is_spent() {
             return false;
         }
         if !self.holding {
             if !self.collect(ops) || !self.take_turn() {
-                self.left = 0;
+                self.budget.give_up();
                 return false;
             }
         } else if self.held().any(RetrySlot::is_contended) {
             return false;
         }
-        let cost = fibra_runtime::wait::yield_cost();
-        if cost > self.left {
-            self.left = 0;
-            return false;
-        }
-        self.left -= cost;
-        fibra_runtime::yield_now();
-        true
+        self.budget.retry()
     }
 
     /// Gathers the distinct slots of `ops`; false if one of them cannot be retried.
@@ -182,7 +174,7 @@ impl<'a> Patience<'a> {
     /// ```
     #[track_caller]
     pub fn wait(&mut self, ops: &[Option<&dyn Operation>], deadline: impl Into<Deadline>) -> Woken {
-        self.left = 0;
+        self.budget.give_up();
         wait_then(ops, deadline.into(), || self.release())
     }
 }
@@ -202,7 +194,7 @@ impl Drop for Patience<'_> {
 impl fmt::Debug for Patience<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Patience")
-            .field("left", &self.left)
+            .field("budget", &self.budget)
             .field("holding", &self.holding)
             .finish_non_exhaustive()
     }

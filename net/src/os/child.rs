@@ -1,11 +1,8 @@
 //! `Child`: a running child process whose waits park the fiber.
 
 use crate::os::{ChildStderr, ChildStdin, ChildStdout, ExitStatus, Output};
-use fibra_driver::Timer;
-use std::future::{poll_fn, Future};
+use fibra_runtime::wait::{Deadline, TimedOut};
 use std::io::{self, Read};
-use std::pin::{pin, Pin};
-use std::task::Poll;
 use std::time::Duration;
 
 /// A spawned child process: [`std::process::Child`]'s shape, where [`wait`](Self::wait) and
@@ -102,14 +99,10 @@ impl Child {
         if let Some(status) = self.inner.try_wait()? {
             return Ok(Some(status));
         }
-        let mut timer = Timer::after(timeout);
-        let mut exit = pin!(self.inner.wait());
-        fibra_runtime::block_on(poll_fn(|cx| {
-            if let Poll::Ready(status) = exit.as_mut().poll(cx) {
-                return Poll::Ready(status.map(Some));
-            }
-            Pin::new(&mut timer).poll(cx).map(|()| Ok(None))
-        }))
+        match fibra_runtime::block_on_until(self.inner.wait(), Deadline::after(timeout)) {
+            Ok(status) => status.map(Some),
+            Err(TimedOut) => Ok(None),
+        }
     }
 
     /// The exit status if the child has exited, without waiting.

@@ -20,7 +20,7 @@ pub(crate) use record::Record;
 pub(crate) use signal::print_dump_on;
 pub(crate) use sysmon::{start as start_sysmon, Sysmon};
 pub(crate) use table::FiberTable;
-pub(crate) use workers::{tick, WorkerSlots};
+pub(crate) use workers::{tick, WorkerSlot, WorkerSlots};
 
 use crate::fiber::Core;
 use crate::sched::with_running_clock;

@@ -19,7 +19,7 @@ const LOOK_AGAIN: (Duration, Duration) = (Duration::from_millis(25), Duration::f
 /// `repr(C)`: what a resume writes (the running fiber, the slice count) shares a line.
 #[repr(C, align(128))]
 #[derive(Default)]
-struct Slot {
+pub(crate) struct WorkerSlot {
     running: AtomicU64,
     counters: Counters,
     /// The worker thread's kernel id, once its loop runs (0 before).
@@ -37,7 +37,7 @@ pub(crate) fn tick() {
 
 /// See the module docs.
 pub(crate) struct WorkerSlots {
-    running: Box<[Slot]>,
+    running: Box<[WorkerSlot]>,
     /// Fibers spawned from outside the workers (from plain threads).
     spawned_outside: AtomicU64,
 }
@@ -45,19 +45,15 @@ pub(crate) struct WorkerSlots {
 impl WorkerSlots {
     pub(crate) fn new(workers: usize) -> WorkerSlots {
         WorkerSlots {
-            running: (0..workers).map(|_| Slot::default()).collect(),
+            running: (0..workers).map(|_| WorkerSlot::default()).collect(),
             spawned_outside: AtomicU64::new(0),
         }
     }
 
-    /// Worker `index` starts a slice of fiber `id`; called by that worker only. The slot is
-    /// handed back so the end of the slice reaches it without looking it up again.
+    /// Worker `index`'s slot, which its loop looks up once.
     #[inline]
-    pub(crate) fn start_slice(&self, index: usize, id: u64) -> Slice<'_> {
-        let slot = &self.running[index];
-        slot.running.store(id, Ordering::Relaxed);
-        bump(&slot.counters.slices, 1);
-        Slice(slot)
+    pub(crate) fn slot(&self, index: usize) -> &WorkerSlot {
+        &self.running[index]
     }
 
     /// Worker `index`'s counters; written only by that worker.
@@ -128,8 +124,19 @@ impl WorkerSlots {
     }
 }
 
-/// A worker's slice, from [`WorkerSlots::start_slice`].
-pub(crate) struct Slice<'a>(&'a Slot);
+impl WorkerSlot {
+    /// The worker starts a slice of fiber `id`; called by that worker only. The slot is
+    /// handed back so the end of the slice reaches it.
+    #[inline]
+    pub(crate) fn start_slice(&self, id: u64) -> Slice<'_> {
+        self.running.store(id, Ordering::Relaxed);
+        bump(&self.counters.slices, 1);
+        Slice(self)
+    }
+}
+
+/// A worker's slice, from [`WorkerSlot::start_slice`].
+pub(crate) struct Slice<'a>(&'a WorkerSlot);
 
 impl<'a> Slice<'a> {
     /// The slice has ended: the worker runs no fiber. Returns the worker's counters.

@@ -6,7 +6,7 @@ use super::idle::Woken;
 use super::order::{Next, RunOrder};
 use super::spin::{Spin, SPIN_FOR};
 use super::{Remote, Shared};
-use crate::diag::LazyChecks;
+use crate::diag::{LazyChecks, WorkerSlot};
 use crate::fiber::{counted_running, Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
 use crate::slab::Slab;
@@ -60,7 +60,9 @@ pub(crate) struct Local {
     checks: RefCell<LazyChecks>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
-    tick: Cell<u32>,
+    /// Scheduling steps left before the next periodic check: a countdown, so a step tests
+    /// for zero instead of dividing.
+    until_check: Cell<u32>,
     /// How long the next idle spin lasts (see `spin`).
     spin: Spin,
     /// Set when the loop should return even though the runtime goes on (worker 0's main fiber
@@ -89,7 +91,7 @@ impl Local {
             cancelled_started: Cell::new(false),
             timers: RefCell::default(),
             checks: RefCell::default(),
-            tick: Cell::new(0),
+            until_check: Cell::new(CHECK_INTERVAL),
             spin: Spin::new(),
             stop: Cell::new(false),
         }
@@ -212,14 +214,14 @@ impl Local {
         &self.shared.remotes[self.index]
     }
 
-    /// The next fiber to run from this worker's own queues.
-    fn next_local(&self) -> Option<Arc<Core>> {
-        // Looked up once: a fiber that yields with nothing else queued looks at two of its
-        // queues on every turn.
-        let own = self.own();
-        let tick = self.tick.get().wrapping_add(1);
-        self.tick.set(tick);
-        if tick % CHECK_INTERVAL == 0 {
+    /// The next fiber to run from this worker's own queues; `own` is this worker's
+    /// [`Remote`], looked up once by the loop: a fiber that yields with nothing else queued
+    /// looks at two of its queues on every turn.
+    fn next_local(&self, own: &Remote) -> Option<Arc<Core>> {
+        let until_check = self.until_check.get() - 1;
+        self.until_check.set(until_check);
+        if until_check == 0 {
+            self.until_check.set(CHECK_INTERVAL);
             crate::diag::tick();
             self.timers.borrow_mut().arm_older(&self.shared.holds);
             // A fiber a check wakes is queued here, and found below.
@@ -414,8 +416,9 @@ impl Local {
             || (0..self.shared.workers()).any(|victim| self.may_take_handed_to(victim))
     }
 
-    /// Runs `core` until it parks, yields or finishes.
-    fn run(&self, core: Arc<Core>) {
+    /// Runs `core` until it parks, yields or finishes; `diag` is this worker's diagnostics
+    /// slot, looked up once by the loop.
+    fn run(&self, core: Arc<Core>, diag: &WorkerSlot) {
         // The fiber is reached through this pointer from here on: `core` itself is lent to the
         // fiber for the resume (see `Core::lend`), and that lent reference keeps it alive for
         // every use below.
@@ -470,7 +473,7 @@ impl Local {
         unsafe { core.lend() };
         let (result, counters) = {
             let _running = current::Running::set(fiber, self.slice);
-            let slice = self.shared.running.start_slice(self.index, id);
+            let slice = diag.start_slice(id);
             (coroutine.resume(()), slice.end())
         };
         self.queue_spawned(id);
@@ -677,16 +680,18 @@ pub(crate) fn run_worker(local: &Local) {
     local.shared.parkers[local.index].bind_current();
     local.shared.running.enter(local.index);
     local.shared.exit.enter();
+    let own = local.own();
+    let diag = local.shared.running.slot(local.index);
     let mut searching = false;
     while !local.stopping() {
         local.cancel_started_for_shutdown();
-        let next = local.next_local().or_else(|| local.steal());
+        let next = local.next_local(own).or_else(|| local.steal());
         match next {
             Some(core) => {
                 if mem::take(&mut searching) {
                     local.shared.idle.found_work(&local.shared.parkers);
                 }
-                local.run(core);
+                local.run(core, diag);
             }
             None => local.idle(&mut searching),
         }

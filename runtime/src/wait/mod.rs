@@ -11,8 +11,9 @@
 //!   woken waiter keeps its slot until it collects it, so it learns under the lock whether it
 //!   was woken or gave up first.
 //! - [`WakeList`] collects wakers under a lock and wakes them after it is released.
-//! - [`Backoff`], [`RETRY_TURNS`] and [`yield_cost`] are the patience policy: how long a caller
-//!   keeps trying before it parks, and who does not try at all (below).
+//! - [`Backoff`] and [`RetryBudget`] (with [`RETRY_TURNS`] and [`yield_cost`]) are the
+//!   patience policy: how long a caller keeps trying before it parks, and who does not try at
+//!   all (below).
 //! - [`TaskTimer`] wakes a future's task at a deadline, on the driver's timer wheel.
 //! - [`Waitable`] and [`Wait`] write the wait on a [`WaitList`] entry once for every primitive:
 //!   blocking with a deadline, polled as a future, and given back when it ends early.
@@ -28,15 +29,15 @@
 //!   the holder of a spin lock): [`Backoff`] spins a little, then yields the *thread* in case
 //!   the OS preempted the peer. Never a fiber yield: a fiber is not switched out in the middle
 //!   of such a step, so the peer is on another thread.
-//! - **A channel operation that found nothing ready** retries, yielding the *fiber* between
-//!   tries, for up to [`RETRY_TURNS`] fiber turns before it registers a waiter: the other party
-//!   is often a moment away (ready on this worker, or running on another), and an operation
-//!   completed by a retry costs neither side the lock nor a wake-up. A yield costs a turn for
-//!   every fiber ready on the worker ([`yield_cost`]), so behind a long queue the operation
-//!   registers at once: every retry would wait for the whole queue. Once registered it parks
-//!   at once: yielding again after registering did not clearly pay in an A/B run once the
-//!   retries existed (the figures are in the `chan_pingpong` bench's documentation,
-//!   `fibra-bench`).
+//! - **A channel operation (or a process `call`) that found nothing ready** retries, yielding
+//!   the *fiber* between tries, for up to [`RETRY_TURNS`] fiber turns ([`RetryBudget`]) before
+//!   it registers a waiter: the other party is often a moment away (ready on this worker, or
+//!   running on another), and an operation completed by a retry costs neither side the lock
+//!   nor a wake-up. A yield costs a turn for every fiber ready on the worker ([`yield_cost`]),
+//!   so behind a long queue the operation registers at once: every retry would wait for the
+//!   whole queue. Once registered it parks at once: yielding again after registering did not
+//!   clearly pay in an A/B run once the retries existed (the figures are in the
+//!   `chan_pingpong` bench's documentation, `fibra-bench`).
 //! - **Locks, semaphores and the other `fibra-sync` primitives** register and park at once:
 //!   their fast path is one CAS, and a fair lock hands a released permit to the first
 //!   registered waiter, so a caller that retried instead would only overtake the queue it is
@@ -67,7 +68,7 @@ pub(crate) use park::{
     park_fiber, park_fiber_checking, running_fiber, suspend, with_waker, yield_fiber, Check,
     FiberTimer,
 };
-pub use patience::{yield_cost, Backoff, RETRY_TURNS};
+pub use patience::{yield_cost, Backoff, RetryBudget, RETRY_TURNS};
 pub(crate) use site::Owner;
 pub use site::{Holder, WaitKind, WaitSite};
 pub use task_timer::TaskTimer;

@@ -1,5 +1,6 @@
 //! The patience policy (documented on the `wait` module): [`Backoff`] for a peer a few
-//! instructions from done, [`RETRY_TURNS`] and [`yield_cost`] for a channel operation.
+//! instructions from done, [`RetryBudget`] (spending [`RETRY_TURNS`] at [`yield_cost`] a
+//! retry) for a caller whose peer is usually a moment away.
 
 use crate::sched::with_worker;
 
@@ -42,6 +43,78 @@ pub const RETRY_TURNS: u32 = 0;
 pub fn yield_cost() -> u32 {
     let ready = with_worker(|local| local.map_or(0, |local| local.ready_len()));
     u32::try_from(ready).map_or(u32::MAX, |ready| ready.max(1))
+}
+
+/// The retries one blocked caller has left before it registers and parks: [`RETRY_TURNS`]
+/// fiber turns, each retry costing [`yield_cost`] of them. Once a retry would cost more than
+/// is left, or the caller [gives up](RetryBudget::give_up), none are left: a caller that
+/// registered parks at once from then on.
+///
+/// On one worker with nothing else ready, where a retry costs one turn:
+///
+/// ```
+/// use fibra::wait::{RetryBudget, RETRY_TURNS};
+///
+/// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
+/// runtime.block_on(|| {
+///     let mut budget = RetryBudget::new();
+///     let mut retries = 0;
+///     while budget.retry() {
+///         retries += 1;
+///     }
+///     assert_eq!(retries, RETRY_TURNS);
+///     assert!(budget.is_spent());
+///
+///     let mut budget = RetryBudget::new();
+///     budget.give_up();
+///     assert!(!budget.retry());
+/// });
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct RetryBudget {
+    /// Fiber turns left to spend on retries.
+    left: u32,
+}
+
+impl RetryBudget {
+    /// A budget of [`RETRY_TURNS`] turns.
+    pub const fn new() -> RetryBudget {
+        RetryBudget { left: RETRY_TURNS }
+    }
+
+    /// Spends one retry: if a yield costs no more turns than are left, yields the fiber (so
+    /// whoever the caller waits for may run) and returns true, and the caller tries again;
+    /// otherwise spends every turn left and returns false, and the caller registers and parks.
+    #[inline]
+    pub fn retry(&mut self) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        let cost = yield_cost();
+        if cost > self.left {
+            self.left = 0;
+            return false;
+        }
+        self.left -= cost;
+        crate::yield_now();
+        true
+    }
+
+    /// Spends every turn left: retrying cannot help, or the caller has registered.
+    pub fn give_up(&mut self) {
+        self.left = 0;
+    }
+
+    /// Whether no retries are left.
+    pub fn is_spent(&self) -> bool {
+        self.left == 0
+    }
+}
+
+impl Default for RetryBudget {
+    fn default() -> RetryBudget {
+        RetryBudget::new()
+    }
 }
 
 /// Spins before each thread yield.
