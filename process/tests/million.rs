@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::runtime;
+use common::{runtime, spawn_parked};
 use fibra_process::{self as process, Inbox, Pid, Reason, Signal};
 use fibra_runtime::FiberState;
 use fibra_sync::WaitGroup;
@@ -44,18 +44,8 @@ fn a_million_processes_parked_in_receive_are_all_killed() {
                 let before = handle.metrics();
                 let pids: Vec<Pid<u8>> = (0..PROCESSES)
                     .map(|_| {
-                        let counted = Counted(counter.clone());
-                        let unwound = Unwound(unwinding.clone());
-                        let (seen, main) = (seen.clone(), main.clone());
-                        process::spawn(move |inbox: Inbox<u8>| {
-                            let _held = (counted, unwound);
-                            main.send(());
-                            loop {
-                                if let Signal::Msg(_) = inbox.recv() {
-                                    seen.fetch_add(1, Ordering::SeqCst);
-                                }
-                            }
-                        })
+                        let held = (Counted(counter.clone()), Unwound(unwinding.clone()));
+                        spawn_parked(&main, &seen, held)
                     })
                     .collect();
                 for _ in 0..PROCESSES {
