@@ -16,6 +16,23 @@
 //! caller's worker now unwind between its slices, inside the timed window, where before they
 //! unwound after it. At a load average near 3, alternated twice: before 0.357× and 0.650×
 //! (882 and 1705 ns per process), after 0.568× and 0.728× (1501 and 2214 ns).
+//!
+//! Measured on 2026-12-05 in two full `fibra-compare` runs of the seven process benches, one
+//! after the other, on the shared 2-core machine at load averages 2.7–4.5 (OTP 25; each figure
+//! the median of a run's rounds, the two runs' figures given in order): fibra 2 211 and 2 187
+//! ns per process ended, erlang 2 968 and 2 761 ns: 0.745× and 0.792× erlang. A profile of the
+//! timed windows (`perf -e cpu-clock`, five rounds) put 63 % of the fibra threads' samples in
+//! the killed processes' unwinding (the DWARF unwinder and personality routine, on both
+//! workers: the other worker unwinds its share throughout, the caller's worker between the
+//! cascade's slices), about 20 % in the cascade itself (`end`, cancelling each process's scope)
+//! and 4 % in `madvise` giving stacks back. A build whose runtime kept every stack warm (no
+//! `madvise` at all) measured the same (0.813× and 0.776× erlang, alternated with 0.812× and
+//! 0.805×), so the stacks given back are not what costs. Under callgrind (same bench, five
+//! rounds, 500 000 processes killed) each killed process's unwind, from its cancellation
+//! point to the catch in its process, took about 46 000 instructions (`resume_unwind`
+//! inclusive, 23.0 G), most of it in libgcc's `_Unwind_Resume` after each landing pad; the
+//! whole cascade (`exit` inclusive, which also counts what ran in its yields) about 8 900
+//! per process. Halving the time per process needs a cheaper unwind, not a cheaper cascade.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -16,6 +16,12 @@
 //! 3.1×–4.4× ractor (the ring's waiting processes spin on every hop); retrying only while
 //! nothing else could run on the worker, 0.27×/0.27× → 0.23×/0.25× ractor, within the noise,
 //! and `proc_ring` 1w 3.6×/4.3× → 4.7×/4.8× tokio. Neither was kept.
+//!
+//! Measured on 2026-12-05 in two full `fibra-compare` runs of the seven process benches, one
+//! after the other, on the shared 2-core machine at load averages 2.7–4.5 (OTP 25; each figure
+//! the median of a run's rounds, the two runs' figures given in order): fibra 577 and 606 ns
+//! per round trip, ractor 2 463 and 2 585 ns, erlang 1 189 and 1 134 ns: 0.234× and 0.234×
+//! ractor, 0.485× and 0.534× erlang.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

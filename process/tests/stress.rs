@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::program;
+use common::{program, spawn_parked};
 use fibra_process::{self as process, Inbox, Pid, Reason, Signal};
 use fibra_testing::{Counted, WORKER_COUNTS};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,19 +18,7 @@ fn up_to_a_hundred_thousand_processes_parked_in_receive_are_all_killed() {
         let status = program(workers, move |inbox: Inbox<()>| {
             let main = inbox.pid();
             let pids: Vec<Pid<u8>> = (0..processes)
-                .map(|_| {
-                    let (counted, seen, main) =
-                        (Counted(counter.clone()), seen.clone(), main.clone());
-                    process::spawn(move |inbox: Inbox<u8>| {
-                        let _counted = counted;
-                        main.send(());
-                        loop {
-                            if let Signal::Msg(_) = inbox.recv() {
-                                seen.fetch_add(1, Ordering::SeqCst);
-                            }
-                        }
-                    })
-                })
+                .map(|_| spawn_parked(&main, &seen, Counted(counter.clone())))
                 .collect();
             // Every one has run up to its receive.
             for _ in 0..processes {

@@ -2,8 +2,10 @@
 //! of a given size (with small stacks); the rest is in `fibra-testing`.
 #![allow(dead_code)]
 
-use fibra_process::{self as process, Inbox};
+use fibra_process::{self as process, Inbox, Pid, Signal};
 use fibra_runtime::Runtime;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// A fresh runtime with `workers` workers and small stacks.
 pub(crate) fn runtime(workers: usize) -> Runtime {
@@ -21,4 +23,23 @@ pub(crate) fn program<M: Send + 'static>(
     main: impl FnOnce(Inbox<M>) + Send + 'static,
 ) -> i32 {
     runtime(workers).block_on(move || process::run(main))
+}
+
+/// Spawns a process that holds `held` until it ends, reports to `main` that it has started,
+/// then receives forever, counting the messages it gets in `seen`.
+pub(crate) fn spawn_parked(
+    main: &Pid<()>,
+    seen: &Arc<AtomicUsize>,
+    held: impl Send + 'static,
+) -> Pid<u8> {
+    let (main, seen) = (main.clone(), seen.clone());
+    process::spawn(move |inbox: Inbox<u8>| {
+        let _held = held;
+        main.send(());
+        loop {
+            if let Signal::Msg(_) = inbox.recv() {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    })
 }
