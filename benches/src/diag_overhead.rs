@@ -71,6 +71,18 @@
 //! still on at its next look: 148.0 M vs 131.9 M (+12.2 %), wall 1.12× (329.8 vs 294.6 ns per
 //! handoff); `yield_pingpong` in the same builds 1.047× (219.6 vs 209.7 ns, 11 alternated
 //! runs).
+//!
+//! Then, with the cheaper scheduler loop, at a load average near 1: two `--quick` runs,
+//! `chan_pingpong_1w` 0.997 / 0.989, `chan_pingpong_2w` 1.013 / 0.741, `mutex_contended`
+//! 1.069 / 1.217, `mutex_handoff_1w` 1.071 / 1.093, `yield_pingpong` 1.079 / 1.084; one full
+//! run: `chan_pingpong_1w` 1.000, `chan_pingpong_2w` 0.984, `mutex_contended` 1.134 (both
+//! builds in their convoy mode, about 2 µs a pair), `mutex_handoff_1w` 1.081 (308.9 vs 285.7
+//! ns), `yield_pingpong` 1.046 (195.2 vs 186.6 ns). What `yield_pingpong`'s gap is not: a trial
+//! build that published no wait fields at all (only the sequence's two stores) ran as slowly as
+//! the full recording (median 197.9 vs 196.7 ns, `nodiag` 186.9, 11 alternated runs); the two
+//! builds lay out the park path differently (profiles put the extra samples on the same
+//! returns and branches of `park_fiber_with`, whose code is the same), so the remaining cost is
+//! the shape of the generated code rather than the stores.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
