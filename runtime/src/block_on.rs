@@ -123,6 +123,10 @@ fn wait_for<F: Future>(
         if let Poll::Ready(value) = fut.as_mut().poll(&mut cx) {
             return Ok(value);
         }
+        // A future that wakes itself at every poll never lets the loop above look.
+        if deadline.has_passed() {
+            return Err(TimedOut);
+        }
     }
 }
 

@@ -625,3 +625,83 @@ fn a_lock_whose_holder_parks_for_good_is_reported_as_all_asleep() {
     assert!(stderr.contains("[parked on mutex"), "{stderr}");
     assert!(stderr.contains("[parked on park"), "{stderr}");
 }
+
+#[test]
+fn a_cycle_whose_last_fiber_is_woken_spuriously_is_still_reported() {
+    // Every suspension in an owned wait notes a check: one dropped because its fiber was
+    // awake at the look must not lose the cycle.
+    let n = runtime(1, Deadlock::Report).block_on(|| {
+        let a = Arc::new(Mutex::new(()));
+        let b = Arc::new(Mutex::new(()));
+        let both = Arc::new(Barrier::new(2));
+        let spawn = |mine: Arc<Mutex<()>>, theirs: Arc<Mutex<()>>, both: Arc<Barrier>| {
+            fibra::spawn(move || {
+                let _mine = mine.lock();
+                both.wait().unwrap();
+                drop(theirs.lock());
+            })
+        };
+        let first = spawn(a.clone(), b.clone(), both.clone());
+        let second = spawn(b.clone(), a.clone(), both.clone());
+        for _ in 0..3 {
+            fibra::yield_now();
+        }
+        for _ in 0..500 {
+            second.fiber().unpark();
+            fibra::yield_now();
+        }
+        // Idle looks run the notes; give them a hundred chances.
+        for _ in 0..100 {
+            if deadlocks_reported() > 0 {
+                break;
+            }
+            fibra::sleep(Duration::from_millis(1));
+        }
+        let n = deadlocks_reported();
+        std::mem::forget((first, second));
+        n
+    });
+    assert_eq!(n, 1, "the cycle was not reported");
+}
+
+static DROPPED_IN_FIBER: AtomicUsize = AtomicUsize::new(0);
+static DROPPED_ELSEWHERE: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts where it is dropped.
+struct Witness;
+
+impl Drop for Witness {
+    fn drop(&mut self) {
+        let count = if fibra::wait::in_fiber() {
+            &DROPPED_IN_FIBER
+        } else {
+            &DROPPED_ELSEWHERE
+        };
+        count.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fibra::fiber_local! {
+    static WITNESS: Option<Witness> = None;
+}
+
+#[test]
+fn a_noted_check_never_holds_the_last_reference_to_its_fiber() {
+    // A fiber that waited on a mutex and finished before its worker's next look: its values
+    // go when its last reference does, which must be in a fiber (its own or a joiner), not in
+    // the worker's loop running the note.
+    runtime(1, Deadlock::Panic).block_on(|| {
+        let mutex = Arc::new(Mutex::new(()));
+        let guard = mutex.lock();
+        let theirs = mutex.clone();
+        let child = WITNESS.scope(Some(Witness), || fibra::spawn(move || drop(theirs.lock())));
+        fibra::yield_now();
+        drop(guard);
+        child.join().unwrap();
+        for _ in 0..500 {
+            fibra::yield_now();
+        }
+    });
+    assert_eq!(DROPPED_ELSEWHERE.load(Ordering::SeqCst), 0);
+    assert_eq!(DROPPED_IN_FIBER.load(Ordering::SeqCst), 1);
+}

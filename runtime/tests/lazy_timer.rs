@@ -182,3 +182,18 @@ fn a_timed_block_on_times_out_on_a_worker_that_never_sleeps() {
         assert!(Handle::current().holds().is_empty());
     });
 }
+
+#[test]
+fn a_timed_block_on_of_a_future_that_always_wakes_itself_times_out() {
+    finishes(1, || {
+        let busy = std::future::poll_fn(|cx| {
+            cx.waker().wake_by_ref();
+            std::task::Poll::<()>::Pending
+        });
+        let soon = Deadline::after(Duration::from_millis(2));
+        assert_eq!(
+            fibra_runtime::block_on_until(busy, soon),
+            Err(fibra_runtime::wait::TimedOut)
+        );
+    });
+}

@@ -1,6 +1,8 @@
 //! Cycle checks that run only for waits that last: a fiber suspending on a wait with a known
-//! owner notes a check with its worker, and the worker runs the notes whose waits are still
-//! on when it next looks.
+//! owner notes a check with its worker, and the worker runs the notes of fibers still
+//! suspended when it next looks. A fiber ends its note when it resumes, so a note never holds
+//! the last reference to its fiber, and every suspension in such a wait (a spurious wake
+//! parks again) notes a check of its own.
 //!
 //! A check reads the records of every fiber along the owners and looks each one up in the
 //! fiber table; done at every such park it cost a contended mutex handoff more than the
@@ -19,6 +21,7 @@
 
 use super::cycle;
 use crate::fiber::Core;
+use crate::slab::Slab;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -26,29 +29,60 @@ use std::sync::Arc;
 /// One worker's noted checks.
 #[derive(Default)]
 pub(crate) struct LazyChecks {
-    /// Each fiber with the generation of the wait it noted, oldest first.
-    noted: VecDeque<(Arc<Core>, u64)>,
-    /// How many of `noted` were made before the last periodic check.
+    notes: Slab<Note>,
+    /// The notes not yet run, oldest first, each with its serial (a key is reused once its
+    /// note ended, so a stale one is told apart).
+    unchecked: VecDeque<(usize, u64)>,
+    /// How many of `unchecked` were noted before the last periodic check.
     older: usize,
+    serial: u64,
+}
+
+struct Note {
+    serial: u64,
+    fiber: Arc<Core>,
+    /// The generation of the wait the fiber suspended in.
+    generation: u64,
 }
 
 impl LazyChecks {
-    /// Notes a check for `fiber`'s wait of `generation`, which it has committed to suspend in.
-    pub(crate) fn note(&mut self, fiber: Arc<Core>, generation: u64) {
-        self.noted.push_back((fiber, generation));
+    /// Notes a check for `fiber`, which has committed to suspend in its wait of `generation`;
+    /// the key ends the note.
+    pub(crate) fn note(&mut self, fiber: Arc<Core>, generation: u64) -> usize {
+        self.serial += 1;
+        let serial = self.serial;
+        let key = self.notes.insert(Note {
+            serial,
+            fiber,
+            generation,
+        });
+        self.unchecked.push_back((key, serial));
+        key
+    }
+
+    /// Ends the note at `key`: its fiber has resumed.
+    pub(crate) fn end(&mut self, key: usize) {
+        self.notes.remove(key);
     }
 
     /// Starts the periodic check: how many notes it runs, those made before the previous one.
     fn start_older(&mut self) -> usize {
         let count = self.older;
-        self.older = self.noted.len() - count;
+        self.older = self.unchecked.len() - count;
         count
     }
 
     /// Starts a check of every note: how many.
     fn start_all(&mut self) -> usize {
         self.older = 0;
-        self.noted.len()
+        self.unchecked.len()
+    }
+
+    /// The next unchecked note still on: its fiber and the generation of its wait.
+    fn next(&mut self) -> Option<Option<(Arc<Core>, u64)>> {
+        let (key, serial) = self.unchecked.pop_front()?;
+        let note = self.notes.get_mut(key).filter(|note| note.serial == serial);
+        Some(note.map(|note| (note.fiber.clone(), note.generation)))
     }
 }
 
@@ -65,14 +99,18 @@ pub(crate) fn run_all(checks: &RefCell<LazyChecks>) -> bool {
     run(checks, count)
 }
 
-/// Runs the oldest `count` notes whose waits are still on, one at a time with `checks` not
-/// borrowed: a check that finds a cycle under `Deadlock::Panic` wakes its fibers, and the
-/// last reference to a fiber may go with its note.
+/// Runs the oldest `count` notes, one at a time with `checks` not borrowed: a check that
+/// finds a cycle under `Deadlock::Panic` wakes its fibers. The fiber of a note still on is
+/// suspended on this worker and cannot resume meanwhile, so the note's reference outlives the
+/// one taken here.
 fn run(checks: &RefCell<LazyChecks>, count: usize) -> bool {
     let mut woke = false;
     for _ in 0..count {
-        let Some((fiber, generation)) = checks.borrow_mut().noted.pop_front() else {
+        let Some(next) = checks.borrow_mut().next() else {
             break;
+        };
+        let Some((fiber, generation)) = next else {
+            continue;
         };
         if fiber.diag.publishes(generation) && fiber.latch.is_suspended() {
             woke |= cycle::check(&fiber);
@@ -86,7 +124,7 @@ mod tests {
     use super::LazyChecks;
 
     #[test]
-    fn the_periodic_check_takes_the_notes_made_before_the_previous_one() {
+    fn the_periodic_check_takes_the_notes_made_before_the_previous_one_and_skips_ended_ones() {
         crate::Runtime::builder()
             .workers(1)
             .build()
@@ -96,26 +134,29 @@ mod tests {
                     let core = core.expect("in a fiber");
                     core.shared.fibers.get(core.id.as_u64()).expect("listed")
                 });
-                let generations = |checks: &LazyChecks| -> Vec<u64> {
-                    checks.noted.iter().map(|note| note.1).collect()
-                };
+                let generation = |next: Option<Option<(_, u64)>>| next.map(|n| n.map(|n| n.1));
                 let mut checks = LazyChecks::default();
                 checks.note(core.clone(), 1);
                 assert_eq!(checks.start_older(), 0);
-                checks.note(core.clone(), 3);
+                let ended = checks.note(core.clone(), 3);
                 assert_eq!(
                     checks.start_older(),
                     1,
                     "only the note before the last check"
                 );
-                checks.noted.pop_front();
-                assert_eq!(generations(&checks), [3]);
+                assert_eq!(generation(checks.next()), Some(Some(1)));
+                checks.end(ended);
+                // The ended note's key is reused: the serial tells the new note apart.
                 checks.note(core.clone(), 5);
                 assert_eq!(checks.start_older(), 1);
-                checks.noted.pop_front();
+                assert_eq!(
+                    generation(checks.next()),
+                    Some(None),
+                    "an ended note is skipped"
+                );
                 assert_eq!(checks.start_all(), 1);
-                assert_eq!(generations(&checks), [5]);
-                checks.noted.pop_front();
+                assert_eq!(generation(checks.next()), Some(Some(5)));
+                assert_eq!(generation(checks.next()), None);
                 assert_eq!(
                     checks.start_older(),
                     0,

@@ -119,11 +119,11 @@ pub(crate) fn before_sleep(shared: &Arc<crate::sched::Shared>, me: usize) -> boo
     next == global::Next::Woke
 }
 
-/// Called by a fiber that has committed to suspend: the generation of its published wait if
-/// that asks for a cycle check, which the fiber notes with its worker (see `lazy_check`).
+/// Called by a fiber about to park: the generation of its published wait if that asks for a
+/// cycle check, which the fiber notes with its worker when it suspends (see `lazy_check`).
 pub(crate) fn check_due(core: &Core) -> Option<u64> {
     core.diag
-        .take_check()
+        .check_due()
         .filter(|_| core.shared.config.deadlock != Deadlock::Off)
 }
 

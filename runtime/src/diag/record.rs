@@ -109,7 +109,7 @@ pub(crate) struct Record {
     since: AtomicU64,
     pin: SpinLock<()>,
     /// Set while the published wait is one a deadlock check should be noted for (owned,
-    /// untimed) and none has been. Written only by the fiber.
+    /// untimed). Written only by the fiber.
     check: AtomicBool,
     /// Set with `report` by the check that found this fiber in a deadlock: it unwinds.
     doomed: AtomicBool,
@@ -198,8 +198,8 @@ impl Record {
         self.since.store(since, Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Release);
         let owned = tag != NOBODY;
-        // `check` is down whenever no owned wait is published (`clear` and `take_check` lower
-        // it), so only an owned, untimed wait has to raise it.
+        // `check` is down whenever no owned wait is published (`clear` lowers it), so only an
+        // owned, untimed wait has to raise it.
         if owned && !timed {
             self.check.store(true, Ordering::Relaxed);
         }
@@ -222,15 +222,13 @@ impl Record {
         }
     }
 
-    /// Whether a deadlock check should be noted as the fiber suspends: the generation of its
-    /// published wait, once per wait.
-    pub(crate) fn take_check(&self) -> Option<u64> {
-        // Only the fiber itself writes `check` and the sequence, so plain loads and stores do.
-        if !self.check.load(Ordering::Relaxed) {
-            return None;
-        }
-        self.check.store(false, Ordering::Relaxed);
-        Some(self.seq.load(Ordering::Relaxed))
+    /// The generation of the published wait if a deadlock check should be noted whenever the
+    /// fiber suspends in it (an owned, untimed wait).
+    pub(crate) fn check_due(&self) -> Option<u64> {
+        // Only the fiber itself writes `check` and the sequence.
+        self.check
+            .load(Ordering::Relaxed)
+            .then(|| self.seq.load(Ordering::Relaxed))
     }
 
     /// Whether the wait of `generation` is still published.

@@ -289,29 +289,29 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     };
     // SAFETY: the running fiber's `Core` is alive while it runs (see below).
     crate::cancel::check_fiber(unsafe { &*fiber });
+    // The worker's notes of this park (a cycle check, a deadline) each hold a reference,
+    // counted while the fiber still runs: once it has committed to park, a wake may take the
+    // reference its worker lent it.
+    // SAFETY: as above.
+    let check_due = crate::diag::check_due(unsafe { &*fiber });
+    // SAFETY: `fiber` is the running fiber's, which has not committed to park yet.
+    let counted = || unsafe { counted_running(fiber) };
+    let for_check = check_due.map(|generation| (counted(), generation));
+    let for_timer = timed.map(|timed| (counted(), timed));
     // SAFETY: the running fiber's `Core` is kept alive by the reference its worker lent it
     // for this resume, and again for the resume that follows a park; only the pointer, never a
     // reference, is held across the suspension.
     match unsafe { (*fiber).latch.prepare_park() } {
         Park::Suspend => {
-            // SAFETY: as above.
-            if let Some(generation) = crate::diag::check_due(unsafe { &*fiber }) {
-                // SAFETY: as above.
-                let core = unsafe { counted_running(fiber) };
+            let notes = (for_check.is_some() || for_timer.is_some()).then(|| {
                 with_worker(|local| {
                     let local = local.expect("a fiber runs on a worker");
-                    local.checks().note(core, generation);
-                });
-            }
-            let noted = timed.map(|timed| {
-                // SAFETY: as above.
-                let core = unsafe { counted_running(fiber) };
-                with_worker(|local| {
-                    local.expect("a fiber runs on a worker").timers().note(
-                        timed.deadline,
-                        timed.location,
-                        core,
-                    )
+                    let check =
+                        for_check.map(|(core, generation)| local.checks().note(core, generation));
+                    let timer = for_timer.map(|(core, timed)| {
+                        local.timers().note(timed.deadline, timed.location, core)
+                    });
+                    (check, timer)
                 })
             });
             // A fiber that is unwinding must not let other fibers run on its thread: they
@@ -332,9 +332,15 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
             }
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
-            if let Some(key) = noted {
+            if let Some((check, timer)) = notes {
                 with_worker(|local| {
-                    local.expect("a fiber runs on a worker").timers().end(key);
+                    let local = local.expect("a fiber runs on a worker");
+                    if let Some(key) = check {
+                        local.checks().end(key);
+                    }
+                    if let Some(key) = timer {
+                        local.timers().end(key);
+                    }
                 });
             }
             // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
