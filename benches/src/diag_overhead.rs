@@ -83,6 +83,16 @@
 //! builds lay out the park path differently (profiles put the extra samples on the same
 //! returns and branches of `park_fiber_with`, whose code is the same), so the remaining cost is
 //! the shape of the generated code rather than the stores.
+//!
+//! After a review found that a note could outlive its wait (keeping a finished fiber's last
+//! reference, so its values were dropped in the worker's loop) and that a spurious wake could
+//! lose a cycle, a note is made at every suspension in an owned wait and ended when the fiber
+//! resumes (a slab insert and remove, and the reference taken before the fiber commits to
+//! park). That put `mutex_handoff_1w` back up: 1.214× (352.1 vs 290.1 ns, median of 9
+//! alternated child runs, load average near 1.6), callgrind 161.1 M vs 130.6 M instructions per
+//! 100 000 handoffs (+23 %, the notes' bookkeeping about 180 of those 305 instructions). One
+//! full run: `chan_pingpong_1w` 1.030, `chan_pingpong_2w` 1.008, `mutex_contended` 0.694,
+//! `mutex_handoff_1w` 1.222, `yield_pingpong` 0.998.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
