@@ -394,6 +394,44 @@ fn fiber_locals_are_inherited_as_snapshots_and_isolated() {
 }
 
 #[test]
+fn a_fibers_own_bindings_drop_in_it_before_its_joiner_sees_the_result() {
+    static DROPPED: AtomicUsize = AtomicUsize::new(0);
+    static IN_FIBER: AtomicUsize = AtomicUsize::new(0);
+    struct Binding;
+    impl Drop for Binding {
+        fn drop(&mut self) {
+            DROPPED.fetch_add(1, Ordering::SeqCst);
+            if fibra_runtime::wait::in_fiber() {
+                IN_FIBER.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+    fibra_runtime::fiber_local! {
+        static OWN: Option<Binding> = Some(Binding);
+    }
+    for workers in [1, 2, 4] {
+        DROPPED.store(0, Ordering::SeqCst);
+        IN_FIBER.store(0, Ordering::SeqCst);
+        on(workers, || {
+            let children: Vec<_> = (0..8)
+                .map(|_| fibra_runtime::spawn(|| OWN.with(|own| assert!(own.is_some()))))
+                .collect();
+            // Handles that keep each child's fiber alive past its end.
+            let kept: Vec<_> = children.iter().map(|child| child.fiber().clone()).collect();
+            for (joined, child) in children.into_iter().enumerate() {
+                child.join().unwrap();
+                assert!(
+                    DROPPED.load(Ordering::SeqCst) > joined,
+                    "dropped before the join"
+                );
+            }
+            drop(kept);
+        });
+        assert_eq!(IN_FIBER.load(Ordering::SeqCst), 8, "dropped in the fibers");
+    }
+}
+
+#[test]
 fn one_token_cancels_a_tokio_task_and_a_fiber_scope() {
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

@@ -686,10 +686,10 @@ fibra::fiber_local! {
 }
 
 #[test]
-fn a_noted_check_never_holds_the_last_reference_to_its_fiber() {
-    // A fiber that waited on a mutex and finished before its worker's next look: its values
-    // go when its last reference does, which must be in a fiber (its own or a joiner), not in
-    // the worker's loop running the note.
+fn a_listed_fiber_drops_its_values_in_the_fiber_as_it_finishes() {
+    // A fiber that waited on a mutex and finished before its worker's next look: its worker
+    // may still list it for a cycle check and hold its last reference, but its values went
+    // in the fiber, as it finished, not in the worker's loop that drops the listing.
     runtime(1, Deadlock::Panic).block_on(|| {
         let mutex = Arc::new(Mutex::new(()));
         let guard = mutex.lock();

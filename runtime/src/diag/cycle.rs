@@ -2,7 +2,7 @@
 //! fiber a join waits for), followed from a fiber suspended on such a wait.
 //!
 //! Why from the waiting fibers and not from a monitor: a cycle can only be closed by the last
-//! of its fibers to start waiting, and that fiber noted a check as it suspended (see
+//! of its fibers to start waiting, and its worker lists that fiber for a check (see
 //! `lazy_check`); checking from there costs nothing to fibers that never wait on an owned
 //! resource, finds every cycle within a look of its worker, and needs no thread.
 //!

@@ -1,119 +1,112 @@
 //! Cycle checks that run only for waits that last: a fiber suspending on a wait with a known
-//! owner notes a check with its worker, and the worker runs the notes of fibers still
-//! suspended when it next looks. A fiber ends its note when it resumes, so a note never holds
-//! the last reference to its fiber, and every suspension in such a wait (a spurious wake
-//! parks again) notes a check of its own.
+//! owner makes sure its worker lists it, and the worker checks the listed fibers still
+//! suspended in such a wait when it next looks.
 //!
 //! A check reads the records of every fiber along the owners and looks each one up in the
 //! fiber table; done at every such park it cost a contended mutex handoff more than the
 //! handoff itself. Most of these waits end long before a worker's next look (a lock handed
 //! over, a join on a fiber about to finish), and a wait that has ended closes no cycle. So the
-//! worker runs, like the arming of lazy timers (`wait::lazy_timer`):
+//! worker looks, like the arming of lazy timers (`wait::lazy_timer`):
 //!
-//! - at its periodic check, the notes made before the previous check;
-//! - before it sleeps, all of them;
-//! - before a fiber blocks its thread (an unwinding fiber's park), all of them.
+//! - at its periodic check: a listed fiber seen suspended in the same wait at the previous
+//!   one is checked;
+//! - before it sleeps, and before a fiber blocks its thread (an unwinding fiber's park): every
+//!   listed fiber suspended in such a wait is checked.
 //!
-//! Every cycle is still found: the last of its fibers to start waiting noted a check, and its
-//! worker runs that note before it sleeps or within two check intervals, at a time when every
+//! A fiber is listed at most once (`Core::check_noted`), so a fiber that waits again and again
+//! (a contended lock handed back and forth) pays for one listing, not one per suspension; a
+//! look unlists a fiber it finds running, ready, finished or in another kind of wait, and one
+//! it checked. A listing holds a reference to its fiber, which may outlive the fiber's run:
+//! that is harmless because a finished fiber's values went with its body (see
+//! `fiber_ctx::end_fiber`).
+//!
+//! Every cycle is still found: the last of its fibers to start waiting is listed, and its
+//! worker checks it before it sleeps or within two check intervals, at a time when every
 //! fiber of the cycle waits (they wait for ever). The check itself is the same walk as ever
 //! (see `cycle`), from a fiber that is suspended rather than about to suspend.
 
 use super::cycle;
 use crate::fiber::Core;
-use crate::slab::Slab;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// One worker's noted checks.
+/// One worker's listed fibers.
 #[derive(Default)]
 pub(crate) struct LazyChecks {
-    notes: Slab<Note>,
-    /// The notes not yet run, oldest first, each with its serial (a key is reused once its
-    /// note ended, so a stale one is told apart).
-    unchecked: VecDeque<(usize, u64)>,
-    /// How many of `unchecked` were noted before the last periodic check.
-    older: usize,
-    serial: u64,
+    listed: VecDeque<Listed>,
 }
 
-struct Note {
-    serial: u64,
+struct Listed {
     fiber: Arc<Core>,
-    /// The generation of the wait the fiber suspended in.
-    generation: u64,
+    /// The generation of the wait the previous periodic look saw the fiber suspended in.
+    seen: Option<u64>,
+}
+
+/// Which looks check a fiber.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// The periodic one: a fiber in the wait the previous look saw.
+    Periodic,
+    /// Before sleeping or blocking: every fiber suspended in an owned wait.
+    All,
 }
 
 impl LazyChecks {
-    /// Notes a check for `fiber`, which has committed to suspend in its wait of `generation`;
-    /// the key ends the note.
-    pub(crate) fn note(&mut self, fiber: Arc<Core>, generation: u64) -> usize {
-        self.serial += 1;
-        let serial = self.serial;
-        let key = self.notes.insert(Note {
-            serial,
-            fiber,
-            generation,
-        });
-        self.unchecked.push_back((key, serial));
-        key
+    /// Lists `fiber`, which runs on this worker, has committed to suspend in an owned wait
+    /// and is not listed yet.
+    pub(crate) fn list(&mut self, fiber: Arc<Core>) {
+        fiber.check_noted.set(true);
+        self.listed.push_back(Listed { fiber, seen: None });
     }
 
-    /// Ends the note at `key`: its fiber has resumed.
-    pub(crate) fn end(&mut self, key: usize) {
-        self.notes.remove(key);
+    /// The next of the listed fibers to look at, taken off the list.
+    fn take(&mut self) -> Option<Listed> {
+        self.listed.pop_front()
     }
 
-    /// Starts the periodic check: how many notes it runs, those made before the previous one.
-    fn start_older(&mut self) -> usize {
-        let count = self.older;
-        self.older = self.unchecked.len() - count;
-        count
-    }
-
-    /// Starts a check of every note: how many.
-    fn start_all(&mut self) -> usize {
-        self.older = 0;
-        self.unchecked.len()
-    }
-
-    /// The next unchecked note still on: its fiber and the generation of its wait.
-    fn next(&mut self) -> Option<Option<(Arc<Core>, u64)>> {
-        let (key, serial) = self.unchecked.pop_front()?;
-        let note = self.notes.get_mut(key).filter(|note| note.serial == serial);
-        Some(note.map(|note| (note.fiber.clone(), note.generation)))
+    /// Lists `listed` again, seen in the wait of `generation`.
+    fn keep(&mut self, mut listed: Listed, generation: u64) {
+        listed.seen = Some(generation);
+        self.listed.push_back(listed);
     }
 }
 
-/// The periodic check: runs the notes made before the previous one. Whether a check woke
-/// fibers (a cycle under `Deadlock::Panic`).
-pub(crate) fn run_older(checks: &RefCell<LazyChecks>) -> bool {
-    let count = checks.borrow_mut().start_older();
-    run(checks, count)
+/// The periodic look. Whether a check woke fibers (a cycle under `Deadlock::Panic`).
+pub(crate) fn run_periodic(checks: &RefCell<LazyChecks>) -> bool {
+    run(checks, Look::Periodic)
 }
 
-/// Runs every note. Whether a check woke fibers.
+/// Checks every listed fiber suspended in an owned wait. Whether a check woke fibers.
 pub(crate) fn run_all(checks: &RefCell<LazyChecks>) -> bool {
-    let count = checks.borrow_mut().start_all();
-    run(checks, count)
+    run(checks, Look::All)
 }
 
-/// Runs the oldest `count` notes, one at a time with `checks` not borrowed: a check that
-/// finds a cycle under `Deadlock::Panic` wakes its fibers. The fiber of a note still on is
-/// suspended on this worker and cannot resume meanwhile, so the note's reference outlives the
-/// one taken here.
-fn run(checks: &RefCell<LazyChecks>, count: usize) -> bool {
+/// Looks at each fiber listed now, once, with `checks` not borrowed during a check: one that
+/// finds a cycle under `Deadlock::Panic` wakes its fibers. A listed fiber runs only on this
+/// worker, so none of them runs meanwhile, and the fields only it and this worker touch
+/// (`check_noted`, its record's `check`) hold still.
+fn run(checks: &RefCell<LazyChecks>, look: Look) -> bool {
     let mut woke = false;
+    let count = checks.borrow().listed.len();
     for _ in 0..count {
-        let Some(next) = checks.borrow_mut().next() else {
+        let Some(listed) = checks.borrow_mut().take() else {
             break;
         };
-        let Some((fiber, generation)) = next else {
-            continue;
+        let waiting = if listed.fiber.latch.is_suspended() {
+            listed.fiber.diag.check_due()
+        } else {
+            None
         };
-        if fiber.diag.publishes(generation) && fiber.latch.is_suspended() {
-            woke |= cycle::check(&fiber);
+        match waiting {
+            Some(generation) if look == Look::Periodic && listed.seen != Some(generation) => {
+                checks.borrow_mut().keep(listed, generation);
+            }
+            Some(_) => {
+                listed.fiber.check_noted.set(false);
+                woke |= cycle::check(&listed.fiber);
+            }
+            None => listed.fiber.check_noted.set(false),
         }
     }
     woke
@@ -121,10 +114,51 @@ fn run(checks: &RefCell<LazyChecks>, count: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::LazyChecks;
+    use super::{run_all, run_periodic, LazyChecks};
+    use std::cell::RefCell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
 
     #[test]
-    fn the_periodic_check_takes_the_notes_made_before_the_previous_one_and_skips_ended_ones() {
+    fn a_fiber_that_suspends_again_and_again_is_listed_once() {
+        crate::Runtime::builder()
+            .workers(1)
+            .build()
+            .unwrap()
+            .block_on(|| {
+                let go = Arc::new(AtomicBool::new(false));
+                let gate = go.clone();
+                let owner = crate::spawn(move || {
+                    while !gate.load(Ordering::SeqCst) {
+                        crate::yield_now();
+                    }
+                });
+                let owner_id = owner.fiber().id().as_u64();
+                let joiner = crate::spawn(move || owner.join().unwrap());
+                let joiner_id = joiner.fiber().id().as_u64();
+                let listings = || {
+                    crate::sched::with_worker(|local| {
+                        let checks = local.expect("on a worker").checks();
+                        let ids = checks.listed.iter().map(|listed| listed.fiber.id.as_u64());
+                        ids.filter(|&id| id == joiner_id).count()
+                    })
+                };
+                crate::yield_now();
+                assert_eq!(listings(), 1, "suspended in a join: an owned wait");
+                for _ in 0..5 {
+                    // A spurious wake: the joiner suspends in its join again.
+                    joiner.fiber().unpark();
+                    crate::yield_now();
+                    assert_eq!(listings(), 1, "listed once, however often it suspends");
+                }
+                assert_ne!(owner_id, joiner_id);
+                go.store(true, Ordering::SeqCst);
+                joiner.join().unwrap();
+            });
+    }
+
+    #[test]
+    fn a_look_unlists_a_fiber_that_is_not_suspended() {
         crate::Runtime::builder()
             .workers(1)
             .build()
@@ -134,34 +168,16 @@ mod tests {
                     let core = core.expect("in a fiber");
                     core.shared.fibers.get(core.id.as_u64()).expect("listed")
                 });
-                let generation = |next: Option<Option<(_, u64)>>| next.map(|n| n.map(|n| n.1));
-                let mut checks = LazyChecks::default();
-                checks.note(core.clone(), 1);
-                assert_eq!(checks.start_older(), 0);
-                let ended = checks.note(core.clone(), 3);
-                assert_eq!(
-                    checks.start_older(),
-                    1,
-                    "only the note before the last check"
-                );
-                assert_eq!(generation(checks.next()), Some(Some(1)));
-                checks.end(ended);
-                // The ended note's key is reused: the serial tells the new note apart.
-                checks.note(core.clone(), 5);
-                assert_eq!(checks.start_older(), 1);
-                assert_eq!(
-                    generation(checks.next()),
-                    Some(None),
-                    "an ended note is skipped"
-                );
-                assert_eq!(checks.start_all(), 1);
-                assert_eq!(generation(checks.next()), Some(Some(5)));
-                assert_eq!(generation(checks.next()), None);
-                assert_eq!(
-                    checks.start_older(),
-                    0,
-                    "a check of all leaves nothing older"
-                );
+                let checks = RefCell::new(LazyChecks::default());
+                checks.borrow_mut().list(core.clone());
+                assert!(core.check_noted.get());
+                assert!(!run_periodic(&checks));
+                assert!(!core.check_noted.get(), "running, so unlisted");
+                assert!(checks.borrow().listed.is_empty());
+                checks.borrow_mut().list(core.clone());
+                assert!(!run_all(&checks));
+                assert!(!core.check_noted.get());
+                assert!(checks.borrow().listed.is_empty());
             });
     }
 }

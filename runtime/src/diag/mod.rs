@@ -14,7 +14,9 @@ mod workers;
 
 pub use dump::{Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo};
 pub(crate) use global::{current_tid, GlobalCheck, OutsideWait};
-pub(crate) use lazy_check::{run_all as run_all_checks, run_older as run_older_checks, LazyChecks};
+pub(crate) use lazy_check::{
+    run_all as run_all_checks, run_periodic as run_periodic_checks, LazyChecks,
+};
 pub use policy::{Deadlock, Deadlocked};
 pub(crate) use record::Record;
 pub(crate) use signal::print_dump_on;
@@ -119,12 +121,12 @@ pub(crate) fn before_sleep(shared: &Arc<crate::sched::Shared>, me: usize) -> boo
     next == global::Next::Woke
 }
 
-/// Called by a fiber about to park: the generation of its published wait if that asks for a
-/// cycle check, which the fiber notes with its worker when it suspends (see `lazy_check`).
-pub(crate) fn check_due(core: &Core) -> Option<u64> {
-    core.diag
-        .check_due()
-        .filter(|_| core.shared.config.deadlock != Deadlock::Off)
+/// Called by a fiber about to park: whether its worker must list it for a cycle check (see
+/// `lazy_check`): its published wait asks for one and it is not listed yet.
+pub(crate) fn check_due(core: &Core) -> bool {
+    !core.check_noted.get()
+        && core.diag.check_due().is_some()
+        && core.shared.config.deadlock != Deadlock::Off
 }
 
 /// Spawns one of the runtime's own tasks on the driver (a signal watch, a probe), which the

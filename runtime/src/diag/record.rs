@@ -108,7 +108,7 @@ pub(crate) struct Record {
     location: AtomicPtr<Location<'static>>,
     since: AtomicU64,
     pin: SpinLock<()>,
-    /// Set while the published wait is one a deadlock check should be noted for (owned,
+    /// Set while the published wait is one that asks for a deadlock check (owned,
     /// untimed). Written only by the fiber.
     check: AtomicBool,
     /// Set with `report` by the check that found this fiber in a deadlock: it unwinds.
@@ -222,18 +222,13 @@ impl Record {
         }
     }
 
-    /// The generation of the published wait if a deadlock check should be noted whenever the
-    /// fiber suspends in it (an owned, untimed wait).
+    /// The generation of the published wait if it asks for a deadlock check (an owned,
+    /// untimed wait). Read by the fiber itself, or by its home worker while it is suspended.
     pub(crate) fn check_due(&self) -> Option<u64> {
-        // Only the fiber itself writes `check` and the sequence.
+        // Only the fiber itself writes `check` and the sequence, on its home worker.
         self.check
             .load(Ordering::Relaxed)
             .then(|| self.seq.load(Ordering::Relaxed))
-    }
-
-    /// Whether the wait of `generation` is still published.
-    pub(crate) fn publishes(&self, generation: u64) -> bool {
-        self.seq.load(Ordering::Acquire) == generation
     }
 
     /// A consistent read of the published wait: the wait, its owner tag and value.

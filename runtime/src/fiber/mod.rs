@@ -42,6 +42,9 @@ pub(crate) struct Core {
     yielder: Cell<*const Yielder>,
     /// Its key in its home worker's list of started fibers; used only on the home worker.
     pub(crate) started_key: Cell<usize>,
+    /// Whether its home worker lists it for a cycle check (see `diag::lazy_check`); used only
+    /// on the home worker.
+    pub(crate) check_noted: Cell<bool>,
     /// The worker's reference to the fiber while it runs, and, once it parks, the one a winning
     /// dispatch moves into a queue, so waking costs no reference-count traffic. Written by the
     /// home worker around a resume; taken by whoever wins the latch's `WAITING → DISPATCHED`
@@ -61,13 +64,13 @@ pub(crate) struct Core {
     pub(crate) diag: Record,
 }
 
-// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `queued_ref` (whose protocol is
+// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `check_noted`, `queued_ref` (whose protocol is
 // described on the field) and `ctx` (written by the spawner before the fiber is published
 // through a queue, afterwards used only by the fiber itself, on its home worker). A fiber is handed between threads
 // only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
 // at any moment at most one thread holds it for running: before it starts, the one worker that
 // popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
-// suspension, and only to its home worker's queues). `body`, `yielder` and `started_key` are accessed
+// suspension, and only to its home worker's queues). `body`, `yielder`, `started_key` and `check_noted` are accessed
 // only by that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
 // dropped elsewhere: `Body::Running` holds it in `ManuallyDrop`, so dropping a `Core` on another
 // thread leaks it instead of touching it.
@@ -98,6 +101,7 @@ impl Core {
             body: UnsafeCell::new(Body::Unstarted(entry, ticket)),
             yielder: Cell::new(std::ptr::null()),
             started_key: Cell::new(usize::MAX),
+            check_noted: Cell::new(false),
             queued_ref: UnsafeCell::new(None),
             ctx: RefCell::new(ctx),
             cancel_hint: CancelHint::new(),

@@ -56,7 +56,7 @@ pub(crate) struct Local {
     cancelled_started: Cell<bool>,
     /// The timed parks of fibers homed here, armed lazily (see `wait::lazy_timer`).
     timers: RefCell<LazyTimers>,
-    /// Cycle checks noted by this worker's fibers (see `diag::lazy_check`).
+    /// The fibers this worker checks for cycle deadlocks (see `diag::lazy_check`).
     checks: RefCell<LazyChecks>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
@@ -184,13 +184,13 @@ impl Local {
         self.timers.borrow_mut()
     }
 
-    /// The cycle checks noted by this worker's fibers.
+    /// The fibers this worker checks for cycle deadlocks.
     pub(crate) fn checks(&self) -> RefMut<'_, LazyChecks> {
         self.checks.borrow_mut()
     }
 
     /// Before the thread blocks (it sleeps, or an unwinding fiber keeps it): arms every timed
-    /// park noted here (see `wait::lazy_timer`) and runs every noted cycle check (see
+    /// park noted here (see `wait::lazy_timer`) and checks every listed fiber for a cycle (see
     /// `diag::lazy_check`). Whether that woke a fiber (a deadline had passed, or a cycle was
     /// found under `Deadlock::Panic`): it may be queued here.
     pub(crate) fn before_blocking(&self) -> bool {
@@ -225,7 +225,7 @@ impl Local {
             crate::diag::tick();
             self.timers.borrow_mut().arm_older(&self.shared.holds);
             // A fiber a check wakes is queued here, and found below.
-            let _ = crate::diag::run_older_checks(&self.checks);
+            let _ = crate::diag::run_periodic_checks(&self.checks);
             self.drain_inbox(own);
             // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
             // popping could starve, then the oldest yielder, which wakes and spawns could.

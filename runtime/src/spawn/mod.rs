@@ -587,8 +587,7 @@ where
                     JoinError::panicked(payload)
                 }
             });
-            // The scope may end as soon as this fiber's packet is gone; do not keep it alive.
-            drop(fiber_ctx::replace_cancel(None));
+            fiber_ctx::end_fiber();
             outcome
         }
         Err(StackError::ShuttingDown) => {

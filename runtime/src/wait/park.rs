@@ -289,31 +289,33 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     };
     // SAFETY: the running fiber's `Core` is alive while it runs (see below).
     crate::cancel::check_fiber(unsafe { &*fiber });
-    // The worker's notes of this park (a cycle check, a deadline) each hold a reference,
-    // counted while the fiber still runs: once it has committed to park, a wake may take the
-    // reference its worker lent it.
+    // A cycle check for this park lists the fiber with its worker, and a deadline notes the
+    // park; each holds a reference, counted while the fiber still runs: once it has committed
+    // to park, a wake may take the reference its worker lent it.
     // SAFETY: as above.
-    let check_due = crate::diag::check_due(unsafe { &*fiber });
+    let to_list = crate::diag::check_due(unsafe { &*fiber });
     // SAFETY: `fiber` is the running fiber's, which has not committed to park yet.
     let counted = || unsafe { counted_running(fiber) };
-    let for_check = check_due.map(|generation| (counted(), generation));
+    let for_check = to_list.then(counted);
     let for_timer = timed.map(|timed| (counted(), timed));
     // SAFETY: the running fiber's `Core` is kept alive by the reference its worker lent it
     // for this resume, and again for the resume that follows a park; only the pointer, never a
     // reference, is held across the suspension.
     match unsafe { (*fiber).latch.prepare_park() } {
         Park::Suspend => {
-            let notes = (for_check.is_some() || for_timer.is_some()).then(|| {
-                with_worker(|local| {
-                    let local = local.expect("a fiber runs on a worker");
-                    let check =
-                        for_check.map(|(core, generation)| local.checks().note(core, generation));
-                    let timer = for_timer.map(|(core, timed)| {
-                        local.timers().note(timed.deadline, timed.location, core)
-                    });
-                    (check, timer)
+            let timer = (for_check.is_some() || for_timer.is_some())
+                .then(|| {
+                    with_worker(|local| {
+                        let local = local.expect("a fiber runs on a worker");
+                        if let Some(core) = for_check {
+                            local.checks().list(core);
+                        }
+                        for_timer.map(|(core, timed)| {
+                            local.timers().note(timed.deadline, timed.location, core)
+                        })
+                    })
                 })
-            });
+                .flatten();
             // A fiber that is unwinding must not let other fibers run on its thread: they
             // would see `std::thread::panicking()` (cancellation points would stop unwinding,
             // std mutexes they unlock would be poisoned). It blocks the thread instead, with
@@ -332,15 +334,9 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
             }
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
-            if let Some((check, timer)) = notes {
+            if let Some(key) = timer {
                 with_worker(|local| {
-                    let local = local.expect("a fiber runs on a worker");
-                    if let Some(key) = check {
-                        local.checks().end(key);
-                    }
-                    if let Some(key) = timer {
-                        local.timers().end(key);
-                    }
+                    local.expect("a fiber runs on a worker").timers().end(key);
                 });
             }
             // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
