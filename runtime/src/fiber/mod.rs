@@ -181,8 +181,8 @@ impl Core {
 ///
 /// # Safety
 ///
-/// `core` is the running fiber's `Core` (or a fiber's that has committed to park and not yet
-/// suspended): its worker lent a reference for this resume, which is not given up meanwhile.
+/// `core` is the running fiber's `Core`, and the fiber has not committed to park: its worker
+/// lent a reference for this resume, which nobody else can take before that commitment.
 pub(crate) unsafe fn counted_running(core: *const Core) -> Arc<Core> {
     // SAFETY: per the contract `core` points into an `Arc<Core>` whose count is at least one
     // while we add ours.

@@ -7,7 +7,7 @@ use super::order::{Next, RunOrder};
 use super::spin::{Spin, SPIN_FOR};
 use super::{Remote, Shared};
 use crate::diag::{LazyChecks, WorkerSlot};
-use crate::fiber::{counted_running, Body, Core, Suspend, NO_HOME};
+use crate::fiber::{Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
 use crate::slab::Slab;
 use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
@@ -550,14 +550,14 @@ impl Local {
         core.home.store(self.index, Ordering::Relaxed);
     }
 
-    /// Blocks this thread until `fiber`, which runs here and has committed to park, is
+    /// Blocks this thread until `keep`'s fiber, which runs here and has committed to park, is
     /// dispatched, without switching away from it (for a fiber that is unwinding, see
     /// `wait::park_fiber`); wakes of other fibers that arrive meanwhile are queued as usual.
-    /// Returns false at shutdown, when nobody may dispatch it any more: the fiber then
-    /// suspends, and is abandoned with the others.
-    pub(crate) fn block_until_dispatched(&self, fiber: *const Core) -> bool {
-        // SAFETY: `fiber` is the running fiber, committed to park.
-        let keep = unsafe { counted_running(fiber) };
+    /// `keep` was counted before the fiber committed to park: a dispatch may drop the reference
+    /// its worker lent it meanwhile. Returns false at shutdown, when nobody may dispatch it any
+    /// more: the fiber then suspends, and is abandoned with the others.
+    pub(crate) fn block_until_dispatched(&self, keep: Arc<Core>) -> bool {
+        let fiber = Arc::as_ptr(&keep);
         let parker = &self.shared.parkers[self.index];
         loop {
             self.drain_inbox(self.own());

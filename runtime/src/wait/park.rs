@@ -298,6 +298,9 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     let counted = || unsafe { counted_running(fiber) };
     let for_check = to_list.then(counted);
     let for_timer = timed.map(|timed| (counted(), timed));
+    // An unwinding fiber blocks its thread instead of suspending (see below), and keeps a
+    // reference of its own meanwhile, for the same reason.
+    let for_block = thread::panicking().then(counted);
     // SAFETY: the running fiber's `Core` is kept alive by the reference its worker lent it
     // for this resume, and again for the resume that follows a park; only the pointer, never a
     // reference, is held across the suspension.
@@ -321,13 +324,14 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
             // std mutexes they unlock would be poisoned). It blocks the thread instead, with
             // its deadline armed and its cycle check run: the worker's loop, which would do
             // both, does not run then.
-            let blocked = thread::panicking()
-                && with_worker(|local| {
+            let blocked = for_block.is_some_and(|keep| {
+                with_worker(|local| {
                     let local = local.expect("a fiber runs on a worker");
                     // A fiber woken here is found by the block below.
                     let _ = local.before_blocking();
-                    local.block_until_dispatched(fiber)
-                });
+                    local.block_until_dispatched(keep)
+                })
+            });
             if !blocked {
                 // SAFETY: as above.
                 suspend(unsafe { (*fiber).yielder() }, Suspend::Park);
