@@ -55,8 +55,9 @@ pub(crate) fn check(me: &Arc<Core>) -> bool {
     if policy == Deadlock::Off {
         return false;
     }
-    let mut reported = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+    // Most checks find no cycle: only a first walk that finds one serialises with the others.
     let Some(first) = walk(me) else { return false };
+    let mut reported = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
     if walk(me).as_ref() != Some(&first) {
         return false;
     }

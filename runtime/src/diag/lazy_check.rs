@@ -8,8 +8,8 @@
 //! over, a join on a fiber about to finish), and a wait that has ended closes no cycle. So the
 //! worker looks, like the arming of lazy timers (`wait::lazy_timer`):
 //!
-//! - at its periodic check: a listed fiber seen suspended in the same wait at the previous
-//!   one is checked;
+//! - at its periodic check, at most once per tick of the coarse clock (a millisecond or a
+//!   few): a listed fiber seen suspended in the same wait at the previous look is checked;
 //! - before it sleeps, and before a fiber blocks its thread (an unwinding fiber's park): every
 //!   listed fiber suspended in such a wait is checked.
 //!
@@ -21,7 +21,7 @@
 //! `fiber_ctx::end_fiber`).
 //!
 //! Every cycle is still found: the last of its fibers to start waiting is listed, and its
-//! worker checks it before it sleeps or within two check intervals, at a time when every
+//! worker checks it before it sleeps or within two looks, at a time when every
 //! fiber of the cycle waits (they wait for ever). The check itself is the same walk as ever
 //! (see `cycle`), from a fiber that is suspended rather than about to suspend.
 
@@ -35,6 +35,8 @@ use std::sync::Arc;
 #[derive(Default)]
 pub(crate) struct LazyChecks {
     listed: VecDeque<Listed>,
+    /// The coarse clock at the last periodic look.
+    looked_at: u64,
 }
 
 struct Listed {
@@ -72,9 +74,11 @@ impl LazyChecks {
     }
 }
 
-/// The periodic look. Whether a check woke fibers (a cycle under `Deadlock::Panic`).
-pub(crate) fn run_periodic(checks: &RefCell<LazyChecks>) -> bool {
-    run(checks, Look::Periodic)
+/// The periodic look, at most once per tick of the coarse clock (`now`). Whether a check woke
+/// fibers (a cycle under `Deadlock::Panic`).
+pub(crate) fn run_periodic(checks: &RefCell<LazyChecks>, now: u64) -> bool {
+    let due = std::mem::replace(&mut checks.borrow_mut().looked_at, now) != now;
+    due && run(checks, Look::Periodic)
 }
 
 /// Checks every listed fiber suspended in an owned wait. Whether a check woke fibers.
@@ -171,9 +175,14 @@ mod tests {
                 let checks = RefCell::new(LazyChecks::default());
                 checks.borrow_mut().list(core.clone());
                 assert!(core.check_noted.get());
-                assert!(!run_periodic(&checks));
+                assert!(!run_periodic(&checks, 1));
                 assert!(!core.check_noted.get(), "running, so unlisted");
                 assert!(checks.borrow().listed.is_empty());
+                checks.borrow_mut().list(core.clone());
+                assert!(!run_periodic(&checks, 1));
+                assert!(core.check_noted.get(), "one periodic look per clock tick");
+                assert!(!run_periodic(&checks, 2));
+                assert!(!core.check_noted.get(), "the next tick's look");
                 checks.borrow_mut().list(core.clone());
                 assert!(!run_all(&checks));
                 assert!(!core.check_noted.get());

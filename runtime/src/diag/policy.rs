@@ -9,7 +9,7 @@ use std::sync::Arc;
 ///
 /// A cycle (fibers each waiting for a mutex, reentrant mutex, `RwLock` writer or join that
 /// the next one holds) is found when the worker of its last fiber to wait next looks: before
-/// that worker sleeps, or within a few hundred scheduling steps while it stays busy. Every fiber
+/// that worker sleeps, or within a few milliseconds while it stays busy. Every fiber
 /// being asleep is found when the last worker goes to sleep.
 ///
 /// ```

@@ -30,9 +30,11 @@ pub(crate) struct WorkerSlot {
 
 /// The worker on this thread looks at the clock: every few dozen scheduling steps and when it
 /// goes idle or wakes, so a wait's start costs no clock read. The time is kept in the thread's
-/// own state, where a wait that begins reads it (`sched::with_running_clock`).
-pub(crate) fn tick() {
-    crate::sched::set_clock(super::record::coarse_now());
+/// own state, where a wait that begins reads it (`sched::with_running_clock`). Returns it.
+pub(crate) fn tick() -> u64 {
+    let now = super::record::coarse_now();
+    crate::sched::set_clock(now);
+    now
 }
 
 /// See the module docs.

@@ -222,10 +222,10 @@ impl Local {
         self.until_check.set(until_check);
         if until_check == 0 {
             self.until_check.set(CHECK_INTERVAL);
-            crate::diag::tick();
+            let now = crate::diag::tick();
             self.timers.borrow_mut().arm_older(&self.shared.holds);
             // A fiber a check wakes is queued here, and found below.
-            let _ = crate::diag::run_periodic_checks(&self.checks);
+            let _ = crate::diag::run_periodic_checks(&self.checks, now);
             self.drain_inbox(own);
             // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
             // popping could starve, then the oldest yielder, which wakes and spawns could.
