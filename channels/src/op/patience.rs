@@ -50,6 +50,9 @@ pub struct Patience<'a> {
     slots: [Option<&'a RetrySlot>; MAX_SLOTS],
     count: usize,
     holding: bool,
+    /// Whether `slots` holds the retried operations' slots already (see `for_one`), so the
+    /// first retry does not gather them.
+    gathered: bool,
     budget: RetryBudget,
 }
 
@@ -65,8 +68,21 @@ impl<'a> Patience<'a> {
             slots: [None; MAX_SLOTS],
             count: 0,
             holding: false,
+            gathered: false,
             budget: RetryBudget::new(),
         }
+    }
+
+    /// Patience for retrying on `op` alone, its slot gathered now, where the operation's type
+    /// is known: a blocking call's first retry then makes no virtual call.
+    #[inline]
+    pub(crate) fn for_one<O: Operation>(op: &'a O) -> Self {
+        let mut patience = Patience::new();
+        patience.gathered = patience.gather(op.retry_by());
+        if !patience.gathered {
+            patience.budget.give_up();
+        }
+        patience
     }
 
     #[inline(always)]
@@ -107,7 +123,7 @@ impl<'a> Patience<'a> {
             return false;
         }
         if !self.holding {
-            if !self.collect(ops) || !self.take_turn() {
+            if !(self.gathered || self.collect(ops)) || !self.take_turn() {
                 self.budget.give_up();
                 return false;
             }
@@ -120,21 +136,26 @@ impl<'a> Patience<'a> {
     /// Gathers the distinct slots of `ops`; false if one of them cannot be retried.
     #[inline]
     fn collect(&mut self, ops: &[Option<&'a dyn Operation>]) -> bool {
-        for op in ops.iter().flatten() {
-            let slot = match op.retry_by() {
-                RetryBy::Holder(slot) => slot,
-                RetryBy::Anyone => continue,
-                RetryBy::Nobody => return false,
-            };
-            if self.held().any(|held| std::ptr::eq(held, slot)) {
-                continue;
-            }
-            if self.count == MAX_SLOTS {
-                return false;
-            }
-            self.slots[self.count] = Some(slot);
-            self.count += 1;
+        ops.iter().flatten().all(|op| self.gather(op.retry_by()))
+    }
+
+    /// Adds the slot an operation retries by, unless it is there already; false if the
+    /// operation cannot be retried.
+    #[inline]
+    fn gather(&mut self, by: RetryBy<'a>) -> bool {
+        let slot = match by {
+            RetryBy::Holder(slot) => slot,
+            RetryBy::Anyone => return true,
+            RetryBy::Nobody => return false,
+        };
+        if self.held().any(|held| std::ptr::eq(held, slot)) {
+            return true;
         }
+        if self.count == MAX_SLOTS {
+            return false;
+        }
+        self.slots[self.count] = Some(slot);
+        self.count += 1;
         true
     }
 
@@ -232,7 +253,7 @@ pub(crate) fn run_one<O: Operation>(op: &O, deadline: Deadline) -> Result<Attemp
 #[track_caller]
 fn run_blocked<O: Operation>(op: &O, deadline: Deadline) -> Result<Attempt, ()> {
     let ops: [Option<&dyn Operation>; 1] = [Some(op)];
-    let mut patience = Patience::new();
+    let mut patience = Patience::for_one(op);
     loop {
         if deadline.has_passed() {
             return Err(());
