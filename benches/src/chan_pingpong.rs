@@ -39,6 +39,57 @@
 //! whole round trip 1 528 → 1 490. In wall time that is below the noise: `--quick`, six
 //! alternated runs of each build on the shared 2-core machine (load average 3.1–3.8), median
 //! 1w ratio vs tokio 0.560 before and 0.565 after (fibra 324 → 338 ns a round trip).
+//!
+//! ## Measured: what the one waiting toolkit added to a `1w` round trip, and taking it back
+//!
+//! `1w` was 0.518× tokio before the waiting toolkit (commit 038c340) and 0.56–0.59× after
+//! (f8e05e9). Instructions a round trip under callgrind, counted as above (the base build
+//! given the same child job), 2026-12-05, by where they run:
+//!
+//! | part | before the toolkit | with it | now |
+//! | --- | --- | --- | --- |
+//! | scheduler loop (two slices) | 201 | 306 | 298 |
+//! | the two fiber switches | 80 | 80 | 80 |
+//! | channel operations, retries included | 928 | 1 070 | 900 |
+//! | the bench's own loop | 58 | 30 | 40 |
+//! | round trip | 1 271 | 1 493 | 1 324 |
+//!
+//! Every round trip is two blocked receives, each a failed try, one retry (a yield) and a
+//! try that succeeds, and two sends that complete at once. On the channel side the toolkit had
+//! cost 142 instructions: the ring's `pop` was no longer inlined into a receive's try (a call
+//! four times a round trip, its result going through memory: about 90 of them), a blocked
+//! operation's loop took the operation as `&dyn Operation` (each try a virtual call), the
+//! first retry's slot handling had become calls of its own, and the retry budget's yield cost
+//! (a turn per fiber ready on the worker) took and gave back two borrows. With `pop` always
+//! inlined (1 493 → 1 404), the blocked loop generic over the operation and the retry's slot
+//! handling inlined (→ 1 368), the yield cost read without borrow flags (→ 1 347) and a lone
+//! operation's retry slot gathered where its type is known, without a virtual call
+//! (→ 1 324), the channel side costs a little less than it did before.
+//!
+//! The scheduler loop's 97 more instructions stay: they are the run order's rules, not
+//! overhead. A yielder now runs after every other runnable fiber, so each slice looks at the
+//! inbox, the hand-offs, the unstarted queue and the injector before it takes the yielder
+//! (before the toolkit, a yielder went to the one ready queue and was found first), and a
+//! slice records the running fiber in the worker's diagnostics slot. Only switching from fiber
+//! to fiber without the loop would take them away.
+//!
+//! In wall time, `--quick`, the three builds' runs alternated on the shared 2-core machine,
+//! median of the per-run 1w ratios vs tokio (each run's own median of five rounds); the last
+//! column's build is the one of 1 347 instructions in the first two series, of 1 324 in the
+//! third:
+//!
+//! | runs (load average) | before the toolkit | with it | after |
+//! | --- | --- | --- | --- |
+//! | five of each (4.0–7.3) | 0.520 | 0.588 | 0.520 |
+//! | three of each (1.5–4.9) | 0.488 | 0.601 | 0.528 |
+//! | three of each (6.8–8.7) | 0.485 | 0.602 | 0.548 |
+//!
+//! Most of the wall-time loss is taken back, not all of it: what is left is of the order of
+//! the scheduler loop's 97 instructions (7 % of a round trip). In the second series
+//! `chan_throughput` and `select2` ran too (their medians, before / with / after):
+//! `chan_throughput` 1x1 vs tokio 0.965 / 0.365 / 0.369, 4x4 vs crossbeam 0.530 / 1.088 /
+//! 0.772; `select2` 2w vs tokio 0.616 / 0.235 / 0.390. The 2w figures vary several-fold
+//! between runs on that machine, as above.
 
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -24,6 +24,7 @@ const CONTENDED: usize = 2;
 pub struct RetrySlot(pub(crate) AtomicUsize);
 
 impl RetrySlot {
+    #[inline(always)]
     pub(crate) fn try_take(&self) -> bool {
         self.0.load(Ordering::Relaxed) == FREE
             && self
@@ -51,12 +52,14 @@ impl RetrySlot {
         true
     }
 
+    #[inline(always)]
     pub(crate) fn is_contended(&self) -> bool {
         self.0.load(Ordering::Relaxed) == CONTENDED
     }
 
     /// Frees the slot. Release: a caller that waited for it and then registers does so after
     /// the holder's registration.
+    #[inline(always)]
     pub(crate) fn release(&self) {
         self.0.store(FREE, Ordering::Release);
     }

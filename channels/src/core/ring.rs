@@ -144,8 +144,9 @@ impl<T> Ring<T> {
         }
     }
 
-    /// Takes the oldest value.
-    #[inline]
+    /// Takes the oldest value. Always inlined: a receive that finds the ring empty and one that
+    /// takes a value both come through here, and as a call its result goes through memory.
+    #[inline(always)]
     pub(crate) fn pop(&self) -> Result<T, PopError> {
         let mut backoff = Backoff::new();
         let mut head = self.head.load(Ordering::Relaxed);

@@ -50,6 +50,9 @@ pub struct Patience<'a> {
     slots: [Option<&'a RetrySlot>; MAX_SLOTS],
     count: usize,
     holding: bool,
+    /// Whether `slots` holds the retried operations' slots already (see `for_one`), so the
+    /// first retry does not gather them.
+    gathered: bool,
     budget: RetryBudget,
 }
 
@@ -65,10 +68,24 @@ impl<'a> Patience<'a> {
             slots: [None; MAX_SLOTS],
             count: 0,
             holding: false,
+            gathered: false,
             budget: RetryBudget::new(),
         }
     }
 
+    /// Patience for retrying on `op` alone, its slot gathered now, where the operation's type
+    /// is known: a blocking call's first retry then makes no virtual call.
+    #[inline]
+    pub(crate) fn for_one<O: Operation>(op: &'a O) -> Self {
+        let mut patience = Patience::new();
+        patience.gathered = patience.gather(op.retry_by());
+        if !patience.gathered {
+            patience.budget.give_up();
+        }
+        patience
+    }
+
+    #[inline(always)]
     fn held(&self) -> impl Iterator<Item = &'a RetrySlot> + '_ {
         self.slots[..self.count].iter().flatten().copied()
     }
@@ -98,12 +115,15 @@ impl<'a> Patience<'a> {
     /// let send = SendOp::new(&tx, 1);
     /// assert!(!Patience::new().retry(&[Some(&send)]));
     /// ```
+    // Inlined, with the slot handling below, into each blocking call's loop: every call that
+    // a retry completes makes one first retry.
+    #[inline]
     pub fn retry(&mut self, ops: &[Option<&'a dyn Operation>]) -> bool {
         if self.budget.is_spent() {
             return false;
         }
         if !self.holding {
-            if !self.collect(ops) || !self.take_turn() {
+            if !(self.gathered || self.collect(ops)) || !self.take_turn() {
                 self.budget.give_up();
                 return false;
             }
@@ -114,28 +134,35 @@ impl<'a> Patience<'a> {
     }
 
     /// Gathers the distinct slots of `ops`; false if one of them cannot be retried.
+    #[inline]
     fn collect(&mut self, ops: &[Option<&'a dyn Operation>]) -> bool {
-        for op in ops.iter().flatten() {
-            let slot = match op.retry_by() {
-                RetryBy::Holder(slot) => slot,
-                RetryBy::Anyone => continue,
-                RetryBy::Nobody => return false,
-            };
-            if self.held().any(|held| std::ptr::eq(held, slot)) {
-                continue;
-            }
-            if self.count == MAX_SLOTS {
-                return false;
-            }
-            self.slots[self.count] = Some(slot);
-            self.count += 1;
+        ops.iter().flatten().all(|op| self.gather(op.retry_by()))
+    }
+
+    /// Adds the slot an operation retries by, unless it is there already; false if the
+    /// operation cannot be retried.
+    #[inline]
+    fn gather(&mut self, by: RetryBy<'a>) -> bool {
+        let slot = match by {
+            RetryBy::Holder(slot) => slot,
+            RetryBy::Anyone => return true,
+            RetryBy::Nobody => return false,
+        };
+        if self.held().any(|held| std::ptr::eq(held, slot)) {
+            return true;
         }
+        if self.count == MAX_SLOTS {
+            return false;
+        }
+        self.slots[self.count] = Some(slot);
+        self.count += 1;
         true
     }
 
     /// Takes every slot, waiting (yielding) while another caller holds one. Takes all or none
     /// at a time, so two selects over the same channels cannot each hold what the other waits
     /// for. False, holding none, when a holder kept a slot past the bounded wait.
+    #[inline]
     fn take_turn(&mut self) -> bool {
         loop {
             let taken = self.held().take_while(|slot| slot.try_take()).count();
@@ -151,6 +178,7 @@ impl<'a> Patience<'a> {
         }
     }
 
+    #[inline(always)]
     fn release(&mut self) {
         if std::mem::take(&mut self.holding) {
             self.held().for_each(RetrySlot::release);
@@ -186,6 +214,7 @@ impl Default for Patience<'_> {
 }
 
 impl Drop for Patience<'_> {
+    #[inline]
     fn drop(&mut self) {
         self.release();
     }
@@ -209,7 +238,7 @@ impl fmt::Debug for Patience<'_> {
 /// location along nor sets up a [`Patience`].
 #[inline]
 #[track_caller]
-pub(crate) fn run_one(op: &dyn Operation, deadline: Deadline) -> Result<Attempt, ()> {
+pub(crate) fn run_one<O: Operation>(op: &O, deadline: Deadline) -> Result<Attempt, ()> {
     fibra_runtime::checkpoint();
     match op.try_now() {
         Attempt::NotReady => run_blocked(op, deadline),
@@ -218,15 +247,19 @@ pub(crate) fn run_one(op: &dyn Operation, deadline: Deadline) -> Result<Attempt,
 }
 
 /// [`run_one`] after a first try found `op` not ready.
+///
+/// Generic over the operation, so that its tries are direct calls: every blocking call that
+/// does not complete at once comes through here.
 #[track_caller]
-fn run_blocked(op: &dyn Operation, deadline: Deadline) -> Result<Attempt, ()> {
-    let mut patience = Patience::new();
+fn run_blocked<O: Operation>(op: &O, deadline: Deadline) -> Result<Attempt, ()> {
+    let ops: [Option<&dyn Operation>; 1] = [Some(op)];
+    let mut patience = Patience::for_one(op);
     loop {
         if deadline.has_passed() {
             return Err(());
         }
-        if !patience.retry(&[Some(op)]) {
-            match patience.wait(&[Some(op)], deadline) {
+        if !patience.retry(&ops) {
+            match patience.wait(&ops, deadline) {
                 Woken::Selected(_) => return Ok(op.outcome()),
                 Woken::Retry => {}
                 Woken::TimedOut => return Err(()),

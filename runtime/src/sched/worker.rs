@@ -115,7 +115,20 @@ impl Local {
     /// are not counted).
     #[inline]
     pub(crate) fn ready_len(&self) -> usize {
-        self.order.borrow().woken_len() + self.unstarted.len() + self.yielded.borrow().len()
+        // Every blocked channel operation asks once per retry, so the queues are read without
+        // touching their borrow flags.
+        // SAFETY: each reference is used for one read and dropped before anything else runs,
+        // so no mutable borrow can begin while it lives; one that had begun earlier on this
+        // thread (the only one using the cells) makes `try_borrow_unguarded` fail instead.
+        let (woken, yielded) = unsafe {
+            (
+                self.order
+                    .try_borrow_unguarded()
+                    .map_or(0, RunOrder::woken_len),
+                self.yielded.try_borrow_unguarded().map_or(0, VecDeque::len),
+            )
+        };
+        woken + self.unstarted.len() + yielded
     }
 
     /// Queues a woken fiber (or one pinned here unstarted) to run on this worker.
@@ -256,8 +269,10 @@ impl Local {
     /// The next woken fiber or unstarted fiber of a counted batch (see `order`).
     #[inline(always)]
     fn next_in_order(&self) -> Option<Arc<Core>> {
-        // A fiber that yields while nothing else is queued comes through here on every turn.
-        if self.order.borrow().is_empty() {
+        // A fiber that yields while nothing else is queued comes through here on every turn,
+        // so the look does not touch the borrow flag.
+        // SAFETY: as in `ready_len`: the reference is used for one read.
+        if unsafe { self.order.try_borrow_unguarded() }.is_ok_and(RunOrder::is_empty) {
             return None;
         }
         self.next_in_order_counted()

@@ -41,8 +41,13 @@ pub const RETRY_TURNS: u32 = 0;
 /// ```
 #[inline]
 pub fn yield_cost() -> u32 {
-    let ready = with_worker(|local| local.map_or(0, |local| local.ready_len()));
-    u32::try_from(ready).map_or(u32::MAX, |ready| ready.max(1))
+    u32::try_from(turns_of_a_yield()).unwrap_or(u32::MAX)
+}
+
+/// [`yield_cost`], before it is narrowed to a `u32`.
+#[inline]
+fn turns_of_a_yield() -> usize {
+    with_worker(|local| local.map_or(0, |local| local.ready_len())).max(1)
 }
 
 /// The retries one blocked caller has left before it registers and parks: [`RETRY_TURNS`]
@@ -90,12 +95,13 @@ impl RetryBudget {
         if self.left == 0 {
             return false;
         }
-        let cost = yield_cost();
-        if cost > self.left {
+        let cost = turns_of_a_yield();
+        if cost > self.left as usize {
             self.left = 0;
             return false;
         }
-        self.left -= cost;
+        // No more than `left`, so it fits.
+        self.left -= cost as u32;
         crate::yield_now();
         true
     }
