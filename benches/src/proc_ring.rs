@@ -16,6 +16,30 @@
 //! tokio 382 and 218 ns, ractor 1 273 and 846 ns, erlang 484 and 532 ns: 2.95× and 1.77×
 //! ractor, 7.76× and 2.81× erlang, 9.8× and 6.9× tokio. fibra's `2w` rounds are bimodal, 724 to
 //! 4 866 ns in the first run; erlang's stay within 474–503 ns.
+//!
+//! Why `2w` cost three times `1w`: started processes never move between workers, and the
+//! placement of the 999 spawned in one burst dealt them out in runs of five, so one hop in five
+//! crossed to the other worker (200 cross-thread wakes per lap, counted by the runtime's
+//! metrics: `inbox_wakes`; no steals, almost no sleeps). Each costs about 4 µs on this busy
+//! machine: the idle worker spins with `yield_now` and has to get a CPU back first. When the
+//! spin had shrunk to nothing the worker slept through every wake (a futex wake per crossing,
+//! the 4–10 µs per hop rounds), and never spun again, because a wake counted as "soon" only if
+//! the thread was running again within the longest spin, which the OS's wake-up latency alone
+//! exceeded. Changed: the placement band grows to an eighth of the loads (about 36 crossings
+//! per lap), "soon" counts to the unpark, and the mailbox costs fewer atomics per hop (the
+//! owner's waker kept, a waiting flag under a spin lock), which is most of `1w`'s gain.
+//!
+//! After those changes, six alternated runs of the binaries before and after (`proc_ring`,
+//! each run's median of five rounds, load averages 6–8): `2w` fibra 1 388, 1 380, 1 247,
+//! 1 308, 1 285 and 9 483 ns before, 701, 461, 538, 589, 642 and 1 970 ns after; erlang
+//! 458–633 ns in both. Ratios after: 1.34×, 1.01×, 1.01×, 1.20×, 1.24× and 3.59× erlang
+//! (before 2.18×–2.83×, and 15.1×), 0.73×–0.94× ractor and 2.53× in the slow run (before
+//! 1.84×–1.94×, and 12.6×). `1w` fibra 390–582 ns before, 272–457 ns after: 1.57×–2.29×
+//! tokio (before 2.15×–2.63×). Two more alternated pairs at load averages 7–10: `2w` 2.77× and
+//! 2.81× erlang before, 1.11× and 1.27× after (0.73× and 0.92× ractor). Not reached: 0.5× erlang and ractor; what is left is the local
+//! hop (a ring of two processes on one worker still costs about 200 ns a hop, most of it the
+//! atomics of a send, a receive and a park, and the 1 000 stacks' cache misses add the rest)
+//! and the remaining crossings.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

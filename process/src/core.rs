@@ -10,12 +10,14 @@ use crate::id::next_number;
 use crate::node::Node;
 use crate::ordered::Ordered;
 use crate::{MonitorRef, ProcessId, Reason, Signal};
+use fibra_runtime::loom::sync::{SpinGuard, SpinLock};
 use fibra_runtime::CancelGroup;
-use futures::task::AtomicWaker;
 use std::any::Any;
 use std::collections::HashMap;
+use std::mem;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
 
 /// The untyped part of a process.
 pub(crate) struct Core {
@@ -123,44 +125,65 @@ pub(crate) struct Proc<M> {
 /// Arrivals: what senders have appended since the owner last looked; the owner takes them
 /// all at once, swapping the vector, and moves them into its inbox's private queue. One lock
 /// per send and one per batch the owner takes (a lock-free queue costs an atomic per message
-/// on both sides); the lock is held only for a push or a swap.
+/// on both sides); the lock is held only for a push, a swap or the wake of the owner. It is a
+/// spin lock: taking it is the one atomic read-modify-write, and releasing it a store, where a
+/// `std` mutex's release is a second one (with a message per hop, the atomics are most of a
+/// send's and a receive's cost).
 pub(crate) struct Mailbox<M> {
     pub(crate) arrivals: Arrivals<M>,
-    /// The owner's waker while it waits in a receive.
-    pub(crate) waker: AtomicWaker,
     /// Messages in the mailbox, counted only when there is a limit.
     pub(crate) len: AtomicUsize,
     pub(crate) limit: Option<usize>,
 }
 
-/// The arrivals of one mailbox.
+/// The arrivals of one mailbox, and whether their owner waits for the next one.
 pub(crate) struct Arrivals<M> {
-    signals: Mutex<Vec<Signal<M>>>,
-    /// Whether `signals` may be non-empty: read without the lock by the owner before it parks.
+    pending: SpinLock<Pending<M>>,
+    /// Whether `pending.signals` may be non-empty: read without the lock by the owner, which
+    /// so takes no lock to find nothing new while it scans its queue.
     any: AtomicBool,
+}
+
+struct Pending<M> {
+    signals: Vec<Signal<M>>,
+    /// The owner's waker, kept from its first wait to its end: a receive that waits sets
+    /// `waiting` rather than registering a waker each time.
+    owner: Option<Waker>,
+    /// Whether the owner waits for an arrival: the next push wakes it. Set and cleared under
+    /// the lock, with the pushes, so no push falls between the owner's last look and its wait.
+    waiting: bool,
 }
 
 impl<M> Default for Arrivals<M> {
     fn default() -> Self {
         Arrivals {
-            signals: Mutex::new(Vec::new()),
+            pending: SpinLock::new(Pending {
+                signals: Vec::new(),
+                owner: None,
+                waiting: false,
+            }),
             any: AtomicBool::new(false),
         }
     }
 }
 
 impl<M> Arrivals<M> {
-    fn lock(&self) -> MutexGuard<'_, Vec<Signal<M>>> {
-        // Held only for a push or a swap, which do not panic with the lock held but on
-        // allocation failure, which aborts.
-        self.signals
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self) -> SpinGuard<'_, Pending<M>> {
+        self.pending.lock()
     }
 
+    /// Appends `signal`, and wakes the owner if it waits. The wake is made under the lock,
+    /// where the waker is borrowed (cloning it out would cost two more atomics per send); it
+    /// queues the owner's fiber and runs no user code.
     pub(crate) fn push(&self, signal: Signal<M>) {
-        self.lock().push(signal);
+        let mut pending = self.lock();
+        pending.signals.push(signal);
         self.any.store(true, Ordering::Release);
+        if mem::take(&mut pending.waiting) {
+            if let Some(owner) = &pending.owner {
+                owner.wake_by_ref();
+            }
+        }
     }
 
     /// Everything that arrived, in order, swapped for `spare` (empty, its capacity reused).
@@ -169,15 +192,41 @@ impl<M> Arrivals<M> {
         if !self.any.load(Ordering::Acquire) {
             return spare;
         }
-        let mut signals = self.lock();
+        let mut pending = self.lock();
         self.any.store(false, Ordering::Relaxed);
-        std::mem::replace(&mut *signals, spare)
+        mem::replace(&mut pending.signals, spare)
     }
 
-    /// Whether something may have arrived; the owner's look before it parks, after it
-    /// registered its waker (a push after this look wakes it).
-    pub(crate) fn is_empty(&self) -> bool {
-        !self.any.load(Ordering::SeqCst)
+    /// The owner's step before it parks: false if something arrived since its last look
+    /// (it looks again instead), else it is marked waiting, with `waker` (called once per
+    /// process) as its waker, and the next push wakes it.
+    pub(crate) fn wait(&self, waker: impl FnOnce() -> Waker) -> bool {
+        let mut pending = self.lock();
+        if !pending.signals.is_empty() {
+            return false;
+        }
+        pending.owner.get_or_insert_with(waker);
+        pending.waiting = true;
+        true
+    }
+
+    /// The owner stopped waiting without an arrival (its wait timed out): no push needs to
+    /// wake it.
+    pub(crate) fn stop_waiting(&self) {
+        self.lock().waiting = false;
+    }
+
+    /// Drops what waits, and the owner's waker.
+    fn discard(&self) {
+        let mut pending = self.lock();
+        let signals = mem::take(&mut pending.signals);
+        let owner = pending.owner.take();
+        pending.waiting = false;
+        self.any.store(false, Ordering::Relaxed);
+        drop(pending);
+        // Signals and wakers run user code when dropped: not under the lock.
+        drop(signals);
+        drop(owner);
     }
 }
 
@@ -187,7 +236,6 @@ impl<M: Send + 'static> Proc<M> {
             core: Core::new(node, group),
             mailbox: Mailbox {
                 arrivals: Arrivals::default(),
-                waker: AtomicWaker::new(),
                 len: AtomicUsize::new(0),
                 limit,
             },
@@ -210,7 +258,6 @@ impl<M: Send + 'static> Proc<M> {
             }
         }
         self.mailbox.arrivals.push(signal);
-        self.mailbox.waker.wake();
     }
 
     /// Accounts for a signal the owner took out of the mailbox.
@@ -234,11 +281,89 @@ impl<M: Send + 'static> AnyProc for Proc<M> {
     }
 
     fn discard_mailbox(&self) {
-        drop(self.mailbox.arrivals.take_all(Vec::new()));
-        drop(self.mailbox.waker.take());
+        self.mailbox.arrivals.discard();
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+    use std::task::Wake;
+
+    /// Counts its wakes.
+    #[derive(Default)]
+    struct Count(AtomicU64);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn owner() -> (Arc<Count>, impl FnOnce() -> Waker) {
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        (count, move || waker)
+    }
+
+    fn msgs(arrivals: &Arrivals<u32>) -> Vec<u32> {
+        arrivals
+            .take_all(Vec::new())
+            .into_iter()
+            .map(|signal| signal.into_msg().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn only_the_first_push_after_a_wait_wakes_the_owner() {
+        let arrivals = Arrivals::default();
+        let (wakes, waker) = owner();
+        arrivals.push(Signal::Msg(0));
+        assert!(
+            !arrivals.wait(|| unreachable!("no waker is needed")),
+            "something arrived: no wait"
+        );
+        assert_eq!(msgs(&arrivals), [0]);
+        assert!(arrivals.wait(waker));
+        arrivals.push(Signal::Msg(1));
+        arrivals.push(Signal::Msg(2));
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the first waker is kept");
+        assert_eq!(msgs(&arrivals), [1, 2]);
+        assert!(arrivals.wait(|| unreachable!("the waker is kept")));
+        arrivals.push(Signal::Msg(3));
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_wait_that_stopped_is_not_woken() {
+        let arrivals = Arrivals::default();
+        let (wakes, waker) = owner();
+        assert!(arrivals.wait(waker));
+        arrivals.stop_waiting();
+        arrivals.push(Signal::Msg(1));
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+        assert_eq!(msgs(&arrivals), [1]);
+    }
+
+    #[test]
+    fn discarding_drops_the_arrivals_and_the_owners_waker() {
+        let arrivals = Arrivals::default();
+        let (wakes, waker) = owner();
+        assert!(arrivals.wait(waker));
+        arrivals.discard();
+        assert_eq!(Arc::strong_count(&wakes), 1, "the waker was dropped");
+        arrivals.push(Signal::Msg(1));
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+        arrivals.discard();
+        assert!(msgs(&arrivals).is_empty());
     }
 }

@@ -31,6 +31,35 @@ fn a_receive_takes_the_oldest_match_and_leaves_the_rest_in_order() {
 }
 
 #[test]
+fn a_scan_finds_a_match_wherever_the_queue_wraps_around() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        // Messages taken from the front and more sent behind them move where the queue's
+        // storage wraps around, across every position of a small queue.
+        for taken in 0..16 {
+            let mut left: Vec<u32> = (0..8).collect();
+            for n in &left {
+                me.send(*n);
+            }
+            for n in 0..taken.min(7) {
+                assert_eq!(inbox.recv().into_msg(), Some(n));
+                left.remove(0);
+            }
+            for n in 8..8 + taken {
+                me.send(n);
+                left.push(n);
+            }
+            let newest = *left.last().unwrap();
+            let found = inbox.receive(|s| matches!(s, Signal::Msg(n) if *n == newest));
+            assert_eq!(found.into_msg(), Some(newest));
+            left.pop();
+            assert_eq!(drain(&inbox), left, "after taking {taken}");
+        }
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn receive_macro_arms_are_tried_in_written_order_per_message() {
     let status = program(1, |inbox: Inbox<u32>| {
         let me = inbox.pid();

@@ -5,6 +5,7 @@
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 use crate::loom::thread;
+use std::time::{Duration, Instant};
 
 const EMPTY: usize = 0;
 const PARKED: usize = 1;
@@ -15,6 +16,10 @@ pub(crate) struct Parker {
     state: AtomicUsize,
     /// The sleeping thread; set by it before it first moves to PARKED.
     thread: Mutex<Option<thread::Thread>>,
+    /// When an unpark last had to wake the sleeping thread, in nanoseconds since `epoch`. A
+    /// hint for the owner's idle spin, not synchronization: `std`'s atomic even under loom.
+    woken_at: std::sync::atomic::AtomicU64,
+    epoch: Instant,
 }
 
 impl Parker {
@@ -22,6 +27,8 @@ impl Parker {
         Parker {
             state: AtomicUsize::new(EMPTY),
             thread: Mutex::new(None),
+            woken_at: std::sync::atomic::AtomicU64::new(0),
+            epoch: Instant::now(),
         }
     }
 
@@ -73,6 +80,9 @@ impl Parker {
     /// Makes a token available, waking the owner if it sleeps.
     pub(crate) fn unpark(&self) {
         if self.state.swap(NOTIFIED, Ordering::SeqCst) == PARKED {
+            let now = self.epoch.elapsed().as_nanos() as u64;
+            self.woken_at
+                .store(now, std::sync::atomic::Ordering::Relaxed);
             let thread = self.thread.lock().expect("parker lock poisoned");
             thread
                 .as_ref()
@@ -80,7 +90,55 @@ impl Parker {
                 .unpark();
         }
     }
+
+    /// How long after `since` the last unpark that woke the sleeping owner came: the time the
+    /// owner waited for work, without the time the OS then took to run it. Zero when no such
+    /// unpark came after `since` (the owner found a token and did not sleep).
+    pub(crate) fn woken_after(&self, since: Instant) -> Duration {
+        let woken_at = self.woken_at.load(std::sync::atomic::Ordering::Relaxed);
+        (self.epoch + Duration::from_nanos(woken_at)).saturating_duration_since(since)
+    }
 }
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_token_found_without_sleeping_counts_as_woken_at_once() {
+        let parker = Parker::new();
+        parker.bind_current();
+        let since = Instant::now();
+        parker.unpark();
+        parker.park();
+        assert_eq!(parker.woken_after(since), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_sleeper_learns_when_it_was_unparked_not_when_it_ran_again() {
+        let parker = Arc::new(Parker::new());
+        parker.bind_current();
+        let since = Instant::now();
+        let waker = {
+            let parker = parker.clone();
+            std::thread::spawn(move || {
+                // Unparks once the owner sleeps, so the unpark has to wake it.
+                while parker.state.load(Ordering::SeqCst) != PARKED {
+                    std::thread::yield_now();
+                }
+                parker.unpark();
+                Instant::now()
+            })
+        };
+        parker.park();
+        let returned = Instant::now();
+        let unparked_by = waker.join().unwrap();
+        let woken_after = parker.woken_after(since);
+        assert!(woken_after > Duration::ZERO);
+        assert!(since + woken_after <= unparked_by.min(returned));
+    }
+}

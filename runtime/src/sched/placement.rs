@@ -2,18 +2,22 @@
 //!
 //! A started fiber never moves, so the choice made at its start holds for its whole life. The
 //! rule: a worker about to start a fiber from its own queue of unstarted fibers starts it itself
-//! while its load is at most [`SLACK`] above the least loaded worker's; otherwise it hands the
-//! fiber to that worker. A worker's load counts the fibers homed on it (started or pinned, not
-//! finished) plus those handed to it and not yet started, so a burst of hand-offs spreads even
-//! while the receiving workers have not woken up yet: the decision depends on counts, not on
-//! how fast other threads get a CPU.
+//! while its load is at most a band above the least loaded worker's; otherwise it hands the
+//! fiber to that worker. The band between two loads is [`SLACK`], or a [`SPREAD`]th of the
+//! smaller load when that is more. A worker's load counts the fibers homed on it (started or
+//! pinned, not finished) plus those handed to it and not yet started, so a burst of hand-offs
+//! spreads even while the receiving workers have not woken up yet: the decision depends on
+//! counts, not on how fast other threads get a CPU.
 //!
 //! Hand-offs come in runs: once a worker hands a fiber to another, it goes on handing its next
-//! ones to that worker until the target holds [`SLACK`] more than it, then starts its own
-//! until it is the one [`SLACK`] ahead again. A burst is so dealt out in runs of
-//! `2 * SLACK + 1` consecutive fibers rather than one by one: fibers spawned one after another
-//! often talk to each other (pairs, pipelines, rings), and neighbours on one worker wake each
-//! other without a cross-thread wake-up.
+//! ones to that worker until the target holds a band more than it, then starts its own until
+//! it is the one a band ahead again. A burst is so dealt out in runs of about twice the band
+//! rather than one by one: fibers spawned one after another often talk to each other (pairs,
+//! pipelines, rings), and neighbours on one worker wake each other without a cross-thread
+//! wake-up, which costs microseconds when the other worker's thread has to get a CPU first.
+//! The band grows with the loads so that a large burst is cut into few runs (a ring of 1 000
+//! processes spread over two workers crosses between them about 40 times per lap, not 200),
+//! while the loads stay within a [`SPREAD`]th of each other.
 //!
 //! Spawn-then-join trees keep running depth first: the spawner parks on its join, its child
 //! finishes before the load grows, and the loads of workers that run such trees stay within
@@ -24,6 +28,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// How many fibers more than the least loaded worker a worker may hold and still start its own
 /// unstarted fibers itself.
 pub(crate) const SLACK: usize = 2;
+/// The band between two loads grows to this fraction of the smaller one.
+pub(crate) const SPREAD: usize = 8;
+
+/// How many fibers more than a worker with `load` another worker may hold and still start its
+/// own unstarted fibers itself.
+fn band(load: usize) -> usize {
+    (load / SPREAD).max(SLACK)
+}
 
 /// Per-worker load counters. Written with atomic read-modify-writes (the owner on start and
 /// finish, another worker on a hand-off), read relaxed: a stale read only makes one placement
@@ -67,7 +79,7 @@ impl Loads {
     /// The worker that should start a fiber taken from `me`'s own queue: `None` for `me`
     /// itself, else the least loaded other worker (the first such after `me`, so equal loads
     /// share the hand-offs). `run` is the worker `me` handed its previous fiber to, if it did:
-    /// the run of hand-offs to it goes on while it holds less than [`SLACK`] more than `me`.
+    /// the run of hand-offs to it goes on while it holds less than a band more than `me`.
     pub(crate) fn hand_off_target(&self, me: usize, run: Option<usize>) -> Option<usize> {
         let workers = self.counts.len();
         if workers == 1 {
@@ -75,7 +87,8 @@ impl Loads {
         }
         let mine = self.counts[me].0.load(Ordering::Relaxed);
         if let Some(target) = run {
-            if self.counts[target].0.load(Ordering::Relaxed) < mine + SLACK {
+            let theirs = self.counts[target].0.load(Ordering::Relaxed);
+            if theirs < mine + band(mine.min(theirs)) {
                 return Some(target);
             }
         }
@@ -84,7 +97,7 @@ impl Loads {
             .map(|worker| (worker, self.counts[worker].0.load(Ordering::Relaxed)))
             .min_by_key(|&(_, load)| load)
             .expect("at least two workers");
-        (mine > least + SLACK).then_some(target)
+        (mine > least + band(least)).then_some(target)
     }
 }
 
@@ -121,16 +134,7 @@ mod tests {
 
     #[test]
     fn a_burst_is_dealt_out_in_runs_of_consecutive_fibers() {
-        let loads = loads(&[0, 0]);
-        let mut run = None;
-        let placed: Vec<usize> = (0..4 * (2 * SLACK + 1) + SLACK + 1)
-            .map(|_| {
-                run = loads.hand_off_target(0, run);
-                let worker = run.unwrap_or(0);
-                loads.add(worker);
-                worker
-            })
-            .collect();
+        let (placed, _) = deal(2, 4 * (2 * SLACK + 1) + SLACK + 1);
         let mut runs: Vec<(usize, usize)> = Vec::new();
         for worker in placed {
             match runs.last_mut() {
@@ -143,6 +147,49 @@ mod tests {
         assert_eq!(
             runs,
             [(0, SLACK + 1), (1, run), (0, run), (1, run), (0, run)]
+        );
+    }
+
+    /// Where each of `fibers` spawned in a burst on worker 0 of `workers` starts.
+    fn deal(workers: usize, fibers: usize) -> (Vec<usize>, Loads) {
+        let loads = Loads::new(workers);
+        let mut run = None;
+        let placed = (0..fibers)
+            .map(|_| {
+                run = loads.hand_off_target(0, run);
+                let worker = run.unwrap_or(0);
+                loads.add(worker);
+                worker
+            })
+            .collect();
+        (placed, loads)
+    }
+
+    #[test]
+    fn a_large_burst_is_cut_into_runs_that_grow_with_the_loads() {
+        let (placed, loads) = deal(2, 1000);
+        let changes = placed.windows(2).filter(|w| w[0] != w[1]).count();
+        // With a fixed band of SLACK, runs of 2 * SLACK + 1: 199 changes.
+        assert_eq!(changes, 35);
+        let [a, b] = loads.snapshot()[..] else {
+            unreachable!()
+        };
+        assert!(a.abs_diff(b) <= band(a.min(b)), "{a} and {b}");
+        assert_eq!(a + b, 1000);
+    }
+
+    #[test]
+    fn the_band_is_the_slack_until_a_spreadth_of_the_load_is_more() {
+        assert_eq!(band(0), SLACK);
+        assert_eq!(band(SLACK * SPREAD + SPREAD - 1), SLACK);
+        assert_eq!(band(SPREAD * 10), 10);
+        assert_eq!(
+            loads(&[10 * SPREAD + 10, 10 * SPREAD]).hand_off_target(0, None),
+            None
+        );
+        assert_eq!(
+            loads(&[10 * SPREAD + 11, 10 * SPREAD]).hand_off_target(0, None),
+            Some(1)
         );
     }
 

@@ -5,7 +5,10 @@
 //! [`SPIN_FOR`], so a worker whose work keeps coming back soon spins that long. A worker whose
 //! spins find nothing halves its next spin each time, down to none, so that on a loaded
 //! machine it does not take CPU from the threads it waits for; work arriving during a spin, or
-//! soon after the worker went to sleep (a spin would have caught it), doubles it again.
+//! soon after the worker went to sleep (a spin would have caught it), doubles it again. "Soon"
+//! counts to the unpark that woke the worker, not to when its thread ran again: on a busy
+//! machine that wake-up latency alone can exceed [`SPIN_FOR`], and counting it would keep a
+//! worker sleeping through every hand-off of a stream that spins would catch.
 //!
 //! Between looks the spinner yields its core (see `Local::idle`): when more threads are
 //! runnable than there are cores, the one it would keep waiting is often the very thread that

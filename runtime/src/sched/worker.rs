@@ -632,8 +632,9 @@ impl Local {
             idle.cancel_sleep(self.index)
         } else {
             bump(&self.counters().idle_sleeps, 1);
-            let woken = idle.sleep_on(self.index, &self.shared.parkers[self.index]);
-            if went_idle.elapsed() < SPIN_FOR {
+            let parker = &self.shared.parkers[self.index];
+            let woken = idle.sleep_on(self.index, parker);
+            if parker.woken_after(went_idle) < SPIN_FOR {
                 self.spin.work_came_soon();
             }
             self.shared.sysmon.worker_woke();

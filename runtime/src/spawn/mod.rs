@@ -341,15 +341,16 @@ impl Builder {
 /// has a load: the fibers living on it plus those handed to it that have not started
 /// (see [`Handle::worker_loads`]). The rule:
 ///
-/// - A worker starts a fiber from its own queue itself while its load is at most 2 above the
-///   least loaded worker's; otherwise it hands the fiber to that least loaded worker, which
-///   starts it, and wakes that worker. The hand-off counts on the target at once, so a burst
-///   of long-lived fibers (an accept loop, a fan-out) spreads over the workers even when the
-///   others are slow to wake.
+/// - A worker starts a fiber from its own queue itself while its load is at most a band above
+///   the least loaded worker's: 2, or an eighth of that worker's load when that is more.
+///   Otherwise it hands the fiber to that least loaded worker, which starts it, and wakes that
+///   worker. The hand-off counts on the target at once, so a burst of long-lived fibers (an
+///   accept loop, a fan-out) spreads over the workers even when the others are slow to wake.
 /// - Hand-offs come in runs: a worker that handed a fiber to another hands it its next ones
-///   too, until that worker's load is 2 above its own. A burst is dealt out in runs of five
-///   consecutive fibers, so fibers spawned one after another (which often talk to each
-///   other: pairs, pipelines, rings) mostly share a worker.
+///   too, until that worker's load is a band above its own. A burst is dealt out in runs of
+///   consecutive fibers, five at first and longer as the loads grow, so fibers spawned one
+///   after another (which often talk to each other: pairs, pipelines, rings) mostly share a
+///   worker.
 /// - An idle worker takes unstarted fibers from other workers' queues only while its own
 ///   load is within the same margin.
 /// - A fiber that is joined soon after it is spawned usually starts right where it was spawned
