@@ -93,6 +93,18 @@
 //! 100 000 handoffs (+23 %, the notes' bookkeeping about 180 of those 305 instructions). One
 //! full run: `chan_pingpong_1w` 1.030, `chan_pingpong_2w` 1.008, `mutex_contended` 0.694,
 //! `mutex_handoff_1w` 1.222, `yield_pingpong` 0.998.
+//!
+//! With a fiber listed once with its worker instead of a note per suspension (its bindings
+//! drop as it finishes, so a listing may outlive it), and the periodic look at most once per
+//! coarse-clock tick: callgrind 137.9 M vs 130.9 M instructions per 100 000 handoffs (+5.4 %,
+//! 70 per handoff). Three full runs at a load average near 1.6, `fibra / fibra_nodiag`:
+//! `chan_pingpong_1w` 0.998 / 0.995 / 1.018, `chan_pingpong_2w` 0.962 / 0.925 / 0.958,
+//! `mutex_contended` 0.897 / 2.097 / 1.064, `mutex_handoff_1w` 1.061 / 1.045 / 1.046,
+//! `yield_pingpong` 1.069 / 1.065 / 1.064. `mutex_contended`'s rounds still fall into modes
+//! (about 30, 200, 400 and 4 000 ns a pair in both builds, after where the 1 000 fibers
+//! started): alternated child runs in the same mode were within a few per cent of each other
+//! (211 vs 202, 207 vs 210, 252 vs 253 ns), so its median ratio says which modes the rounds
+//! fell into.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
