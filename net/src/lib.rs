@@ -11,6 +11,7 @@
 pub mod fs;
 pub mod net;
 pub mod os;
+mod retries;
 mod source;
 mod thread_wait;
 mod timeouts;

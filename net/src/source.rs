@@ -1,10 +1,12 @@
 //! One non-blocking file descriptor and how its callers wait for it.
 //!
 //! Every call first makes the non-blocking syscall on the caller's own thread. Only when that
-//! says `WouldBlock` does the caller wait: a fiber registers the descriptor with the driver's
-//! reactor (once, on its first wait) and parks until the reactor reports readiness; a plain
-//! thread waits in `poll(2)`. Either way the syscall is then retried.
+//! says `WouldBlock` does the caller wait: a fiber retries the call a few times while the
+//! peer may be a moment away (see `retries`), then registers the descriptor with the
+//! driver's reactor (once, on its first wait) and parks until the reactor reports readiness;
+//! a plain thread waits in `poll(2)`. Either way the syscall is then retried.
 
+use crate::retries::Retries;
 use crate::thread_wait;
 use crate::timeouts::Timeouts;
 use fibra_runtime::wait::{Deadline, TimedOut};
@@ -40,6 +42,8 @@ pub(crate) struct Source<S: AsFd> {
     user_nonblocking: AtomicBool,
     /// Used by socket types with timeouts; shared with clones.
     timeouts: Arc<Timeouts>,
+    /// Whether a fiber retries a call before it waits for the reactor.
+    retries: Retries,
     io: S,
 }
 
@@ -113,6 +117,7 @@ impl<S: AsFd> Source<S> {
             registration: Mutex::new(None),
             user_nonblocking: AtomicBool::new(false),
             timeouts: Arc::new(timeouts),
+            retries: Retries::default(),
             io,
         }
     }
@@ -124,6 +129,7 @@ impl<S: AsFd> Source<S> {
             registration: Mutex::new(None),
             user_nonblocking: AtomicBool::new(self.is_nonblocking()),
             timeouts: self.timeouts.clone(),
+            retries: Retries::default(),
             io,
         }
     }
@@ -256,6 +262,10 @@ impl<S: AsFd> Source<S> {
             return thread_wait::retry(self.io.as_fd(), interest, give_up, kind, &mut || {
                 op(&self.io)
             });
+        }
+        // The retries take no readiness from the reactor, so they clear none either.
+        if let Some(result) = self.retries.retry(would_block, &mut || op(&self.io)) {
+            return result;
         }
         let mut registration = self.registration(None)?;
         loop {

@@ -1,6 +1,6 @@
 //! The reactor's readiness as a stream uses it: a registered stream is tried only when the
-//! reactor may have something new, a short transfer clears readiness, and no clear ever hides
-//! data or space that arrived meanwhile.
+//! reactor may have something new (or while a blocked call retries before it waits), a short
+//! transfer clears readiness, and no clear ever hides data or space that arrived meanwhile.
 //!
 //! This test binary defines `recv` itself, counting the calls on one descriptor and passing
 //! every call on to the kernel: std's `TcpStream::read` calls `recv`, and a symbol defined in
@@ -9,12 +9,22 @@
 use fibra_net::net::{TcpListener, TcpStream, UnixStream};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The descriptor whose `recv` calls are counted (-1: none).
 static WATCHED: AtomicI32 = AtomicI32::new(-1);
 /// `recv` calls on `WATCHED` since it was set.
 static RECVS: AtomicUsize = AtomicUsize::new(0);
+/// Held by a test that watches a descriptor (the tests of this binary run at once).
+static WATCHING: Mutex<()> = Mutex::new(());
+
+/// Waits until no other test watches a descriptor; the guard keeps the others waiting.
+fn watching() -> MutexGuard<'static, ()> {
+    WATCHING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// libc's `recv`, counted on [`WATCHED`].
 ///
@@ -57,42 +67,91 @@ fn tcp_pair() -> (TcpStream, TcpStream) {
     (client, accepted)
 }
 
+/// Fibers that keep yielding until `stop`: with more of them ready than a retry budget holds
+/// turns, no blocked call on their worker retries before it waits for the reactor.
+fn keep_busy(stop: &Arc<AtomicBool>) -> Vec<fibra_runtime::JoinHandle<()>> {
+    (0..=fibra_runtime::wait::RETRY_TURNS)
+        .map(|_| {
+            let stop = stop.clone();
+            fibra_runtime::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    fibra_runtime::yield_now();
+                }
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn a_registered_stream_makes_one_recv_per_message() {
     const ROUNDS: usize = 200;
-    for workers in fibra_testing::WORKER_COUNTS {
-        let recvs = fibra_testing::on(workers, || {
-            let (mut client, server) = tcp_pair();
-            WATCHED.store(server.as_raw_fd(), Ordering::SeqCst);
-            RECVS.store(0, Ordering::SeqCst);
-            let echo = fibra_runtime::spawn(move || {
-                let mut buf = [0; 1024];
-                loop {
-                    let n = (&server).read(&mut buf).unwrap();
-                    if n == 0 {
-                        break;
-                    }
-                    (&server).write_all(&buf[..n]).unwrap();
+    let _watching = watching();
+    // One worker, kept busy, so that no call retries (see `keep_busy`): every wait is the
+    // reactor's.
+    let recvs = fibra_testing::on(1, || {
+        let stop = Arc::new(AtomicBool::new(false));
+        let busy = keep_busy(&stop);
+        let (mut client, server) = tcp_pair();
+        WATCHED.store(server.as_raw_fd(), Ordering::SeqCst);
+        RECVS.store(0, Ordering::SeqCst);
+        let echo = fibra_runtime::spawn(move || {
+            let mut buf = [0; 1024];
+            loop {
+                let n = (&server).read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
                 }
-                WATCHED.store(-1, Ordering::SeqCst);
-                RECVS.load(Ordering::SeqCst)
-            });
-            // Its first read has said `WouldBlock` and registered the stream.
-            fibra_testing::until_parked(echo.fiber());
-            for round in 0..ROUNDS {
-                let message = [round as u8; 8];
-                client.write_all(&message).unwrap();
-                let mut back = [0; 8];
-                client.read_exact(&mut back).unwrap();
-                assert_eq!(back, message);
+                (&server).write_all(&buf[..n]).unwrap();
             }
-            drop(client);
-            echo.join().unwrap()
+            WATCHED.store(-1, Ordering::SeqCst);
+            RECVS.load(Ordering::SeqCst)
         });
-        // The first `WouldBlock`, one `recv` per message (each a short read: the next read
-        // waits for the reactor without asking the kernel), and the end of the stream.
-        assert_eq!(recvs, 1 + ROUNDS + 1, "{workers} workers");
-    }
+        // Its first read has said `WouldBlock` and registered the stream.
+        fibra_testing::until_parked(echo.fiber());
+        for round in 0..ROUNDS {
+            let message = [round as u8; 8];
+            client.write_all(&message).unwrap();
+            let mut back = [0; 8];
+            client.read_exact(&mut back).unwrap();
+            assert_eq!(back, message);
+        }
+        drop(client);
+        let recvs = echo.join().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        busy.into_iter().for_each(|fiber| fiber.join().unwrap());
+        recvs
+    });
+    // The first `WouldBlock`, one `recv` per message (each a short read: the next read
+    // waits for the reactor without asking the kernel), and the end of the stream.
+    assert_eq!(recvs, 1 + ROUNDS + 1);
+}
+
+#[test]
+fn a_read_whose_data_comes_during_its_retries_does_not_wait_for_the_reactor() {
+    let _watching = watching();
+    let (recvs, echo_parked) = fibra_testing::on(1, || {
+        let (mut client, server) = tcp_pair();
+        WATCHED.store(server.as_raw_fd(), Ordering::SeqCst);
+        RECVS.store(0, Ordering::SeqCst);
+        let parks = || fibra_runtime::Handle::current().metrics().workers[0].parks;
+        let reader = fibra_runtime::spawn(move || {
+            let mut buf = [0; 8];
+            let n = (&server).read(&mut buf).unwrap();
+            WATCHED.store(-1, Ordering::SeqCst);
+            (n, RECVS.load(Ordering::SeqCst))
+        });
+        let before = parks();
+        // The reader starts, finds nothing and yields to retry; this fiber then sends.
+        fibra_runtime::yield_now();
+        client.write_all(b"ping").unwrap();
+        // Joining parks this fiber once; a reader that had waited for the reactor would
+        // have parked too.
+        let (n, recvs) = reader.join().unwrap();
+        assert_eq!(n, 4);
+        (recvs, parks() - before - 1)
+    });
+    assert_eq!(recvs, 2, "one `WouldBlock`, then the retry that read");
+    assert_eq!(echo_parked, 0, "the reader never parked");
 }
 
 /// The `i`th byte of the stream the writers send.

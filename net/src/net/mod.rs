@@ -4,6 +4,13 @@
 //! Reads, writes, accepts and connects park the calling fiber until the socket is ready (a
 //! plain thread blocks instead). Every call is a cancellation point.
 //!
+//! A fiber whose call finds the socket not ready first retries it a few times, yielding in
+//! between, while few other fibers are ready on its worker: a peer a few microseconds away
+//! (a fiber on another worker, a process on another core) is answered without the round
+//! trip through the I/O driver thread that a wait for readiness costs. A socket whose
+//! retries keep finding nothing (an idle connection) retries less and less often, down to
+//! once in 64 waits, until a retry finds it ready again.
+//!
 //! ```
 //! use fibra::net::{TcpListener, TcpStream};
 //! use std::io::{Read, Write};

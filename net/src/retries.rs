@@ -1,0 +1,175 @@
+//! Whether a fiber whose call said `WouldBlock` retries it a few times before it waits for the
+//! reactor.
+//!
+//! A wait on the reactor costs a round trip through the driver thread: the reactor takes in
+//! the readiness event there and wakes the fiber's worker, two thread wake-ups for every wait.
+//! When the peer is a fiber on another worker (or a process on another core) the data often
+//! arrives a few microseconds after the `WouldBlock`, well before that round trip ends. So a
+//! fiber retries the call on its own worker, yielding between tries, for as long as the
+//! runtime's [`RetryBudget`] allows (the same patience a blocked channel operation has: no
+//! retries while many other fibers are ready on the worker), and waits for the reactor only if
+//! none of the retries found the descriptor ready.
+//!
+//! Retries that find nothing cost a syscall each, so a descriptor whose retries keep missing
+//! (an idle keep-alive connection, a peer parked on the same worker) stops retrying: after
+//! `n` retry runs in a row that all missed, the next `2^n - 1` waits go straight to the
+//! reactor (at most [`MAX_SKIPPED`]), and a run that finds the descriptor ready starts the
+//! count again.
+//!
+//! The state is a hint: clones of a socket keep their own, and two fibers using one socket at
+//! once may race on it, which changes only how often they retry.
+
+use fibra_runtime::wait::RetryBudget;
+use std::io;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The most waits in a row that skip their retries.
+pub(crate) const MAX_SKIPPED: u8 = 63;
+
+/// One descriptor's retry hint (see the module docs).
+#[derive(Default)]
+pub(crate) struct Retries {
+    /// Retry runs in a row that missed.
+    misses: AtomicU8,
+    /// Waits still to go to the reactor without retrying.
+    skip: AtomicU8,
+}
+
+impl Retries {
+    /// Called by a fiber whose call said `WouldBlock`, before it waits for the reactor:
+    /// retries `op` while the hint and the fiber's [`RetryBudget`] allow. `Some` with the
+    /// first result that is not `WouldBlock`; `None` when the caller should wait.
+    pub(crate) fn retry<R>(
+        &self,
+        would_block: impl Fn(&io::Result<R>) -> bool,
+        op: &mut dyn FnMut() -> io::Result<R>,
+    ) -> Option<io::Result<R>> {
+        let skip = self.skip.load(Ordering::Relaxed);
+        if skip > 0 {
+            self.skip.store(skip - 1, Ordering::Relaxed);
+            return None;
+        }
+        let mut budget = RetryBudget::new();
+        let mut tried = false;
+        while budget.retry() {
+            tried = true;
+            let result = op();
+            if !would_block(&result) {
+                self.misses.store(0, Ordering::Relaxed);
+                return Some(result);
+            }
+        }
+        // A budget that allowed no retry (many fibers ready) says nothing about the peer.
+        if tried {
+            let misses = self.misses.load(Ordering::Relaxed).saturating_add(1).min(6);
+            self.misses.store(misses, Ordering::Relaxed);
+            self.skip
+                .store(((1u8 << misses) - 1).min(MAX_SKIPPED), Ordering::Relaxed);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::would_block;
+
+    fn blocked() -> io::Result<()> {
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+
+    /// Runs `retries` once on one worker with nothing else ready: how many times `op` ran and
+    /// what came back, `op` saying `WouldBlock` until its `ready_at`th call.
+    fn run(retries: &Retries, ready_at: Option<u32>) -> (u32, Option<io::Result<()>>) {
+        let mut calls = 0;
+        let result = retries.retry(would_block, &mut || {
+            calls += 1;
+            match ready_at {
+                Some(at) if calls >= at => Ok(()),
+                _ => blocked(),
+            }
+        });
+        (calls, result)
+    }
+
+    fn on_one_worker<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        fibra_runtime::Runtime::builder()
+            .workers(1)
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_call_that_becomes_ready_during_the_retries_returns_without_a_wait() {
+        on_one_worker(|| {
+            let retries = Retries::default();
+            let (calls, result) = run(&retries, Some(3));
+            assert_eq!(calls, 3);
+            assert!(result.is_some_and(|result| result.is_ok()));
+        });
+    }
+
+    #[test]
+    fn missed_runs_skip_twice_as_many_waits_each_time_and_a_hit_starts_again() {
+        on_one_worker(|| {
+            let retries = Retries::default();
+            let mut skipped_after = Vec::new();
+            for _ in 0..4 {
+                let (calls, result) = run(&retries, None);
+                assert_eq!(
+                    calls,
+                    fibra_runtime::wait::RETRY_TURNS,
+                    "a full run of retries"
+                );
+                assert!(result.is_none(), "the caller waits");
+                let mut skipped = 0;
+                while retries.skip.load(Ordering::Relaxed) > 0 {
+                    let (calls, result) = run(&retries, None);
+                    assert_eq!(calls, 0, "a skipped wait retries nothing");
+                    assert!(result.is_none());
+                    skipped += 1;
+                }
+                skipped_after.push(skipped);
+            }
+            assert_eq!(skipped_after, [1, 3, 7, 15]);
+            let (calls, result) = run(&retries, Some(1));
+            assert_eq!(calls, 1);
+            assert!(result.is_some());
+            assert_eq!(
+                retries.misses.load(Ordering::Relaxed),
+                0,
+                "a hit starts again"
+            );
+        });
+    }
+
+    #[test]
+    fn skipped_waits_never_exceed_the_cap() {
+        on_one_worker(|| {
+            let retries = Retries::default();
+            for _ in 0..20 {
+                run(&retries, None);
+                assert!(retries.skip.load(Ordering::Relaxed) <= MAX_SKIPPED);
+            }
+        });
+    }
+
+    #[test]
+    fn a_budget_that_allows_no_retry_leaves_the_hint_alone() {
+        on_one_worker(|| {
+            let retries = Retries::default();
+            // Many fibers ready: a yield would cost more turns than the budget holds.
+            let ready: Vec<_> = (0..=fibra_runtime::wait::RETRY_TURNS)
+                .map(|_| fibra_runtime::spawn(|| {}))
+                .collect();
+            let (calls, result) = run(&retries, None);
+            assert_eq!(calls, 0);
+            assert!(result.is_none());
+            assert_eq!(retries.misses.load(Ordering::Relaxed), 0);
+            assert_eq!(retries.skip.load(Ordering::Relaxed), 0);
+            ready.into_iter().for_each(|fiber| fiber.join().unwrap());
+        });
+    }
+}
