@@ -2,7 +2,7 @@
 
 use crate::config::Requested;
 use crate::diag::{Deadlock, Dump};
-use crate::fiber::Core;
+use crate::fiber::{Core, Entry};
 use crate::metrics::RuntimeMetrics;
 use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
 use crate::spawn::{create, entry_local, Builder, JoinHandle, Packet, Pinned, Spec};
@@ -490,8 +490,12 @@ impl Runtime {
         let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + 'static> =
             unsafe { std::mem::transmute(stop_worker) };
         let spec = Spec::main(location, self.shared.config.main_stack_size);
-        let main = create(&self.shared, spec, Pinned::new(stop_worker).into_entry())
-            .unwrap_or_else(|error| panic!("fibra: cannot create the main fiber: {error}"));
+        let main = create(
+            &self.shared,
+            spec,
+            Entry::new(Pinned::new(stop_worker).into_entry()),
+        )
+        .unwrap_or_else(|error| panic!("fibra: cannot create the main fiber: {error}"));
         self.shared.set_main_fiber(main.id.as_u64());
         local.pin(main);
         run_worker(&local);

@@ -232,28 +232,122 @@ fn parallel_chunks_maps_every_item_in_order_in_a_few_fibers() {
     });
 }
 
-/// An item that blocks parks only its chunk: the other chunks finish meanwhile.
+/// An item that blocks parks only its fiber and holds up only the rest of its block: the
+/// other fibers map every other block meanwhile. A block is a thirty-second of a fiber's share
+/// (8 fibers on 2 workers): 1 item of 80, 40 of 10 000.
 #[test]
-fn parallel_chunks_blocks_only_the_blocked_chunk() {
-    on(2, || {
-        let done = AtomicUsize::new(0);
-        let mapped = parallel_chunks(0..80u32, |x| {
-            if x == 0 {
-                // Every item of the other chunks (all but this chunk's 10) gets done while
-                // this one waits (a bounded wait: a chunking that serialized them would fail).
-                for _ in 0..100_000 {
-                    if done.load(Ordering::SeqCst) == 70 {
-                        break;
+fn parallel_chunks_blocks_only_the_blocked_block() {
+    for (len, block) in [(80u32, 1), (10_000, 40)] {
+        on(2, || {
+            let others = len as usize - block;
+            let done = AtomicUsize::new(0);
+            let mapped = parallel_chunks(0..len, |x| {
+                if x == 0 {
+                    // A bounded wait: a chunking that serialized the others would fail.
+                    for _ in 0..100_000 {
+                        if done.load(Ordering::SeqCst) == others {
+                            break;
+                        }
+                        fibra_runtime::yield_now();
                     }
-                    fibra_runtime::yield_now();
+                    assert_eq!(done.load(Ordering::SeqCst), others, "{len} items");
                 }
-                assert_eq!(done.load(Ordering::SeqCst), 70);
-            }
-            done.fetch_add(1, Ordering::SeqCst);
-            x
+                done.fetch_add(1, Ordering::SeqCst);
+                x
+            });
+            assert_eq!(mapped, (0..len).collect::<Vec<_>>());
         });
-        assert_eq!(mapped, (0..80).collect::<Vec<_>>());
+    }
+}
+
+/// An iterator whose size hint is exact but wrong, in either direction, and one whose length
+/// is not known: every item is mapped once, in order.
+#[test]
+fn parallel_chunks_maps_iterators_whose_length_is_wrong_or_unknown() {
+    /// Yields `0..yields` while claiming exactly `claims` items.
+    struct Lying {
+        next: u64,
+        yields: u64,
+        claims: usize,
+    }
+    impl Iterator for Lying {
+        type Item = u64;
+        fn next(&mut self) -> Option<u64> {
+            (self.next < self.yields).then(|| {
+                self.next += 1;
+                self.next - 1
+            })
+        }
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            (self.claims, Some(self.claims))
+        }
+    }
+    fibra_testing::on_each_worker_count(|_| {
+        for (yields, claims) in [(5_000, 3_000), (3_000, 5_000), (10, 0), (0, 10)] {
+            let lying = Lying {
+                next: 0,
+                yields,
+                claims,
+            };
+            let mapped = parallel_chunks(lying, |x| x + 1);
+            assert_eq!(
+                mapped,
+                (1..=yields).collect::<Vec<_>>(),
+                "{yields} as {claims}"
+            );
+        }
+        let evens = parallel_chunks((0..10_000u64).filter(|x| x % 2 == 0), |x| x / 2);
+        assert_eq!(evens, (0..5_000).collect::<Vec<_>>());
     });
+}
+
+/// A panic drops every result made before it exactly once, and the items never mapped.
+#[test]
+fn parallel_chunks_drops_the_results_and_items_of_a_panicked_map() {
+    static MADE: AtomicUsize = AtomicUsize::new(0);
+    static DROPPED: AtomicUsize = AtomicUsize::new(0);
+    static ITEMS: AtomicUsize = AtomicUsize::new(0);
+    static ITEMS_DROPPED: AtomicUsize = AtomicUsize::new(0);
+    #[derive(Debug)]
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPPED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    struct Item(u32);
+    impl Drop for Item {
+        fn drop(&mut self) {
+            ITEMS_DROPPED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    for workers in [1, 2, 4] {
+        on(workers, || {
+            let items = (0..20_000u32).map(|x| {
+                ITEMS.fetch_add(1, Ordering::SeqCst);
+                Item(x)
+            });
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                parallel_chunks(items, |item| {
+                    if item.0 == 7_777 {
+                        panic!("item 7777");
+                    }
+                    MADE.fetch_add(1, Ordering::SeqCst);
+                    Counted
+                })
+            }));
+            assert_eq!(
+                outcome.unwrap_err().downcast_ref::<&str>(),
+                Some(&"item 7777")
+            );
+        });
+        assert!(MADE.load(Ordering::SeqCst) > 0);
+        assert_eq!(DROPPED.load(Ordering::SeqCst), MADE.load(Ordering::SeqCst));
+        assert_eq!(
+            ITEMS_DROPPED.load(Ordering::SeqCst),
+            ITEMS.load(Ordering::SeqCst)
+        );
+    }
 }
 
 /// A map over `0..100` with the item function it is given, as `parallel_map` and

@@ -465,7 +465,7 @@ impl Local {
                                 .expect("a fiber's coroutine runs with its core set")
                                 .set_yielder(yielder)
                         });
-                        contain("a fiber's completion", || entry(Ok(())));
+                        contain("a fiber's completion", || entry.call(Ok(())));
                     });
                     *body = Body::Running(ManuallyDrop::new(coroutine), ticket);
                 }
@@ -474,7 +474,7 @@ impl Local {
                     bump(&self.counters().finished, 1);
                     self.shared.loads.remove(self.index);
                     drop(ticket);
-                    contain("a fiber that could not start", || entry(Err(error)));
+                    contain("a fiber that could not start", || entry.call(Err(error)));
                     self.note_unwind_progress();
                     return;
                 }

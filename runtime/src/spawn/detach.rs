@@ -2,6 +2,7 @@
 
 use super::{launch, run_entry, CancelIn, Placement, Spec};
 use crate::cancel::CancelScope;
+use crate::fiber::Entry;
 use crate::sched::Shared;
 use crate::wait::{current_waker, park_current_until, Deadline};
 use std::panic::Location;
@@ -103,7 +104,7 @@ where
     let supervisor = &shared.supervisor;
     supervisor.live.fetch_add(1, Ordering::AcqRel);
     let owner = shared.clone();
-    let entry = Box::new(move |start| {
+    let entry = Entry::new(move |start| {
         if let Err(error) = run_entry(f, start) {
             if error.is_panic() {
                 report_panic(location, &error);

@@ -202,7 +202,7 @@ impl Builder {
         T: Send + 'static,
     {
         launch_joinable(&handle.shared, self.spec(), Placement::Anywhere, |packet| {
-            entry(f, packet)
+            Entry::new(entry(f, packet))
         })
     }
 
@@ -251,7 +251,7 @@ impl Builder {
             ..self.spec()
         };
         launch_joinable(&handle.shared, spec, Placement::Anywhere, |packet| {
-            entry(f, packet)
+            Entry::new(entry(f, packet))
         })
     }
 
@@ -294,7 +294,7 @@ impl Builder {
         let spec = self.spec();
         let shared = fiber_runtime(called);
         launch_joinable(&shared, spec, Placement::Here, |packet| {
-            Pinned::new(entry_local(f, packet)).into_entry()
+            Entry::new(Pinned::new(entry_local(f, packet)).into_entry())
         })
     }
 
@@ -554,12 +554,12 @@ pub(crate) fn launch(
 pub(crate) fn entry<'a, F, T>(
     f: F,
     packet: Arc<Packet<T>>,
-) -> Box<dyn FnOnce(Result<(), StackError>) + Send + 'a>
+) -> impl FnOnce(Result<(), StackError>) + Send + 'a
 where
     F: FnOnce() -> T + Send + 'a,
     T: Send + 'a,
 {
-    Box::new(move |start| packet.complete(run_entry(f, start)))
+    move |start| packet.complete(run_entry(f, start))
 }
 
 /// As [`entry`], for a fiber that never leaves its worker.

@@ -23,13 +23,12 @@ impl<F: FnOnce(Result<(), StackError>)> Pinned<F> {
         }
     }
 
-    /// The entry to queue (an [`Entry`] when `F` borrows nothing); the fiber must be placed on
-    /// the calling worker.
-    pub(crate) fn into_entry<'a>(self) -> Box<dyn FnOnce(Result<(), StackError>) + Send + 'a>
+    /// The entry's closure (see `Entry`); the fiber must be placed on the calling worker.
+    pub(crate) fn into_entry<'a>(self) -> impl FnOnce(Result<(), StackError>) + Send + 'a
     where
         F: 'a,
     {
-        Box::new(move |start| self.call(start))
+        move |start| self.call(start)
     }
     fn call(mut self, start: Result<(), StackError>) {
         assert_eq!(

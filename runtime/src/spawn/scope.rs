@@ -174,10 +174,6 @@ where
     }
 }
 
-/// A scoped child's entry, before its lifetime is erased.
-pub(super) type ScopedEntry<'scope> =
-    Box<dyn FnOnce(Result<(), crate::stack::StackError>) + Send + 'scope>;
-
 /// The cancel scope of `scope`'s body and children.
 pub(crate) fn cancel_scope_of(scope: &Scope<'_, '_>) -> Arc<CancelScope> {
     scope.state.cancel.clone()
@@ -306,12 +302,15 @@ impl<'scope> Scope<'scope, '_> {
     }
 
     /// Spawns the child that `entry` makes around its packet, placed as `placement` says.
-    pub(super) fn spawn_entry<T: 'scope>(
+    pub(super) fn spawn_entry<T: 'scope, E>(
         &'scope self,
         spec: Spec,
         placement: super::Placement,
-        entry: impl FnOnce(Arc<Packet<T>>) -> ScopedEntry<'scope>,
-    ) -> std::io::Result<ScopedJoinHandle<'scope, T>> {
+        entry: impl FnOnce(Arc<Packet<T>>) -> E,
+    ) -> std::io::Result<ScopedJoinHandle<'scope, T>>
+    where
+        E: FnOnce(Result<(), crate::stack::StackError>) + Send + 'scope,
+    {
         self.state.running.add();
         // The packet now counts as a child; if spawning fails, dropping it uncounts it.
         let packet = Arc::new(Packet::new(Some(self.state.clone())));
@@ -328,8 +327,7 @@ impl<'scope> Scope<'scope, '_> {
         // its packet forever, so the scope never returns and its borrows stay valid. Leaking
         // a `ScopedJoinHandle` keeps a packet alive and blocks the scope, never the other way
         // round.
-        let entry: super::Entry =
-            unsafe { std::mem::transmute::<ScopedEntry<'scope>, super::Entry>(entry) };
+        let entry = unsafe { super::Entry::new_unchecked(entry) };
         let spec = Spec {
             cancel: CancelIn::Scope(self.state.children_scope()),
             ..spec
