@@ -1,5 +1,6 @@
 //! The table of a runtime's fibers, for dumps and deadlock checks: sharded by fiber id, so
-//! spawns on different workers (consecutive ids) take different shard locks.
+//! spawns on different workers (consecutive ids) take different shard locks, each on cache
+//! lines of its own so that two workers inserting into neighbouring shards do not contend.
 
 use crate::fiber::Core;
 use std::collections::HashMap;
@@ -12,19 +13,25 @@ type Shard = HashMap<u64, Weak<Core>, BuildHasherDefault<IdHasher>>;
 
 /// See the module docs. Holds weak references: a fiber is in the table while its `Core` lives.
 pub(crate) struct FiberTable {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Padded]>,
 }
+
+/// A shard alone on its cache lines (two of them: adjacent-line prefetching pairs lines).
+#[derive(Default)]
+#[repr(align(128))]
+struct Padded(Mutex<Shard>);
 
 impl FiberTable {
     pub(crate) fn new() -> FiberTable {
         FiberTable {
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            shards: (0..SHARDS).map(|_| Padded::default()).collect(),
         }
     }
 
     fn shard(&self, id: u64) -> MutexGuard<'_, Shard> {
         // Only map operations run under the lock: a poisoned one holds a consistent map.
         self.shards[id as usize % SHARDS]
+            .0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -72,5 +79,23 @@ impl Hasher for IdHasher {
 
     fn write_u64(&mut self, id: u64) {
         self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neighbouring_shards_share_no_cache_line() {
+        let table = FiberTable::new();
+        let first = std::ptr::from_ref(&table.shards[0].0) as usize;
+        let second = std::ptr::from_ref(&table.shards[1].0) as usize;
+        assert!(
+            second - first >= 128,
+            "shards {} bytes apart",
+            second - first
+        );
+        assert_eq!(first % 128, 0, "a shard starts a pair of lines");
     }
 }
