@@ -1,22 +1,28 @@
 //! `timers`: many tasks sleeping `SLEEP` at once; the spawner spawns them all, then joins them
-//! all. Two metrics per variant: the wall time of the whole workload (`ms_total`) and the CPU
+//! all. Three metrics per variant: the wall time of the whole workload (`ms_total`), the CPU
 //! time the process spent on it (`cpu_ms`, user + system over every thread of the process, from
 //! `getrusage(RUSAGE_SELF)`; the idle threads of the systems not running at the time are part of
-//! the process for every system alike). Each metric gets its own set of alternating rounds.
+//! the process for every system alike), and the process's minor page faults per task
+//! (`faults_per_task`, from the same `getrusage`: memory touched for the first time, such as a
+//! fresh fiber stack's top page). Each metric gets its own set of alternating rounds.
 //!
 //! Variant `2w` (100 000 sleepers, full runs only): fibra fibers in a scope calling
-//! `fibra::sleep` vs tokio tasks awaiting `tokio::time::sleep` on a 2-worker multi-thread runtime.
-//! Variant `2w_20k` (20 000 sleepers, both modes): fibra vs tokio vs `may` coroutines calling
-//! `may::coroutine::sleep`. `may` maps every coroutine stack with its own guard page, two kernel
-//! mappings per coroutine, so with the default `vm.max_map_count` (65 530) it cannot hold
-//! 100 000 coroutines at once; it is compared on the smaller count only. Every run checks the
-//! sum of the sleepers' indices and that the whole run took at least `SLEEP`.
+//! `fibra::sleep` vs tokio tasks awaiting `tokio::time::sleep` on a 2-worker multi-thread
+//! runtime, each on a fresh runtime (fibra's stack pool starts empty). Variant `warm` (full runs
+//! only): the same, but timing the second of two passes on one runtime, so that fibra's
+//! sleepers run on stacks the first pass committed (and tokio's on its warmed allocator and
+//! timer wheel). Variant `2w_20k` (20 000 sleepers, both modes): fibra vs tokio vs `may`
+//! coroutines calling `may::coroutine::sleep`. `may` maps every coroutine stack with its own
+//! guard page, two kernel mappings per coroutine, so with the default `vm.max_map_count`
+//! (65 530) it cannot hold 100 000 coroutines at once; it is compared on the smaller count only.
+//! Every run checks the sum of the sleepers' indices and that the whole run took at least
+//! `SLEEP`.
 
 use std::time::{Duration, Instant};
 
-use crate::cpu::process_cpu;
-use crate::report::Metric;
-use crate::rounds::{compare_timed, sum_below};
+use crate::cpu::{process_cpu, process_minor_faults};
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, sum_below, Contender};
 use crate::runtimes;
 
 /// How long every task sleeps.
@@ -25,42 +31,49 @@ const SLEEP: Duration = Duration::from_millis(10);
 const WORKERS: usize = 2;
 /// Rounds per system and metric.
 const ROUNDS: usize = 5;
+/// Sleepers of the full-run variants.
+const MANY: u64 = 100_000;
 
 /// Runs the variants and prints their JSON lines.
 pub fn run(quick: bool) {
     if !quick {
-        for metric in METRICS {
-            compare_timed(
-                "timers",
-                "2w",
-                metric,
-                100_000,
-                ROUNDS,
-                &[
-                    ("fibra", &|tasks| fibra(tasks).of(metric)),
-                    ("tokio", &|tasks| tokio(tasks).of(metric)),
-                ],
-            );
-        }
-    }
-    for metric in METRICS {
-        compare_timed(
-            "timers",
-            "2w_20k",
-            metric,
-            20_000,
-            ROUNDS,
-            &[
-                ("fibra", &|tasks| fibra(tasks).of(metric)),
-                ("tokio", &|tasks| tokio(tasks).of(metric)),
-                ("may", &|tasks| may(tasks).of(metric)),
-            ],
+        compare_variant("2w", MANY, &[("fibra", &fibra), ("tokio", &tokio)]);
+        compare_variant(
+            "warm",
+            MANY,
+            &[("fibra", &fibra_warm), ("tokio", &tokio_warm)],
         );
     }
+    compare_variant(
+        "2w_20k",
+        20_000,
+        &[("fibra", &fibra), ("tokio", &tokio), ("may", &may)],
+    );
 }
 
 /// The metrics, each measured in rounds of its own.
-const METRICS: [Metric; 2] = [Metric::MsTotal, Metric::CpuMs];
+const METRICS: [Metric; 3] = [Metric::MsTotal, Metric::CpuMs, Metric::FaultsPerTask];
+
+/// One system of a variant: its name and a round of `tasks` sleepers.
+type Round<'a> = (&'static str, &'a dyn Fn(u64) -> Spent);
+
+/// Alternating rounds of `systems` with `tasks` sleepers, for every metric in turn.
+fn compare_variant(variant: &'static str, tasks: u64, systems: &[Round<'_>]) {
+    for metric in METRICS {
+        let case = Case {
+            bench: "timers",
+            variant,
+            metric,
+        };
+        let mut contenders: Vec<Contender<'_>> = systems
+            .iter()
+            .map(|&(system, round)| {
+                Contender::new(system, move || round(tasks).value(metric, tasks))
+            })
+            .collect();
+        compare(&case, ROUNDS, &mut contenders);
+    }
+}
 
 /// What one run took.
 #[derive(Clone, Copy, Debug)]
@@ -69,14 +82,18 @@ struct Spent {
     wall: Duration,
     /// CPU time of the whole process.
     cpu: Duration,
+    /// Minor page faults of the whole process.
+    faults: u64,
 }
 
 impl Spent {
-    /// The run's time in `metric`: CPU or wall.
-    fn of(self, metric: Metric) -> Duration {
+    /// The run's value in `metric`, for a run of `tasks` sleepers.
+    fn value(self, metric: Metric, tasks: u64) -> f64 {
         match metric {
-            Metric::CpuMs => self.cpu,
-            _ => self.wall,
+            Metric::MsTotal => self.wall.as_secs_f64() * 1e3,
+            Metric::CpuMs => self.cpu.as_secs_f64() * 1e3,
+            Metric::FaultsPerTask => self.faults as f64 / tasks as f64,
+            other => panic!("timers does not measure {}", other.name()),
         }
     }
 }
@@ -85,11 +102,13 @@ impl Spent {
 struct Start {
     wall: Instant,
     cpu: Duration,
+    faults: u64,
 }
 
 impl Start {
     fn now() -> Start {
         Start {
+            faults: process_minor_faults(),
             wall: Instant::now(),
             cpu: process_cpu(),
         }
@@ -99,9 +118,11 @@ impl Start {
     /// last, so the wall time covers the CPU time's region.
     fn spent(&self) -> Spent {
         let cpu = process_cpu();
+        let wall = self.wall.elapsed();
         Spent {
-            wall: self.wall.elapsed(),
+            wall,
             cpu: cpu.saturating_sub(self.cpu),
+            faults: process_minor_faults().saturating_sub(self.faults),
         }
     }
 }
@@ -113,47 +134,71 @@ fn check(sum: u64, tasks: u64, spent: Spent) -> Spent {
     spent
 }
 
-/// fibra: the main fiber spawns every sleeper in a scope, then joins them in order.
+/// fibra on a fresh runtime: its stack pool starts empty.
 fn fibra(tasks: u64) -> Spent {
+    runtimes::fibra(WORKERS).block_on(move || fibra_pass(tasks))
+}
+
+/// fibra's second pass on one runtime, the first untimed: the sleepers run on stacks the
+/// first pass committed.
+fn fibra_warm(tasks: u64) -> Spent {
     runtimes::fibra(WORKERS).block_on(move || {
-        let start = Start::now();
-        let sum = fibra::scope(|s| {
-            let handles: Vec<_> = (0..tasks)
-                .map(|i| {
-                    s.spawn(move || {
-                        fibra::sleep(SLEEP);
-                        i
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("sleeping fiber panicked"))
-                .sum::<u64>()
-        });
-        check(sum, tasks, start.spent())
+        fibra_pass(tasks);
+        fibra_pass(tasks)
     })
 }
 
-/// tokio: the spawner is itself a task on a 2-worker multi-thread runtime with its timer on.
-fn tokio(tasks: u64) -> Spent {
-    let runtime = runtimes::tokio_multi_timed(WORKERS);
-    runtimes::tokio_on_worker(&runtime, async move {
-        let start = Start::now();
+/// The main fiber spawns every sleeper in a scope, then joins them in order.
+fn fibra_pass(tasks: u64) -> Spent {
+    let start = Start::now();
+    let sum = fibra::scope(|s| {
         let handles: Vec<_> = (0..tasks)
             .map(|i| {
-                tokio::spawn(async move {
-                    tokio::time::sleep(SLEEP).await;
+                s.spawn(move || {
+                    fibra::sleep(SLEEP);
                     i
                 })
             })
             .collect();
-        let mut sum = 0;
-        for handle in handles {
-            sum += handle.await.expect("sleeping task panicked");
-        }
-        check(sum, tasks, start.spent())
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("sleeping fiber panicked"))
+            .sum::<u64>()
+    });
+    check(sum, tasks, start.spent())
+}
+
+/// tokio on a fresh 2-worker multi-thread runtime with its timer on.
+fn tokio(tasks: u64) -> Spent {
+    let runtime = runtimes::tokio_multi_timed(WORKERS);
+    runtimes::tokio_on_worker(&runtime, tokio_pass(tasks))
+}
+
+/// tokio's second pass on one runtime, the first untimed, like [`fibra_warm`].
+fn tokio_warm(tasks: u64) -> Spent {
+    let runtime = runtimes::tokio_multi_timed(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        tokio_pass(tasks).await;
+        tokio_pass(tasks).await
     })
+}
+
+/// The spawner is itself a task: it spawns every sleeper, then awaits them in order.
+async fn tokio_pass(tasks: u64) -> Spent {
+    let start = Start::now();
+    let handles: Vec<_> = (0..tasks)
+        .map(|i| {
+            tokio::spawn(async move {
+                tokio::time::sleep(SLEEP).await;
+                i
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for handle in handles {
+        sum += handle.await.expect("sleeping task panicked");
+    }
+    check(sum, tasks, start.spent())
 }
 
 /// may: the spawner is itself a coroutine on may's 2-worker scheduler.
@@ -195,7 +240,9 @@ mod tests {
         // Each function checks the sum and the minimum wall time itself.
         runtimes::init_may();
         fibra(1000);
+        fibra_warm(1000);
         tokio(1000);
+        tokio_warm(1000);
         may(1000);
     }
 }
