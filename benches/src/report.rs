@@ -22,6 +22,8 @@ pub enum Metric {
     Rps,
     /// Resident memory per open connection, in bytes.
     BytesPerConn,
+    /// Minor page faults of the whole process per task, over the whole workload.
+    FaultsPerTask,
 }
 
 impl Metric {
@@ -35,6 +37,7 @@ impl Metric {
             Metric::MaxOverMin => "max_over_min",
             Metric::Rps => "rps",
             Metric::BytesPerConn => "bytes_per_conn",
+            Metric::FaultsPerTask => "faults_per_task",
         }
     }
 

@@ -114,7 +114,11 @@ fn timed_value(metric: Metric, elapsed: Duration, work: u64) -> f64 {
     match metric {
         Metric::NsPerOp => elapsed.as_nanos() as f64 / work as f64,
         Metric::MsTotal | Metric::CpuMs => elapsed.as_secs_f64() * 1e3,
-        Metric::BytesPerTask | Metric::MaxOverMin | Metric::Rps | Metric::BytesPerConn => {
+        Metric::BytesPerTask
+        | Metric::MaxOverMin
+        | Metric::Rps
+        | Metric::BytesPerConn
+        | Metric::FaultsPerTask => {
             panic!("{} is not a time", metric.name())
         }
     }

@@ -1,22 +1,69 @@
 //! `timers`: many tasks sleeping `SLEEP` at once; the spawner spawns them all, then joins them
-//! all. Two metrics per variant: the wall time of the whole workload (`ms_total`) and the CPU
+//! all. Three metrics per variant: the wall time of the whole workload (`ms_total`), the CPU
 //! time the process spent on it (`cpu_ms`, user + system over every thread of the process, from
 //! `getrusage(RUSAGE_SELF)`; the idle threads of the systems not running at the time are part of
-//! the process for every system alike). Each metric gets its own set of alternating rounds.
+//! the process for every system alike), and the process's minor page faults per task
+//! (`faults_per_task`, from the same `getrusage`: memory touched for the first time, such as a
+//! fresh fiber stack's top page). Each metric gets its own set of alternating rounds.
 //!
 //! Variant `2w` (100 000 sleepers, full runs only): fibra fibers in a scope calling
-//! `fibra::sleep` vs tokio tasks awaiting `tokio::time::sleep` on a 2-worker multi-thread runtime.
-//! Variant `2w_20k` (20 000 sleepers, both modes): fibra vs tokio vs `may` coroutines calling
-//! `may::coroutine::sleep`. `may` maps every coroutine stack with its own guard page, two kernel
-//! mappings per coroutine, so with the default `vm.max_map_count` (65 530) it cannot hold
-//! 100 000 coroutines at once; it is compared on the smaller count only. Every run checks the
-//! sum of the sleepers' indices and that the whole run took at least `SLEEP`.
+//! `fibra::sleep` vs tokio tasks awaiting `tokio::time::sleep` on a 2-worker multi-thread
+//! runtime, each on a fresh runtime (fibra's stack pool starts empty). Variant `warm` (full runs
+//! only): the same, but timing the second of two passes on one runtime, so that fibra's
+//! sleepers run on stacks the first pass committed (and tokio's on its warmed allocator and
+//! timer wheel). Variant `2w_20k` (20 000 sleepers, both modes): fibra vs tokio vs `may`
+//! coroutines calling `may::coroutine::sleep`. `may` maps every coroutine stack with its own
+//! guard page, two kernel mappings per coroutine, so with the default `vm.max_map_count`
+//! (65 530) it cannot hold 100 000 coroutines at once; it is compared on the smaller count only.
+//! Every run checks the sum of the sleepers' indices and that the whole run took at least
+//! `SLEEP`.
+//!
+//! ## Figures
+//!
+//! fibra / tokio medians, two alternated full runs of the binary before and after the stack
+//! pool's batched discards and guards (load average 5 to 10 on 2 shared cores, so wall ratios
+//! move by ±0.4 between runs; CPU ratios are steadier):
+//!
+//! | variant | metric | before | after |
+//! | --- | --- | --- | --- |
+//! | `2w` | `ms_total` | 3.19×, 2.63× | 2.77×, 2.53× |
+//! | `2w` | `cpu_ms` | 2.92×, 3.15× | 2.66×, 2.82× |
+//! | `2w` | `faults_per_task` (tokio 0.107) | 0.261, 0.245 | 0.248, 0.254 |
+//! | `warm` | `ms_total` | 2.94×, 2.90× | 2.33×, 1.89× |
+//! | `warm` | `cpu_ms` | 2.93×, 3.13× | 2.50×, 2.57× |
+//! | `warm` | `faults_per_task` (tokio 0.10) | 0.181, 0.201 | 0.073, 0.044 |
+//!
+//! A sleeping fiber touches one stack page (1.0 fault per fiber with `warm_stacks(0)`), and
+//! fewer fibers than the 100 000 are alive at once (the first finish while the spawner goes
+//! on), so the cold run faults 0.25 times per fiber, not once. Kernel work per five passes of
+//! 100 000 sleepers on one runtime (`perf stat`): 144 653 `madvise` calls and 132 070 faults
+//! before (every stack past the 4 096 warm ones per worker went back with its own
+//! `MADV_DONTNEED`, a TLB shootdown each, and faulted again when reused; every fresh slot got
+//! its guard in a call of its own); 45 `madvise` and 2 257 `process_madvise` calls and 49 717
+//! faults after (`MADV_FREE`, 64 stacks per call, reused without a fault; guards in batches).
+//! The kernel's share of fibra's CPU samples fell from 25 % to 17 %.
+//! Committing the top pages of each batch of fresh slots too (`MADV_POPULATE_WRITE` in the
+//! same `process_madvise` breath) cut the traps to 14 823 per five passes but not the CPU
+//! (`2w` fibra `cpu_ms` 511 and 504 without, 580 and 551 with, alternated, load average 4 to
+//! 5): the kernel populates each range on its own walk, which costs what the fault did, and
+//! `getrusage` counts the populated pages as minor faults all the same. It was left out.
+//!
+//! Where the rest goes (`perf record -e cpu-clock`, six passes on one runtime, after): 22 % on
+//! the first instructions after a switch into a resumed fiber (12 % in `park_fiber_with`, 10 %
+//! in `run_worker`), stalls on a cache line and TLB entry of a stack page no other fiber
+//! shares, which tokio's tasks, packed in the heap, do not pay; 15 % in the allocator; 7 % in
+//! the diagnostics' fiber table (insert at spawn, remove at exit); 4 % holds and 3 %
+//! `clock_gettime` on the timer path; 6 % tokio's own timer wheel, which both systems pay;
+//! 17 % the kernel (the `MADV_FREE` page walk 4 %, faults 3 %). Both targets of the timers
+//! item (warm ≤ 1.0×, cold ≤ 1.5× tokio) stay out of reach from the stack pool alone: the
+//! stack switches and the per-spawn costs (allocator, fiber table) are more than tokio's whole
+//! CPU per task, and belong to the spawn path and the scheduler loop.
 
 use std::time::{Duration, Instant};
 
-use crate::cpu::process_cpu;
-use crate::report::Metric;
-use crate::rounds::{compare_timed, sum_below};
+use crate::cpu::{process_cpu, process_minor_faults};
+use crate::report::{Case, Metric};
+use crate::rounds::{compare, sum_below, Contender};
 use crate::runtimes;
 
 /// How long every task sleeps.
@@ -25,42 +72,49 @@ const SLEEP: Duration = Duration::from_millis(10);
 const WORKERS: usize = 2;
 /// Rounds per system and metric.
 const ROUNDS: usize = 5;
+/// Sleepers of the full-run variants.
+const MANY: u64 = 100_000;
 
 /// Runs the variants and prints their JSON lines.
 pub fn run(quick: bool) {
     if !quick {
-        for metric in METRICS {
-            compare_timed(
-                "timers",
-                "2w",
-                metric,
-                100_000,
-                ROUNDS,
-                &[
-                    ("fibra", &|tasks| fibra(tasks).of(metric)),
-                    ("tokio", &|tasks| tokio(tasks).of(metric)),
-                ],
-            );
-        }
-    }
-    for metric in METRICS {
-        compare_timed(
-            "timers",
-            "2w_20k",
-            metric,
-            20_000,
-            ROUNDS,
-            &[
-                ("fibra", &|tasks| fibra(tasks).of(metric)),
-                ("tokio", &|tasks| tokio(tasks).of(metric)),
-                ("may", &|tasks| may(tasks).of(metric)),
-            ],
+        compare_variant("2w", MANY, &[("fibra", &fibra), ("tokio", &tokio)]);
+        compare_variant(
+            "warm",
+            MANY,
+            &[("fibra", &fibra_warm), ("tokio", &tokio_warm)],
         );
     }
+    compare_variant(
+        "2w_20k",
+        20_000,
+        &[("fibra", &fibra), ("tokio", &tokio), ("may", &may)],
+    );
 }
 
 /// The metrics, each measured in rounds of its own.
-const METRICS: [Metric; 2] = [Metric::MsTotal, Metric::CpuMs];
+const METRICS: [Metric; 3] = [Metric::MsTotal, Metric::CpuMs, Metric::FaultsPerTask];
+
+/// One system of a variant: its name and a round of `tasks` sleepers.
+type Round<'a> = (&'static str, &'a dyn Fn(u64) -> Spent);
+
+/// Alternating rounds of `systems` with `tasks` sleepers, for every metric in turn.
+fn compare_variant(variant: &'static str, tasks: u64, systems: &[Round<'_>]) {
+    for metric in METRICS {
+        let case = Case {
+            bench: "timers",
+            variant,
+            metric,
+        };
+        let mut contenders: Vec<Contender<'_>> = systems
+            .iter()
+            .map(|&(system, round)| {
+                Contender::new(system, move || round(tasks).value(metric, tasks))
+            })
+            .collect();
+        compare(&case, ROUNDS, &mut contenders);
+    }
+}
 
 /// What one run took.
 #[derive(Clone, Copy, Debug)]
@@ -69,14 +123,18 @@ struct Spent {
     wall: Duration,
     /// CPU time of the whole process.
     cpu: Duration,
+    /// Minor page faults of the whole process.
+    faults: u64,
 }
 
 impl Spent {
-    /// The run's time in `metric`: CPU or wall.
-    fn of(self, metric: Metric) -> Duration {
+    /// The run's value in `metric`, for a run of `tasks` sleepers.
+    fn value(self, metric: Metric, tasks: u64) -> f64 {
         match metric {
-            Metric::CpuMs => self.cpu,
-            _ => self.wall,
+            Metric::MsTotal => self.wall.as_secs_f64() * 1e3,
+            Metric::CpuMs => self.cpu.as_secs_f64() * 1e3,
+            Metric::FaultsPerTask => self.faults as f64 / tasks as f64,
+            other => panic!("timers does not measure {}", other.name()),
         }
     }
 }
@@ -85,11 +143,13 @@ impl Spent {
 struct Start {
     wall: Instant,
     cpu: Duration,
+    faults: u64,
 }
 
 impl Start {
     fn now() -> Start {
         Start {
+            faults: process_minor_faults(),
             wall: Instant::now(),
             cpu: process_cpu(),
         }
@@ -99,9 +159,11 @@ impl Start {
     /// last, so the wall time covers the CPU time's region.
     fn spent(&self) -> Spent {
         let cpu = process_cpu();
+        let wall = self.wall.elapsed();
         Spent {
-            wall: self.wall.elapsed(),
+            wall,
             cpu: cpu.saturating_sub(self.cpu),
+            faults: process_minor_faults().saturating_sub(self.faults),
         }
     }
 }
@@ -113,47 +175,71 @@ fn check(sum: u64, tasks: u64, spent: Spent) -> Spent {
     spent
 }
 
-/// fibra: the main fiber spawns every sleeper in a scope, then joins them in order.
+/// fibra on a fresh runtime: its stack pool starts empty.
 fn fibra(tasks: u64) -> Spent {
+    runtimes::fibra(WORKERS).block_on(move || fibra_pass(tasks))
+}
+
+/// fibra's second pass on one runtime, the first untimed: the sleepers run on stacks the
+/// first pass committed.
+fn fibra_warm(tasks: u64) -> Spent {
     runtimes::fibra(WORKERS).block_on(move || {
-        let start = Start::now();
-        let sum = fibra::scope(|s| {
-            let handles: Vec<_> = (0..tasks)
-                .map(|i| {
-                    s.spawn(move || {
-                        fibra::sleep(SLEEP);
-                        i
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("sleeping fiber panicked"))
-                .sum::<u64>()
-        });
-        check(sum, tasks, start.spent())
+        fibra_pass(tasks);
+        fibra_pass(tasks)
     })
 }
 
-/// tokio: the spawner is itself a task on a 2-worker multi-thread runtime with its timer on.
-fn tokio(tasks: u64) -> Spent {
-    let runtime = runtimes::tokio_multi_timed(WORKERS);
-    runtimes::tokio_on_worker(&runtime, async move {
-        let start = Start::now();
+/// The main fiber spawns every sleeper in a scope, then joins them in order.
+fn fibra_pass(tasks: u64) -> Spent {
+    let start = Start::now();
+    let sum = fibra::scope(|s| {
         let handles: Vec<_> = (0..tasks)
             .map(|i| {
-                tokio::spawn(async move {
-                    tokio::time::sleep(SLEEP).await;
+                s.spawn(move || {
+                    fibra::sleep(SLEEP);
                     i
                 })
             })
             .collect();
-        let mut sum = 0;
-        for handle in handles {
-            sum += handle.await.expect("sleeping task panicked");
-        }
-        check(sum, tasks, start.spent())
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("sleeping fiber panicked"))
+            .sum::<u64>()
+    });
+    check(sum, tasks, start.spent())
+}
+
+/// tokio on a fresh 2-worker multi-thread runtime with its timer on.
+fn tokio(tasks: u64) -> Spent {
+    let runtime = runtimes::tokio_multi_timed(WORKERS);
+    runtimes::tokio_on_worker(&runtime, tokio_pass(tasks))
+}
+
+/// tokio's second pass on one runtime, the first untimed, like [`fibra_warm`].
+fn tokio_warm(tasks: u64) -> Spent {
+    let runtime = runtimes::tokio_multi_timed(WORKERS);
+    runtimes::tokio_on_worker(&runtime, async move {
+        tokio_pass(tasks).await;
+        tokio_pass(tasks).await
     })
+}
+
+/// The spawner is itself a task: it spawns every sleeper, then awaits them in order.
+async fn tokio_pass(tasks: u64) -> Spent {
+    let start = Start::now();
+    let handles: Vec<_> = (0..tasks)
+        .map(|i| {
+            tokio::spawn(async move {
+                tokio::time::sleep(SLEEP).await;
+                i
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for handle in handles {
+        sum += handle.await.expect("sleeping task panicked");
+    }
+    check(sum, tasks, start.spent())
 }
 
 /// may: the spawner is itself a coroutine on may's 2-worker scheduler.
@@ -195,7 +281,9 @@ mod tests {
         // Each function checks the sum and the minimum wall time itself.
         runtimes::init_may();
         fibra(1000);
+        fibra_warm(1000);
         tokio(1000);
+        tokio_warm(1000);
         may(1000);
     }
 }

@@ -154,7 +154,8 @@ impl RuntimeBuilder {
     }
 
     /// Finished fibers' stacks each worker keeps warm per stack size (default 4096); memory of
-    /// stacks returned beyond that goes back to the kernel.
+    /// stacks returned beyond that goes back to the kernel, lazily (the kernel takes it under
+    /// memory pressure) and a few dozen stacks at a time.
     ///
     /// ```
     /// let runtime = fibra::Runtime::builder().warm_stacks(8).build().unwrap();

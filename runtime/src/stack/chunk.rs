@@ -14,9 +14,12 @@ pub(super) struct Chunk {
     base: usize,
     slot_size: usize,
     slots: usize,
-    /// Slots handed out at least once; slots from here on have no guard yet. Guards go in lazily
-    /// so that a chunk costs nothing until its slots are used.
+    /// Slots handed out at least once. Guards go in lazily so that a chunk costs nothing until
+    /// its slots are used.
     carved: usize,
+    /// Slots whose guard is in: `carved` and a few never-used ones after them, prepared in one
+    /// batch with the next slot to be carved.
+    prepared: usize,
     /// Slots currently out of the pool.
     outstanding: usize,
     registration: Option<Registration>,
@@ -34,6 +37,7 @@ impl Chunk {
             slot_size,
             slots,
             carved: 0,
+            prepared: 0,
             outstanding: 0,
             registration: registry::register(base, len, slot_size),
         })
@@ -65,8 +69,29 @@ impl Chunk {
         (self.carved < self.slots).then_some(self.carved)
     }
 
-    /// Records that the slot from [`Chunk::fresh_slot`] got its guard and is handed out.
+    /// The never-used slots from [`Chunk::fresh_slot`] on that still need their guard: none
+    /// if the next one was prepared already, else up to `up_to` of them.
+    pub(super) fn unprepared(&self, up_to: usize) -> std::ops::Range<usize> {
+        let start = self.prepared.max(self.carved);
+        if start > self.carved {
+            return start..start;
+        }
+        start..(start + up_to).min(self.slots)
+    }
+
+    /// Slots handed out from this chunk so far.
+    pub(super) fn carved(&self) -> usize {
+        self.carved
+    }
+
+    /// Records that the slots up to `end` have their guards.
+    pub(super) fn prepare(&mut self, end: usize) {
+        self.prepared = self.prepared.max(end);
+    }
+
+    /// Records that the slot from [`Chunk::fresh_slot`], prepared, is handed out.
     pub(super) fn carve(&mut self) {
+        debug_assert!(self.carved < self.prepared);
         self.carved += 1;
         self.outstanding += 1;
     }
@@ -114,6 +139,12 @@ impl Chunk {
     #[cfg(test)]
     pub(super) fn range(&self) -> (usize, usize) {
         (self.base, self.slot_size * self.slots)
+    }
+
+    /// Slots whose guard is in.
+    #[cfg(test)]
+    pub(super) fn prepared(&self) -> usize {
+        self.prepared
     }
 
     /// Number of slots in the chunk.

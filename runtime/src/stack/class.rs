@@ -7,6 +7,14 @@ use super::guard::Guard;
 use super::layout::{Growth, GUARD_SIZE};
 use super::sys;
 
+/// Returned stacks past the warm bound give their memory back this many at a time: one system
+/// call (and one TLB shootdown) per batch rather than per stack.
+pub(super) const DISCARD_BATCH: usize = 64;
+
+/// Most never-used slots whose guards go in together, where guards cost no mapping: one
+/// system call for the batch rather than one per stack.
+pub(super) const PREPARE_BATCH: usize = 64;
+
 /// A slot of a class: chunk index and slot index within that chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct SlotRef {
@@ -21,9 +29,12 @@ pub(super) struct SizeClass {
     /// Returned stacks whose touched pages are still resident. Used LIFO: the most recently
     /// returned stack is the one most likely still in cache.
     warm: Vec<SlotRef>,
-    /// Returned stacks whose memory was given back to the kernel; reused before fresh slots so
-    /// that chunks fill up (and can be unmapped as a whole) rather than spread out.
+    /// Returned stacks past the warm bound; reused before fresh slots so that chunks fill up
+    /// (and can be unmapped as a whole) rather than spread out. The last `undiscarded` still
+    /// have their memory: it goes back to the kernel once [`DISCARD_BATCH`] of them wait, and
+    /// until then the most recently returned are reused first, like warm ones.
     cold: Vec<SlotRef>,
+    undiscarded: usize,
     /// Slots out of the pool.
     out: usize,
     growth: Growth,
@@ -38,6 +49,7 @@ impl SizeClass {
             chunks: Vec::new(),
             warm: Vec::new(),
             cold: Vec::new(),
+            undiscarded: 0,
             out: 0,
             growth: Growth::new(slot_size),
         }
@@ -50,9 +62,14 @@ impl SizeClass {
         Ok(slot)
     }
 
-    /// Stacks kept warm, stacks out, and the usable bytes of each stack.
+    /// Stacks kept with their memory (warm, or awaiting their discard), stacks out, and the
+    /// usable bytes of each stack.
     pub(super) fn counts(&self) -> (usize, usize, usize) {
-        (self.warm.len(), self.out, self.slot_size - GUARD_SIZE)
+        (
+            self.warm.len() + self.undiscarded,
+            self.out,
+            self.slot_size - GUARD_SIZE,
+        )
     }
 
     fn take_slot(&mut self, guard: Guard) -> Result<SlotRef, StackError> {
@@ -64,14 +81,13 @@ impl SizeClass {
             self.chunks[slot.chunk].lend();
             return Ok(slot);
         }
-        if let Some(slot) = self.cold.pop() {
+        if let Some(&slot) = self.cold.last() {
             let addr = self.chunks[slot.chunk].slot_addr(slot.slot);
             // SAFETY: the slot is in the pool, so nothing references it, and its guard range is
             // one that `give` lifted with the same mechanism.
-            if let Err(error) = unsafe { guard.reinstall(addr, GUARD_SIZE) } {
-                self.cold.push(slot);
-                return Err(StackError::Guard(error));
-            }
+            unsafe { guard.reinstall(addr, GUARD_SIZE) }.map_err(StackError::Guard)?;
+            self.cold.pop();
+            self.undiscarded = self.undiscarded.saturating_sub(1);
             self.chunks[slot.chunk].lend();
             return Ok(slot);
         }
@@ -87,10 +103,25 @@ impl SizeClass {
                 (self.chunks.len() - 1, 0)
             }
         };
-        let addr = self.chunks[chunk].slot_addr(slot);
-        // SAFETY: a never-used slot of our own chunk: nothing references it.
-        unsafe { guard.install(addr, GUARD_SIZE) }.map_err(StackError::Guard)?;
-        self.chunks[chunk].carve();
+        let chunk_ref = &mut self.chunks[chunk];
+        // Batches grow with the chunk's use, so a small program prepares few slots it never
+        // uses; `mprotect` guards each cost mappings, so they go in one at a time, when needed.
+        let batch = if guard.costs_mappings() {
+            1
+        } else {
+            chunk_ref.carved().clamp(1, PREPARE_BATCH)
+        };
+        let unprepared = chunk_ref.unprepared(batch);
+        if !unprepared.is_empty() {
+            let guards: Vec<(usize, usize)> = unprepared
+                .clone()
+                .map(|slot| (chunk_ref.slot_addr(slot), GUARD_SIZE))
+                .collect();
+            // SAFETY: never-used slots of our own chunk: nothing references them.
+            unsafe { guard.install_all(&guards) }.map_err(StackError::Guard)?;
+            chunk_ref.prepare(unprepared.end);
+        }
+        chunk_ref.carve();
         Ok(SlotRef { chunk, slot })
     }
 
@@ -110,7 +141,8 @@ impl SizeClass {
     }
 
     /// Takes back `slot`, whose stack nothing uses any more. It stays warm while fewer than
-    /// `max_warm` stacks are; otherwise its memory goes back to the kernel.
+    /// `max_warm` stacks are; otherwise it goes cold, and its memory back to the kernel with
+    /// the next full batch.
     pub(super) fn give(&mut self, slot: SlotRef, guard: Guard, max_warm: usize) {
         let chunk = &mut self.chunks[slot.chunk];
         chunk.settle();
@@ -120,16 +152,32 @@ impl SizeClass {
             self.warm.push(slot);
             return;
         }
-        let (start, len) = chunk.usable(slot.slot);
-        // SAFETY: the stack came back from a finished coroutine, so no frame and no reference
-        // into it remains; dropping its pages only zeroes memory nobody reads.
-        let discarded = unsafe { sys::advise(start, len, libc::MADV_DONTNEED) };
-        debug_assert!(discarded.is_ok(), "discarding a cold stack: {discarded:?}");
         // SAFETY: this slot's guard, installed by `take` with the same mechanism.
         let lifted = unsafe { guard.lift_for_cold(chunk.slot_addr(slot.slot), GUARD_SIZE) };
         // Failing to lift only means the cold slot keeps its guard; reinstalling is idempotent.
         debug_assert!(lifted.is_ok(), "lifting a cold stack's guard: {lifted:?}");
         self.cold.push(slot);
+        self.undiscarded += 1;
+        if self.undiscarded == DISCARD_BATCH {
+            self.discard_waiting();
+        }
+    }
+
+    /// Gives the memory of the cold stacks that still have it back to the kernel.
+    fn discard_waiting(&mut self) {
+        if self.undiscarded == 0 {
+            return;
+        }
+        let waiting = &self.cold[self.cold.len() - self.undiscarded..];
+        let ranges: Vec<(usize, usize)> = waiting
+            .iter()
+            .map(|slot| self.chunks[slot.chunk].usable(slot.slot))
+            .collect();
+        // SAFETY: every range is the usable stack of a slot back in the pool: it came back
+        // from a finished coroutine, so no frame and no reference into it remains.
+        let discarded = unsafe { sys::discard(&ranges) };
+        debug_assert!(discarded.is_ok(), "discarding cold stacks: {discarded:?}");
+        self.undiscarded = 0;
     }
 
     /// The slot of this class whose stack's limit is `limit` in chunk `chunk`.
@@ -150,7 +198,8 @@ impl SizeClass {
     /// Unmaps every chunk whose slots are all back and leaks the others: a stack still out may
     /// hold pinned data that something references. A leaked chunk keeps only the memory of its
     /// stacks that are out: its warm stacks give theirs back to the kernel.
-    pub(super) fn release(self, guard: Guard) {
+    pub(super) fn release(mut self, guard: Guard) {
+        self.discard_waiting();
         for slot in &self.warm {
             if guard.costs_mappings() {
                 budget::refund();

@@ -56,6 +56,23 @@ impl Guard {
         }
     }
 
+    /// [`Guard::install`] on every range of `ranges`, each `(addr, len)`: for `madvise` guards
+    /// in one system call where the kernel allows it.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Guard::install`], for every range.
+    pub(super) unsafe fn install_all(self, ranges: &[(usize, usize)]) -> io::Result<()> {
+        match self {
+            // SAFETY: the caller's contract is exactly `advise_all`'s.
+            Guard::Madvise => unsafe { sys::advise_all(ranges, MADV_GUARD_INSTALL) },
+            Guard::Mprotect => ranges.iter().try_for_each(|&(addr, len)| {
+                // SAFETY: the caller's contract covers every range.
+                unsafe { self.install(addr, len) }
+            }),
+        }
+    }
+
     /// Called when the stack above the guard at `[addr, addr + len)` goes cold.
     ///
     /// `mprotect` guards are lifted so the slot's mappings merge back and a cold stack costs no

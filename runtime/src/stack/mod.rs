@@ -12,6 +12,10 @@
 //! With `MADV_GUARD_INSTALL` (Linux 6.13+) a guard is a page-table marker inside the chunk's one
 //! mapping; with the `mprotect` fallback every guard splits the mapping, which is what the
 //! map-count budget in [`admit`] accounts for.
+//!
+//! The kernel work per stack (installing a guard, giving memory back) goes in batches where the
+//! kernel takes them (`process_madvise` on the process itself, Linux 6.15+): one system call,
+//! and one TLB shootdown across the workers, per few dozen stacks.
 
 mod altstack;
 mod budget;

@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// How a [`StackPool`] keeps and guards its stacks.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PoolConfig {
-    /// Returned stacks kept resident per size class. Beyond that, a returned stack's memory is
-    /// given back to the kernel (`MADV_DONTNEED`) and its slot kept cold for reuse.
+    /// Returned stacks kept resident per size class. Beyond that, a returned stack's slot is
+    /// kept cold for reuse and its memory given back to the kernel (`MADV_FREE`, reclaimed
+    /// under memory pressure), a batch of stacks at a time.
     pub(crate) max_warm: usize,
     /// How guard regions are made.
     pub(crate) guard: GuardMode,

@@ -2,10 +2,14 @@
 
 use std::io;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// `madvise` advice installing lightweight guard markers (Linux 6.13); libc does not define it yet.
 pub(super) const MADV_GUARD_INSTALL: libc::c_int = 102;
+
+/// The pidfd by which `process_madvise` names the calling process (Linux 6.15); libc does not
+/// define it yet.
+const PIDFD_SELF: libc::c_int = -10_000;
 
 /// The system page size.
 pub(crate) fn page_size() -> usize {
@@ -65,11 +69,81 @@ pub(super) unsafe fn unmap(addr: usize, len: usize) -> io::Result<()> {
 /// # Safety
 ///
 /// The range must be page aligned and inside a mapping from [`map_stack_memory`], and nothing may
-/// reference memory in it: the advices used here (`MADV_DONTNEED`, `MADV_GUARD_INSTALL`) discard
-/// its contents.
+/// reference memory in it: the advices used here (`MADV_FREE`, `MADV_DONTNEED`,
+/// `MADV_GUARD_INSTALL`) discard its contents.
 pub(super) unsafe fn advise(addr: usize, len: usize, advice: libc::c_int) -> io::Result<()> {
     // SAFETY: the caller guarantees the range is ours and that losing its contents is fine.
     check(unsafe { libc::madvise(addr as *mut libc::c_void, len, advice) })
+}
+
+/// Gives the memory of `ranges` (each `(addr, len)`) back to the kernel lazily, in as few
+/// system calls as [`advise_all`] can.
+///
+/// The advice is `MADV_FREE`: the kernel reclaims the pages only under memory pressure, and a
+/// page written again before that is reused without a fault (`MADV_DONTNEED` where `MADV_FREE`
+/// is refused).
+///
+/// # Safety
+///
+/// Every range must be page aligned and inside a mapping from [`map_stack_memory`], and nothing
+/// may reference memory in any of them: afterwards each page reads as its old contents or as
+/// zeroes, at the kernel's choice.
+pub(super) unsafe fn discard(ranges: &[(usize, usize)]) -> io::Result<()> {
+    // SAFETY: the caller's contract, for advices that discard contents.
+    unsafe { advise_all(ranges, libc::MADV_FREE) }
+        // SAFETY: as above.
+        .or_else(|_| unsafe { advise_all(ranges, libc::MADV_DONTNEED) })
+}
+
+/// [`advise`] on every range of `ranges` (each `(addr, len)`), all in one `process_madvise`
+/// call where the kernel takes one from a process for itself (Linux 6.15+): one system call,
+/// and for advices that drop pages one TLB shootdown, for the whole batch rather than one per
+/// range. Elsewhere one `madvise` per range.
+///
+/// # Safety
+///
+/// As for [`advise`], for every range.
+pub(super) unsafe fn advise_all(ranges: &[(usize, usize)], advice: libc::c_int) -> io::Result<()> {
+    static BATCHED: AtomicBool = AtomicBool::new(true);
+    let mut done = 0;
+    if ranges.len() > 1 && BATCHED.load(Ordering::Relaxed) {
+        let iovecs: Vec<libc::iovec> = ranges
+            .iter()
+            .map(|&(addr, len)| libc::iovec {
+                iov_base: addr as *mut libc::c_void,
+                iov_len: len,
+            })
+            .collect();
+        // SAFETY: the iovecs are valid for reads of their count, and every range they name
+        // meets `advise`'s contract (the caller's).
+        let advised = unsafe {
+            libc::syscall(
+                libc::SYS_process_madvise,
+                PIDFD_SELF,
+                iovecs.as_ptr(),
+                iovecs.len(),
+                advice,
+                0,
+            )
+        };
+        match usize::try_from(advised) {
+            // A short count leaves the range it stopped in, and those after it, to the
+            // fallback; the advices used here may be given twice.
+            Ok(mut bytes) => {
+                while done < ranges.len() && bytes >= ranges[done].1 {
+                    bytes -= ranges[done].1;
+                    done += 1;
+                }
+            }
+            // An older kernel (no `PIDFD_SELF`, or `process_madvise` limited to a few advices)
+            // or a filter refusing the call: it stays refused for the whole process.
+            Err(_) => BATCHED.store(false, Ordering::Relaxed),
+        }
+    }
+    ranges[done..].iter().try_for_each(|&(addr, len)| {
+        // SAFETY: the caller's contract covers every range.
+        unsafe { advise(addr, len, advice) }
+    })
 }
 
 /// Changes the protection of `[addr, addr + len)` to `prot`.

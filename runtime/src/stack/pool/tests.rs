@@ -1,5 +1,6 @@
 use super::*;
 use crate::stack::child;
+use crate::stack::class::DISCARD_BATCH;
 use crate::stack::layout::MIN_USABLE;
 use corosensei::{Coroutine, CoroutineResult};
 use std::fs;
@@ -58,32 +59,97 @@ fn a_returned_stack_is_reused_warm() {
 }
 
 #[test]
-fn stacks_past_the_warm_bound_go_cold_and_lose_their_memory() {
+fn stacks_past_the_warm_bound_go_cold_warm_first_then_cold_then_fresh() {
     let mut pool = pool(1, GuardMode::Auto);
     let first = pool.take(MIB).unwrap();
     let second = pool.take(MIB).unwrap();
-    touch(&first);
-    touch(&second);
     let (first_top, second_top) = (top_word(&first) as usize, top_word(&second) as usize);
-    assert!(is_resident(first_top) && is_resident(second_top));
-
     pool.give(first);
     pool.give(second);
-    assert!(
-        is_resident(first_top),
-        "within max_warm the stack stays warm"
-    );
-    assert!(
-        !is_resident(second_top),
-        "past max_warm the memory goes back"
+    assert_eq!(
+        pool.classes[0].counts().0,
+        2,
+        "one warm, one awaiting its discard"
     );
 
-    // Warm before cold, then cold before fresh.
     assert_eq!(top_word(&pool.take(MIB).unwrap()) as usize, first_top);
-    let cold = pool.take(MIB).unwrap();
-    assert_eq!(top_word(&cold) as usize, second_top);
-    // SAFETY: the top word of the cold stack we now hold: discarded memory reads as zero.
-    assert_eq!(unsafe { ptr::read_volatile(top_word(&cold)) }, 0);
+    assert_eq!(top_word(&pool.take(MIB).unwrap()) as usize, second_top);
+    let fresh = pool.take(MIB).unwrap();
+    assert!(![first_top, second_top].contains(&(top_word(&fresh) as usize)));
+}
+
+/// Lazily freed pages (`LazyFree` in `/proc/self/smaps`) of the mappings holding any of `addrs`.
+fn lazily_freed_pages(addrs: &[usize]) -> usize {
+    let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut inside = false;
+    let mut pages = 0;
+    for line in smaps.lines() {
+        let range = line.split_whitespace().next().and_then(|range| {
+            let (start, end) = range.split_once('-')?;
+            Some((
+                usize::from_str_radix(start, 16).ok()?,
+                usize::from_str_radix(end, 16).ok()?,
+            ))
+        });
+        if let Some((start, end)) = range {
+            inside = addrs.iter().any(|addr| (start..end).contains(addr));
+        } else if let Some(kib) = line.strip_prefix("LazyFree:").filter(|_| inside) {
+            let kib: usize = kib.trim().trim_end_matches("kB").trim().parse().unwrap();
+            pages += kib * 1024 / page_size();
+        }
+    }
+    pages
+}
+
+#[test]
+fn cold_stacks_give_their_memory_back_a_batch_at_a_time() {
+    if child::in_child() {
+        let mut pool = pool(0, GuardMode::Auto);
+        let stacks: Vec<_> = (0..DISCARD_BATCH)
+            .map(|_| pool.take(MIB).unwrap())
+            .collect();
+        let tops: Vec<usize> = stacks.iter().map(|s| top_word(s) as usize).collect();
+        for stack in &stacks {
+            touch(stack);
+        }
+        let mut stacks = stacks.into_iter();
+        for stack in stacks.by_ref().take(DISCARD_BATCH - 1) {
+            pool.give(stack);
+        }
+        assert!(
+            tops.iter().all(|&top| is_resident(top)),
+            "the batch is not full yet"
+        );
+        assert_eq!(lazily_freed_pages(&tops), 0);
+
+        // The most recently returned stack awaiting its discard is reused first, as it was.
+        let again = pool.take(MIB).unwrap();
+        assert_eq!(top_word(&again) as usize, tops[DISCARD_BATCH - 2]);
+        // SAFETY: the top word of the stack we hold again; nothing discarded it.
+        assert_eq!(unsafe { ptr::read_volatile(top_word(&again)) }, 0xf1b7a);
+        pool.give(again);
+
+        pool.give(stacks.next().unwrap());
+        // The pages went back: lazily freed, or already reclaimed. `LazyFree` counts a page
+        // only once the kernel's per-CPU batch holding it has drained, so not every page of
+        // the batch need show yet; none showed before.
+        let gone = tops.iter().filter(|&&top| !is_resident(top)).count();
+        assert!(
+            lazily_freed_pages(&tops) + gone > 0,
+            "the full batch went back"
+        );
+        assert_eq!(
+            pool.classes[0].counts().0,
+            0,
+            "nothing kept with its memory"
+        );
+        return;
+    }
+    let output = child::run(
+        module_path!(),
+        "cold_stacks_give_their_memory_back_a_batch_at_a_time",
+    );
+    child::assert_passed(&output);
 }
 
 #[test]
@@ -116,6 +182,41 @@ fn chunks_grow_geometrically_per_size_class() {
         pool.give(stack);
     }
     pool.give(small);
+}
+
+#[test]
+fn madvise_guards_go_in_ahead_in_batches_growing_with_use() {
+    let mut pool = pool(0, GuardMode::Madvise);
+    let mut prepared = Vec::new();
+    let stacks: Vec<_> = (0..17)
+        .map(|_| {
+            let stack = pool.take(64 * 1024).unwrap();
+            prepared.push(pool.classes[0].chunks()[0].prepared());
+            stack
+        })
+        .collect();
+    assert_eq!(
+        prepared,
+        [1, 2, 4, 4, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16, 16]
+    );
+    assert_eq!(
+        pool.classes[0].chunks()[1].prepared(),
+        1,
+        "a new chunk starts small"
+    );
+    for stack in stacks {
+        pool.give(stack);
+    }
+}
+
+#[test]
+fn mprotect_guards_go_in_one_at_a_time() {
+    let mut pool = pool(0, GuardMode::Mprotect);
+    let stacks: Vec<_> = (0..5).map(|_| pool.take(64 * 1024).unwrap()).collect();
+    assert_eq!(pool.classes[0].chunks()[0].prepared(), 5);
+    for stack in stacks {
+        pool.give(stack);
+    }
 }
 
 #[test]
@@ -180,7 +281,10 @@ fn pooled_stacks_are_send() {
 
 fn write_guard(mode: GuardMode) {
     let mut pool = pool(0, mode);
+    // The fourth stack's guard went in ahead of use, with the third's (madvise guards).
+    let earlier: Vec<_> = (0..3).map(|_| pool.take(64 * 1024).unwrap()).collect();
     let mut stack = pool.take(64 * 1024).unwrap();
+    drop(earlier);
     if mode == GuardMode::Mprotect {
         // Through the cold list, whose mprotect guards are lifted and must come back.
         pool.give(stack);
