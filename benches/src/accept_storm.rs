@@ -19,6 +19,12 @@
 //! takes two readiness events (the listener's, the client's end-of-file), each a wake-up of
 //! the driver and a hand-off to a worker, where tokio's worker polls `epoll` itself (see
 //! [`crate::tcp_echo`]).
+//!
+//! 2026-12-06, after a blocked call retries a few times before it waits for the reactor (see
+//! [`crate::tcp_echo`]): the accept and the end-of-file mostly arrive during the retries.
+//! Full runs, the binary before and after alternated, fibra ÷ tokio: 0.93 and 0.92 before,
+//! 0.56 and 0.56 after (load average 3–6); 1.23 and 1.23 before, 0.83 and 1.04 after (load
+//! average 10–12).
 
 use std::io::Read;
 use std::time::{Duration, Instant};
