@@ -77,21 +77,25 @@ fn a_shielded_fiber_spinning_on_checkpoint_is_not_unwound_until_the_shield_ends(
             let child_unwound = AtomicBool::new(false);
             let shield_finished = AtomicBool::new(false);
             let outcome = scope_with(with_token(&token), |s| {
-                s.spawn(|| {
-                    struct SetOnDrop<'a>(&'a AtomicBool);
-                    impl Drop for SetOnDrop<'_> {
-                        fn drop(&mut self) {
-                            self.0.store(true, Ordering::SeqCst);
-                        }
+                struct SetOnDrop<'a>(&'a AtomicBool);
+                impl Drop for SetOnDrop<'_> {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::SeqCst);
                     }
-                    let _unwound = SetOnDrop(&child_unwound);
+                }
+                // Moved in: a child the cancellation reaches before it starts is dropped
+                // unstarted.
+                let unwound = SetOnDrop(&child_unwound);
+                s.spawn(move || {
+                    let _unwound = unwound;
                     loop {
                         checkpoint();
                     }
                 });
                 shield(|| {
                     let canceller = cancel_later(&token, Duration::ZERO);
-                    // The unshielded sibling unwinding shows the scope is marked.
+                    // The unshielded sibling unwinding (or dropped unstarted) shows the scope
+                    // is marked.
                     while !child_unwound.load(Ordering::SeqCst) {
                         checkpoint();
                     }

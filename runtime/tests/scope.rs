@@ -120,9 +120,12 @@ fn a_panic_of_the_body_waits_for_children_and_wins() {
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
             scope(|s| {
                 for _ in 0..10 {
-                    s.spawn(|| {
+                    // Counts each child's end: run to its end, or dropped unstarted once the
+                    // sibling's panic cancelled it.
+                    let done = Counted(&finished);
+                    s.spawn(move || {
                         fibra_runtime::yield_now();
-                        finished.fetch_add(1, Ordering::SeqCst);
+                        drop(done);
                     });
                 }
                 s.spawn(|| panic!("child"));

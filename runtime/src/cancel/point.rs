@@ -134,7 +134,9 @@ fn check_thread_scoped() {
     }
 }
 
-#[cold]
+/// Inlined into its callers, which are cold: one frame fewer for the unwinder to walk, in
+/// both of its passes, on every cancellation.
+#[inline(always)]
 fn unwind((origin, cause): (u64, CancelCause)) -> ! {
     if cfg!(panic = "abort") {
         eprintln!(
