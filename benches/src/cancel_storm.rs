@@ -25,7 +25,13 @@
 //! fibra / `unwind_floor` 2.24×, 2.60×, 2.64× before, 1.56×, 1.85×, 2.24× after; fibra /
 //! tokio 18.9×, 18.2×, 19.9× before, 10.9×, 15.5×, 14.0× after (third pair: fibra 1 840 ms →
 //! 1 270 ms, tokio 92.6 / 90.4 ms, `unwind_floor` 698 / 567 ms). `unstarted`: fibra / tokio
-//! 13.2×, 21.7×, 17.2× before, 16.4×, 14.2×, 11.8× after.
+//! 13.2×, 21.7×, 17.2× before, 16.4×, 14.2×, 11.8× after. Two more pairs on a nearly idle
+//! machine (load average 0.2–1.7): `2w` fibra 1 280 ms → 1 084 ms, fibra / `unwind_floor`
+//! 3.74×, 3.88× → 3.21×, 3.16× (`unwind_floor` 339 / 330 ms), fibra / tokio 13.0×, 14.0× →
+//! 11.1×, 10.5×; `unstarted` fibra / tokio 13.5×, 16.9× → 11.7×, 11.1×. So the 1.5× target is
+//! not met: besides the unwinding the pass cut, each child still costs a wake across workers,
+//! a switch onto its cache-cold stack and the stack's return (past the pool's warm limit, one
+//! `madvise` each: the stack pool's work, not this path's).
 //!
 //! Per cancelled parked child (`2w`'s workload, the cancellation alone): callgrind, one worker,
 //! 2 000 children: 47.7k instructions before, 27.6k after; `unwind_floor` spends 32.5k per
