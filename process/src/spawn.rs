@@ -361,10 +361,14 @@ where
     }
     node.started();
     let body = {
-        let node = node.clone();
+        let mut run = Run {
+            node: node.clone(),
+            unstarted: Some(id.clone()),
+        };
         move || {
+            run.unstarted = None;
             run_process(proc, f);
-            node.finished();
+            drop(run);
         }
     };
     match fiber.spawn_in(&group, body) {
@@ -374,6 +378,25 @@ where
             end(id, Reason::custom(format!("{{spawn_failed,{error:?}}}")));
             Err(SpawnError::Start(error))
         }
+    }
+}
+
+/// A process fiber's run, counted by its node until it ends. A process ended (killed, or the
+/// program ending) before its fiber first ran never runs: its fiber is dropped unstarted, and
+/// this ends the process instead, as the fiber would have.
+struct Run {
+    node: Arc<Node>,
+    /// The process, until its fiber starts.
+    unstarted: Option<ProcessId>,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(id) = self.unstarted.take() {
+            end_self(&id, Reason::Killed);
+            id.proc().discard_mailbox();
+        }
+        self.node.finished();
     }
 }
 

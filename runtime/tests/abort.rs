@@ -3,7 +3,7 @@
 
 use fibra_runtime::{scope, sleep, spawn, spawn_local, yield_now, Builder, CancelGroup};
 use fibra_testing::{on_each_worker_count, Counted};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,11 +44,48 @@ fn aborting_a_finished_fiber_keeps_its_result() {
 #[test]
 fn a_fiber_that_reaches_no_cancellation_point_after_the_abort_keeps_its_result() {
     on_each_worker_count(|_| {
-        // Aborted before or after it starts (the spawn may let it run first): either way it
-        // passes no cancellation point after the abort, so it ends with its value.
-        let unstarted = spawn_local(|| "finished");
+        let (started, aborted) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (s, a) = (started.clone(), aborted.clone());
+        let runner = spawn(move || {
+            s.store(true, Ordering::SeqCst);
+            // `yield_now` is no cancellation point.
+            while !a.load(Ordering::SeqCst) {
+                yield_now();
+            }
+            "finished"
+        });
+        while !started.load(Ordering::SeqCst) {
+            yield_now();
+        }
+        runner.abort();
+        aborted.store(true, Ordering::SeqCst);
+        assert_eq!(runner.join().unwrap(), "finished");
+    });
+}
+
+#[test]
+fn an_aborted_fiber_that_has_not_started_never_runs() {
+    on_each_worker_count(|_| {
+        let (ran, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (r, guard) = (ran.clone(), Counted(dropped.clone()));
+        // A fresh slice: the spawn below does not use it up, so the spawner goes on running
+        // and the fiber, pinned to this worker, cannot start before the abort.
+        yield_now();
+        let unstarted = spawn_local(move || {
+            let _guard = guard;
+            r.fetch_add(1, Ordering::SeqCst);
+        });
         unstarted.abort();
-        assert_eq!(unstarted.join().unwrap(), "finished");
+        assert!(unstarted.join().unwrap_err().is_cancelled());
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "the closure ran");
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            1,
+            "the closure was not dropped once"
+        );
     });
 }
 
@@ -56,19 +93,26 @@ fn a_fiber_that_reaches_no_cancellation_point_after_the_abort_keeps_its_result()
 fn abort_cancels_the_children_of_the_scopes_the_fiber_opened_and_nothing_else() {
     on_each_worker_count(|_| {
         let dropped = Arc::new(AtomicUsize::new(0));
-        let d = dropped.clone();
+        let started = Arc::new(AtomicUsize::new(0));
+        let (d, st) = (dropped.clone(), started.clone());
         let parent = spawn(move || {
             scope(|s| {
                 for _ in 0..3 {
-                    let guard = Counted(d.clone());
+                    let (guard, st) = (Counted(d.clone()), st.clone());
                     s.spawn(move || {
                         let _guard = guard;
+                        st.fetch_add(1, Ordering::SeqCst);
                         sleep(HOUR);
                     });
                 }
                 sleep(HOUR);
             })
         });
+        // Aborted once the children have started: an unstarted parent would never open the
+        // scope.
+        while started.load(Ordering::SeqCst) < 3 {
+            yield_now();
+        }
         let sibling = spawn(|| {
             sleep(Duration::from_millis(2));
             "sibling"

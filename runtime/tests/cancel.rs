@@ -61,6 +61,65 @@ fn a_token_unwinds_ten_thousand_parked_sleeping_and_joining_children() {
 }
 
 #[test]
+fn a_token_cancels_its_scope_before_its_cancel_returns() {
+    for workers in [1, 2, 4] {
+        let outcome = on(workers, || {
+            let token = CancelToken::new();
+            scope_with(ScopeOptions::new().token(token.clone()), |_| {
+                // From the scope's own body: cancelled at once, on this thread.
+                token.cancel();
+                assert!(fibra_runtime::is_cancelled());
+                fibra_runtime::checkpoint();
+                unreachable!("the checkpoint after the cancel unwinds");
+            })
+        });
+        assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
+        let outcome = on(workers, || {
+            let token = CancelToken::new();
+            scope_with(ScopeOptions::new().token(token.clone()), |_| {
+                // From a plain thread: marked by the time that thread has been joined (a
+                // short block of the worker, not a cancellation point).
+                let canceller = token.clone();
+                std::thread::spawn(move || canceller.cancel())
+                    .join()
+                    .unwrap();
+                assert!(fibra_runtime::is_cancelled());
+            })
+        });
+        assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
+    }
+}
+
+#[test]
+fn children_of_a_cancelled_scope_that_have_not_started_never_run() {
+    for workers in [1, 2, 4] {
+        let (outcome, ran, dropped) = on(workers, || {
+            let token = CancelToken::new();
+            let (ran, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let outcome = scope_with(ScopeOptions::new().token(token.clone()), |s| {
+                token.cancel();
+                // Spawning is no cancellation point: the body spawns every child, each into
+                // the cancelled scope, whichever worker would start it.
+                for _ in 0..1000 {
+                    let (ran, guard) = (&ran, Counted(&dropped));
+                    s.spawn(move || {
+                        let _guard = guard;
+                        ran.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            });
+            (outcome, ran.into_inner(), dropped.into_inner())
+        });
+        assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
+        assert_eq!(ran, 0, "{workers} workers: a cancelled child started");
+        assert_eq!(
+            dropped, 1000,
+            "{workers} workers: closures lost or dropped twice"
+        );
+    }
+}
+
+#[test]
 fn timeout_and_deadline_each_fire() {
     on(2, || {
         let by_timeout = scope_with(ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
@@ -134,9 +193,10 @@ fn a_panic_in_one_of_a_thousand_children_cancels_the_rest_and_is_raised_once() {
             let payload = panic::catch_unwind(AssertUnwindSafe(|| {
                 scope(|s| {
                     for i in 0..1_000 {
-                        let dropped = &dropped;
+                        // Moved in: a child cancelled before it starts is dropped unstarted.
+                        let guard = Counted(&dropped);
                         s.spawn(move || {
-                            let _guard = Counted(dropped);
+                            let _guard = guard;
                             if i == 500 {
                                 panic!("child 500");
                             }
@@ -179,8 +239,10 @@ fn race_returns_the_winner_after_every_loser_dropped() {
         let dropped_ref = &dropped;
         let racers: Vec<Box<dyn FnOnce() -> usize + Send + '_>> = (0..10)
             .map(|i| -> Box<dyn FnOnce() -> usize + Send + '_> {
+                // Moved in: a loser cancelled before it starts is dropped unstarted.
+                let guard = Counted(dropped_ref);
                 Box::new(move || {
-                    let _guard = Counted(dropped_ref);
+                    let _guard = guard;
                     if i != 7 {
                         sleep(HOUR);
                     }

@@ -41,10 +41,12 @@ fn a_cancellation_from_another_thread_unwinds_fibers_spinning_on_checkpoint() {
                     // the scope just before it is marked and some just after: none may miss
                     // it, or it spins (and the scope waits) for ever.
                     loop {
-                        let unwound = &unwound;
+                        // Moved in: a child that joins the scope after it is marked is
+                        // dropped unstarted.
+                        let child = Counted(&unwound);
                         spawned.fetch_add(1, Ordering::SeqCst);
                         s.spawn(move || {
-                            let _child = Counted(unwound);
+                            let _child = child;
                             loop {
                                 checkpoint();
                             }
@@ -61,7 +63,7 @@ fn a_cancellation_from_another_thread_unwinds_fibers_spinning_on_checkpoint() {
             assert_eq!(
                 unwound,
                 spawned + 1,
-                "{workers} workers: every fiber unwound"
+                "{workers} workers: every fiber unwound or was dropped unstarted"
             );
         }
     }
@@ -75,21 +77,25 @@ fn a_shielded_fiber_spinning_on_checkpoint_is_not_unwound_until_the_shield_ends(
             let child_unwound = AtomicBool::new(false);
             let shield_finished = AtomicBool::new(false);
             let outcome = scope_with(with_token(&token), |s| {
-                s.spawn(|| {
-                    struct SetOnDrop<'a>(&'a AtomicBool);
-                    impl Drop for SetOnDrop<'_> {
-                        fn drop(&mut self) {
-                            self.0.store(true, Ordering::SeqCst);
-                        }
+                struct SetOnDrop<'a>(&'a AtomicBool);
+                impl Drop for SetOnDrop<'_> {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::SeqCst);
                     }
-                    let _unwound = SetOnDrop(&child_unwound);
+                }
+                // Moved in: a child the cancellation reaches before it starts is dropped
+                // unstarted.
+                let unwound = SetOnDrop(&child_unwound);
+                s.spawn(move || {
+                    let _unwound = unwound;
                     loop {
                         checkpoint();
                     }
                 });
                 shield(|| {
                     let canceller = cancel_later(&token, Duration::ZERO);
-                    // The unshielded sibling unwinding shows the scope is marked.
+                    // The unshielded sibling unwinding (or dropped unstarted) shows the scope
+                    // is marked.
                     while !child_unwound.load(Ordering::SeqCst) {
                         checkpoint();
                     }
@@ -149,18 +155,19 @@ fn park_briefly() {
 }
 
 #[test]
-fn fibers_entering_an_already_cancelled_scope_unwind_at_their_first_checkpoint() {
+fn fibers_spawned_into_an_already_cancelled_scope_are_dropped_unstarted() {
     on(2, || {
         let token = CancelToken::new();
         token.cancel();
-        let unwound = AtomicUsize::new(0);
+        let (started, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let outcome = scope_with(with_token(&token), |s| {
             // Spawned into the cancelled scope (shielded, so the body gets to spawn them).
             shield(|| {
                 for _ in 0..100 {
-                    let unwound = &unwound;
+                    let (started, child) = (&started, Counted(&dropped));
                     s.spawn(move || {
-                        let _child = Counted(unwound);
+                        let _child = child;
+                        started.fetch_add(1, Ordering::SeqCst);
                         loop {
                             checkpoint();
                         }
@@ -175,7 +182,8 @@ fn fibers_entering_an_already_cancelled_scope_unwind_at_their_first_checkpoint()
             unreachable!("the outer cancellation stopped at the inner scope: {inner:?}");
         });
         assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
-        assert_eq!(unwound.into_inner(), 100);
+        assert_eq!(started.into_inner(), 0);
+        assert_eq!(dropped.into_inner(), 100);
     });
 }
 
@@ -209,10 +217,10 @@ fn a_fiber_that_caught_its_cancellation_still_yields_when_its_slice_ends() {
         .block_on(|| {
             let token = CancelToken::new();
             token.cancel();
+            // Spawned outside the cancelled scope, which would drop it unstarted.
+            let theirs = order.clone();
+            let other = fibra_runtime::spawn_local(move || theirs.lock().unwrap().push("other"));
             let _ = scope_with(with_token(&token), |_| {
-                let theirs = order.clone();
-                let other =
-                    fibra_runtime::spawn_local(move || theirs.lock().unwrap().push("other"));
                 // Ten checkpoints end the slice, but every one of them unwinds first.
                 for _ in 0..10 {
                     assert!(panic::catch_unwind(checkpoint).is_err());

@@ -14,16 +14,23 @@ fn race_macro_takes_closures_of_different_types_and_drops_the_losers() {
         let dropped = AtomicUsize::new(0);
         let label = String::from("borrowed");
         let winner = race!(
-            || {
-                let _guard = Counted(&dropped);
-                sleep(HOUR);
-                String::from("slow")
+            // The guards are moved in: a loser cancelled before it starts is dropped unstarted.
+            {
+                let guard = Counted(&dropped);
+                move || {
+                    let _guard = guard;
+                    sleep(HOUR);
+                    String::from("slow")
+                }
             },
             || label.clone(),
-            || -> String {
-                let _guard = Counted(&dropped);
-                sleep(HOUR);
-                unreachable!()
+            {
+                let guard = Counted(&dropped);
+                move || -> String {
+                    let _guard = guard;
+                    sleep(HOUR);
+                    unreachable!()
+                }
             },
         );
         assert_eq!(winner, "borrowed");

@@ -2,7 +2,7 @@
 //! an unjoined child's panic is re-raised only after every sibling has finished.
 
 use fibra_runtime::scope;
-use fibra_testing::on;
+use fibra_testing::{on, Counted};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -45,23 +45,27 @@ fn joins_return_the_childrens_values_and_the_body_value_is_returned() {
 fn a_childs_panic_is_re_raised_after_every_sibling_finished() {
     for workers in [1, 2, 4] {
         on(workers, || {
-            let sibling_done = AtomicBool::new(false);
+            // Counts the sibling's end: its run to the end, or its drop unstarted when the
+            // panic's cancellation comes first.
+            let sibling_done = AtomicUsize::new(0);
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
                 scope(|s| {
                     s.spawn(|| panic!("child failed"));
-                    s.spawn(|| {
+                    let done = Counted(&sibling_done);
+                    s.spawn(move || {
                         // Gives the panicking child every chance to finish first.
                         for _ in 0..100 {
                             fibra_runtime::yield_now();
                         }
-                        sibling_done.store(true, Ordering::SeqCst);
+                        drop(done);
                     });
                 })
             }));
             let payload = outcome.expect_err("the scope re-raises the child's panic");
             assert_eq!(payload.downcast_ref::<&str>(), Some(&"child failed"));
-            assert!(
+            assert_eq!(
                 sibling_done.load(Ordering::SeqCst),
+                1,
                 "the scope returned before the sibling finished ({workers} workers)"
             );
         });
@@ -116,9 +120,12 @@ fn a_panic_of_the_body_waits_for_children_and_wins() {
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
             scope(|s| {
                 for _ in 0..10 {
-                    s.spawn(|| {
+                    // Counts each child's end: run to its end, or dropped unstarted once the
+                    // sibling's panic cancelled it.
+                    let done = Counted(&finished);
+                    s.spawn(move || {
                         fibra_runtime::yield_now();
-                        finished.fetch_add(1, Ordering::SeqCst);
+                        drop(done);
                     });
                 }
                 s.spawn(|| panic!("child"));

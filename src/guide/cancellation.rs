@@ -27,7 +27,10 @@
 //! [`sleep`](crate::sleep), [`block_on`](crate::block_on), channel and [`sync`](crate::sync)
 //! waits, joins, every [`net`](crate::net) call — as are [`checkpoint`](crate::checkpoint) and
 //! [`check_cancel`](crate::check_cancel); [`yield_now`](crate::yield_now) is not. A loop that
-//! computes without waiting is not cancelled until it reaches one; put a `checkpoint()` in it. Do not catch the unwind
+//! computes without waiting is not cancelled until it reaches one; put a `checkpoint()` in it.
+//! A fiber cancelled before it has started never starts: its closure is dropped without running
+//! (so a guard moved into the closure is dropped, one made inside it never exists), and it
+//! takes no stack. Do not catch the unwind
 //! (`catch_unwind` sees it as a panic whose payload [`is_cancellation`](crate::is_cancellation)
 //! recognises); if you must, resume it.
 //!

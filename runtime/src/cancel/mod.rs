@@ -6,7 +6,12 @@
 //! `block_on`, `blocking` and `checkpoint`), so destructors run and guards release. The unwind
 //! ends at the fiber's entry (its join reports `JoinError::is_cancelled`) or at the
 //! `scope_with` whose cancellation it is; a cancellation from an outer scope passes through
-//! inner ones.
+//! inner ones. A fiber whose scope is cancelled before it has started never starts: its closure
+//! is dropped without running, on the worker that would have started it, and no stack is taken
+//! for it (its join reports `JoinError::is_cancelled`).
+//!
+//! A `scope_with` token cancels the scope on the thread that calls `CancelToken::cancel`,
+//! before that call returns; a deadline fires on the driver thread.
 //!
 //! Under `panic = "abort"` there is no unwinding: a cancellation point that would unwind
 //! prints `fibra: cancellation needs panic = "unwind"` and aborts the process instead.
@@ -21,8 +26,10 @@ mod trigger;
 pub use group::CancelGroup;
 pub(crate) use hint::CancelHint;
 pub use options::{CancelCause, Cancelled, ScopeOptions};
+pub(crate) use point::{
+    cancelled_unstarted, check_current, check_fiber, check_thread, Cancellation,
+};
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
-pub(crate) use point::{check_current, check_fiber, check_thread, Cancellation};
 pub use tokio_util::sync::CancellationToken as CancelToken;
 pub(crate) use tree::CancelScope;
 pub(crate) use trigger::Trigger;

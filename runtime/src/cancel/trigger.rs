@@ -1,14 +1,27 @@
-//! What cancels a `scope_with` when its token or deadline fires: a task on the driver, and a
-//! hold for as long as it may fire, since it is an outside source that will wake the scope.
+//! What cancels a `scope_with` when its token or deadline fires, and a hold for as long as
+//! either may fire, since it is an outside source that will wake the scope.
+//!
+//! A token cancels the scope on the thread that cancels the token, from inside
+//! `CancelToken::cancel`: the scope's fibers are marked and woken before that call returns, so
+//! a fiber that cancels its own scope's token unwinds at its very next cancellation point, and
+//! the scope's children that have not started yet are dropped unstarted instead of starting
+//! while a hop through another thread is under way. A deadline is a timer on the driver.
 
-use super::{CancelCause, CancelScope, ScopeOptions};
+use super::{CancelCause, CancelScope, CancelToken, ScopeOptions};
 use crate::sched::Shared;
 use fibra_driver::{Hold, HoldKind, Timer};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
-/// Armed for the life of a scope; disarmed (the task aborted, the hold released) on drop.
+/// Armed for the life of a scope; disarmed (the token's registration withdrawn, the deadline's
+/// task aborted, the hold released) on drop.
 pub(crate) struct Trigger {
-    task: Option<tokio::task::JoinHandle<()>>,
+    /// The scope's registration with its token, whose waker cancels the scope.
+    token: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    deadline: Option<tokio::task::JoinHandle<()>>,
     _hold: Option<Hold>,
 }
 
@@ -21,49 +34,83 @@ impl Trigger {
         options: ScopeOptions,
         cancel: &Arc<CancelScope>,
     ) -> Trigger {
-        let disarmed = Trigger {
-            task: None,
+        let mut trigger = Trigger {
+            token: None,
+            deadline: None,
             _hold: None,
         };
-        if options.token.as_ref().is_some_and(|t| t.is_cancelled()) {
-            cancel.cancel(CancelCause::Token);
-            return disarmed;
-        }
-        if options.deadline.has_passed() {
-            cancel.cancel(CancelCause::Deadline);
-            return disarmed;
-        }
         let kind = match (&options.token, options.deadline.is_never()) {
-            (None, true) => return disarmed,
+            (None, true) => return trigger,
             (_, false) => HoldKind::Timer,
             (Some(_), true) => HoldKind::CancelToken,
         };
-        let hold = crate::holds::take(kind);
-        let cancel = cancel.clone();
-        // The timer is made inside the task, where the driver's context is entered.
-        let task = shared.tokio.spawn(async move {
-            let token = async {
-                match options.token {
-                    Some(token) => token.cancelled().await,
-                    None => std::future::pending().await,
-                }
-            };
-            let deadline = Timer::at(options.deadline);
-            tokio::select! {
-                () = token => cancel.cancel(CancelCause::Token),
-                () = deadline => cancel.cancel(CancelCause::Deadline),
+        if let Some(token) = options.token {
+            match register(token, cancel) {
+                Some(registration) => trigger.token = Some(registration),
+                None => return trigger,
             }
-        });
-        Trigger {
-            task: Some(task),
-            _hold: hold,
+        }
+        if !options.deadline.is_never() {
+            if options.deadline.has_passed() {
+                cancel.cancel(CancelCause::Deadline);
+                return trigger;
+            }
+            let cancel = cancel.clone();
+            // The timer is made inside the task, where the driver's context is entered.
+            trigger.deadline = Some(shared.tokio.spawn(async move {
+                Timer::at(options.deadline).await;
+                cancel.cancel(CancelCause::Deadline);
+            }));
+        }
+        trigger._hold = crate::holds::take(kind);
+        trigger
+    }
+}
+
+/// Registers `cancel` to be cancelled by `token`, on the thread that cancels it; `None` once it
+/// has been cancelled already (it was cancelled here, at once).
+fn register(
+    token: CancelToken,
+    cancel: &Arc<CancelScope>,
+) -> Option<Pin<Box<WaitForCancellationFutureOwned>>> {
+    let mut registration = Box::pin(token.clone().cancelled_owned());
+    let waker = Waker::from(Arc::new(CancelOnWake {
+        token,
+        cancel: cancel.clone(),
+    }));
+    match registration.as_mut().poll(&mut Context::from_waker(&waker)) {
+        Poll::Ready(()) => {
+            cancel.cancel(CancelCause::Token);
+            None
+        }
+        Poll::Pending => Some(registration),
+    }
+}
+
+/// The waker of a scope's registration with its token: woken by the token's cancellation, on
+/// the cancelling thread, after the token has released its locks.
+struct CancelOnWake {
+    token: CancelToken,
+    cancel: Arc<CancelScope>,
+}
+
+impl Wake for CancelOnWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // The token wakes its waiters only when it is cancelled; looking costs little and keeps
+        // a stray wake from cancelling the scope.
+        if self.token.is_cancelled() {
+            self.cancel.cancel(CancelCause::Token);
         }
     }
 }
 
 impl Drop for Trigger {
     fn drop(&mut self) {
-        if let Some(task) = &self.task {
+        if let Some(task) = &self.deadline {
             task.abort();
         }
     }

@@ -448,8 +448,9 @@ impl Local {
             };
             self.settle_home(&core);
             core.diag.started();
-            let stack = if self.shared.is_unwinding() {
-                Err(StackError::ShuttingDown)
+            // A fiber cancelled before it starts is dropped unstarted: no stack, no unwinding.
+            let stack = if self.shared.is_unwinding() || crate::cancel::cancelled_unstarted(&core) {
+                Err(StackError::Cancelled)
             } else {
                 let stack = self.pool.borrow_mut().take(core.stack_size);
                 self.publish_stacks();

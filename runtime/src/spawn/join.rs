@@ -55,8 +55,9 @@ impl<T> JoinHandle<T> {
     /// [`JoinError::is_cancelled`]. Other fibers, its spawner among them, are not cancelled.
     ///
     /// A fiber that has finished keeps its result, and so does one that gets to its end
-    /// without passing another cancellation point. One that has not started yet starts, and
-    /// unwinds at its first cancellation point. Aborting twice is aborting once.
+    /// without passing another cancellation point. One that has not started yet never starts:
+    /// its closure is dropped without running (no stack is taken for it). Aborting twice is
+    /// aborting once.
     ///
     /// ```
     /// use std::time::Duration;

@@ -591,7 +591,7 @@ where
             fiber_ctx::end_fiber();
             outcome
         }
-        Err(StackError::ShuttingDown) => {
+        Err(StackError::Cancelled) => {
             drop(f);
             Err(JoinError::cancelled())
         }

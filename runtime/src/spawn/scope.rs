@@ -77,9 +77,11 @@ where
 }
 
 /// [`scope`] with a cancel token, a deadline and/or a timeout: when one fires, the body and
-/// every child are cancelled (they unwind at their current or next cancellation point), the
-/// scope waits for all of them, and the call returns `Err` saying which fired. A scope that was
-/// cancelled returns `Err` even if its body got to its end first.
+/// every child are cancelled (they unwind at their current or next cancellation point; a child
+/// that has not started yet never starts, its closure dropped without running), the scope
+/// waits for all of them, and the call returns `Err` saying which fired. A scope that was
+/// cancelled returns `Err` even if its body got to its end first. A token fires on the thread
+/// that cancels it, before [`CancelToken::cancel`](crate::CancelToken::cancel) returns.
 ///
 /// A child's panic is not a cancellation: as in [`scope`], it cancels the siblings and the body
 /// and, unless taken through a join, is re-raised here once all have ended. A cancellation of

@@ -28,8 +28,9 @@ pub(crate) enum StackError {
     Mmap(io::Error),
     /// Installing a guard region failed.
     Guard(io::Error),
-    /// None was asked for: the runtime is shutting down, and the fiber is dropped unstarted.
-    ShuttingDown,
+    /// None was asked for: the fiber was cancelled before it started (its scope, its
+    /// `abort`, or the runtime's shutdown), and is dropped unstarted.
+    Cancelled,
 }
 
 impl fmt::Display for StackError {
@@ -47,8 +48,8 @@ impl fmt::Display for StackError {
                 "cannot create another fiber stack: {stacks} live fiber stacks is the most fibra \
                  reserves address space for; let fibers finish before spawning more"
             ),
-            StackError::ShuttingDown => {
-                f.write_str("the runtime is shutting down: the fiber was not started")
+            StackError::Cancelled => {
+                f.write_str("the fiber was cancelled before it started")
             }
             StackError::TooLarge { size } => {
                 write!(f, "fiber stack size of {size} bytes is too large")
@@ -86,7 +87,7 @@ impl std::error::Error for StackError {
             StackError::MapCount { .. }
             | StackError::AddressSpace { .. }
             | StackError::TooLarge { .. }
-            | StackError::ShuttingDown => None,
+            | StackError::Cancelled => None,
         }
     }
 }
