@@ -14,7 +14,7 @@ pub(crate) struct CancelScope {
     /// Which scope's cancellation reached this one, and why; set once.
     origin: OnceLock<(u64, CancelCause)>,
     inner: Mutex<Inner>,
-    parent: Option<(Arc<CancelScope>, usize)>,
+    parent: Option<Arc<CancelScope>>,
 }
 
 struct Inner {
@@ -24,6 +24,8 @@ struct Inner {
     members: Vec<Weak<Core>>,
     sweep_at: usize,
     children: Slab<Weak<CancelScope>>,
+    /// Where this scope is listed among its parent's children.
+    in_parent: Option<usize>,
 }
 
 /// Members kept before the first sweep.
@@ -32,28 +34,33 @@ const FIRST_SWEEP: usize = 64;
 impl CancelScope {
     /// A scope inside `parent` (already cancelled if the parent is).
     pub(crate) fn new(parent: Option<Arc<CancelScope>>) -> Arc<CancelScope> {
-        Arc::new_cyclic(|me: &Weak<CancelScope>| {
-            let parent = parent.map(|parent| {
-                let key = parent.lock().children.insert(me.clone());
-                (parent, key)
-            });
-            let scope = CancelScope {
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                origin: OnceLock::new(),
-                inner: Mutex::new(Inner {
-                    members: Vec::new(),
-                    sweep_at: FIRST_SWEEP,
-                    children: Slab::default(),
-                }),
-                parent,
+        let scope = Arc::new(CancelScope {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            origin: OnceLock::new(),
+            inner: Mutex::new(Inner {
+                members: Vec::new(),
+                sweep_at: FIRST_SWEEP,
+                children: Slab::default(),
+                in_parent: None,
+            }),
+            parent,
+        });
+        if let Some(parent) = &scope.parent {
+            // Listed only once it is whole, so a cancellation that collects the parent's
+            // children can reach it; and the parent is read under the lock that collection
+            // takes, so a cancellation that collected them before it was listed has marked
+            // the parent visibly by then.
+            let (key, cancelled) = {
+                let mut siblings = parent.lock();
+                let key = siblings.children.insert(Arc::downgrade(&scope));
+                (key, parent.cancelled())
             };
-            if let Some((parent, _)) = &scope.parent {
-                if let Some(origin) = parent.cancelled() {
-                    scope.mark(origin);
-                }
+            scope.lock().in_parent = Some(key);
+            if let Some(origin) = cancelled {
+                scope.mark(origin);
             }
-            scope
-        })
+        }
+        scope
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -126,8 +133,52 @@ impl CancelScope {
 
 impl Drop for CancelScope {
     fn drop(&mut self) {
-        if let Some((parent, key)) = &self.parent {
-            parent.lock().children.remove(*key);
+        let in_parent = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .in_parent;
+        if let (Some(parent), Some(key)) = (&self.parent, in_parent) {
+            parent.lock().children.remove(key);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    #[test]
+    fn a_child_made_while_its_parent_is_cancelled_ends_up_cancelled() {
+        for _ in 0..50 {
+            let parent = CancelScope::new(None);
+            let start = Barrier::new(2);
+            let children = std::thread::scope(|s| {
+                let maker = s.spawn(|| {
+                    start.wait();
+                    (0..2_000)
+                        .map(|_| CancelScope::new(Some(parent.clone())))
+                        .collect::<Vec<_>>()
+                });
+                start.wait();
+                std::thread::yield_now();
+                parent.cancel(CancelCause::Token);
+                maker.join().unwrap()
+            });
+            let origin = Some((parent.id, CancelCause::Token));
+            for child in &children {
+                assert_eq!(child.cancelled(), origin, "a child was missed");
+            }
+        }
+    }
+
+    #[test]
+    fn a_dropped_child_leaves_its_parents_list() {
+        let parent = CancelScope::new(None);
+        let child = CancelScope::new(Some(parent.clone()));
+        assert_eq!(parent.lock().children.values().count(), 1);
+        drop(child);
+        assert_eq!(parent.lock().children.values().count(), 0);
     }
 }
