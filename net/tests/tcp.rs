@@ -553,7 +553,8 @@ fn a_parked_read_with_a_timeout_holds_as_an_io_wait_and_arms_its_timeout_lazily(
         conn.set_read_timeout(Some(Duration::from_secs(3600)))
             .unwrap();
         let reader = fibra_runtime::spawn(move || (&conn).read(&mut [0; 4]).unwrap());
-        fibra_runtime::yield_now();
+        // Once its retries have found nothing, the reader parks.
+        fibra_testing::until_parked(reader.fiber());
         assert_eq!(holds(), (1, 0, 1), "the timeout is only noted at first");
         let mut turns = 0;
         while holds() != (1, 1, 2) {
