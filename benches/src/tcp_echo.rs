@@ -44,7 +44,11 @@
 //! the round trip never crosses the driver thread. Full runs, the binary before and after
 //! alternated, fibra ÷ tokio: at a load average of 10–12, `1c` 1.60 and 1.42 before, 0.83 and
 //! 0.79 after; at 3–6, `1c` 2.76 and 2.16 before, 0.86 and 0.95 after (tokio gains more from
-//! the quieter machine than fibra did before). `100c` did not move beyond the noise (1.14 and
+//! the quieter machine than fibra did before); at 0.1–3.6, `1c` 3.86 and 2.19 before, 0.85 and
+//! 0.73 after (fibra 10.1 and 8.7 µs per round trip, tokio 11.9). One run of nine benches in a
+//! row on the quiet machine gave 2.16 after, not explained: the retries help only when the two
+//! fibers run on different workers, so a run whose fibers shared a worker is the likely cause
+//! (not checked). `100c` did not move beyond the noise (1.14 and
 //! 1.10 before, 1.11 and 1.18 after at 3–6): with 50 connections a worker, a retry costs more
 //! turns than the budget holds, so none are made.
 
