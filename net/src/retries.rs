@@ -13,18 +13,19 @@
 //! Retries that find nothing cost a syscall each, so a descriptor whose retries keep missing
 //! (an idle keep-alive connection, a peer parked on the same worker) stops retrying: after
 //! `n` retry runs in a row that all missed, the next `2^n - 1` waits go straight to the
-//! reactor (at most [`MAX_SKIPPED`]), and a run that finds the descriptor ready starts the
+//! reactor (at most 63), and a run that finds the descriptor ready starts the
 //! count again.
 //!
 //! The state is a hint: clones of a socket keep their own, and two fibers using one socket at
 //! once may race on it, which changes only how often they retry.
 
+use crate::source::would_block;
 use fibra_runtime::wait::RetryBudget;
 use std::io;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// The most waits in a row that skip their retries.
-pub(crate) const MAX_SKIPPED: u8 = 63;
+/// Missed retry runs counted at most: the skipped waits stop doubling at `2^6 - 1`.
+const MAX_MISSES: u8 = 6;
 
 /// One descriptor's retry hint (see the module docs).
 #[derive(Default)]
@@ -39,11 +40,7 @@ impl Retries {
     /// Called by a fiber whose call said `WouldBlock`, before it waits for the reactor:
     /// retries `op` while the hint and the fiber's [`RetryBudget`] allow. `Some` with the
     /// first result that is not `WouldBlock`; `None` when the caller should wait.
-    pub(crate) fn retry<R>(
-        &self,
-        would_block: impl Fn(&io::Result<R>) -> bool,
-        op: &mut dyn FnMut() -> io::Result<R>,
-    ) -> Option<io::Result<R>> {
+    pub(crate) fn retry<R>(&self, op: &mut dyn FnMut() -> io::Result<R>) -> Option<io::Result<R>> {
         let skip = self.skip.load(Ordering::Relaxed);
         if skip > 0 {
             self.skip.store(skip - 1, Ordering::Relaxed);
@@ -61,10 +58,9 @@ impl Retries {
         }
         // A budget that allowed no retry (many fibers ready) says nothing about the peer.
         if tried {
-            let misses = self.misses.load(Ordering::Relaxed).saturating_add(1).min(6);
+            let misses = (self.misses.load(Ordering::Relaxed) + 1).min(MAX_MISSES);
             self.misses.store(misses, Ordering::Relaxed);
-            self.skip
-                .store(((1u8 << misses) - 1).min(MAX_SKIPPED), Ordering::Relaxed);
+            self.skip.store((1 << misses) - 1, Ordering::Relaxed);
         }
         None
     }
@@ -73,7 +69,9 @@ impl Retries {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::would_block;
+
+    /// The most waits in a row that skip their retries, as the module docs promise.
+    const MAX_SKIPPED: u8 = 63;
 
     fn blocked() -> io::Result<()> {
         Err(io::ErrorKind::WouldBlock.into())
@@ -83,7 +81,7 @@ mod tests {
     /// what came back, `op` saying `WouldBlock` until its `ready_at`th call.
     fn run(retries: &Retries, ready_at: Option<u32>) -> (u32, Option<io::Result<()>>) {
         let mut calls = 0;
-        let result = retries.retry(would_block, &mut || {
+        let result = retries.retry(&mut || {
             calls += 1;
             match ready_at {
                 Some(at) if calls >= at => Ok(()),

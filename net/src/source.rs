@@ -264,7 +264,7 @@ impl<S: AsFd> Source<S> {
             });
         }
         // The retries take no readiness from the reactor, so they clear none either.
-        if let Some(result) = self.retries.retry(would_block, &mut || op(&self.io)) {
+        if let Some(result) = self.retries.retry(&mut || op(&self.io)) {
             return result;
         }
         let mut registration = self.registration(None)?;
