@@ -427,6 +427,7 @@ impl Runtime {
     /// runtime.handle().drain_detached();
     /// # Ok::<(), std::io::Error>(())
     /// ```
+    #[track_caller]
     pub fn drain_detached(&self) {
         self.handle().drain_detached();
     }
@@ -438,6 +439,7 @@ impl Runtime {
     /// assert!(runtime.drain_detached_timeout(std::time::Duration::from_millis(1)));
     /// # Ok::<(), std::io::Error>(())
     /// ```
+    #[track_caller]
     pub fn drain_detached_timeout(&self, timeout: std::time::Duration) -> bool {
         self.handle().drain_detached_timeout(timeout)
     }
@@ -735,6 +737,7 @@ impl Handle {
     ///     fibra::Handle::current().drain_detached();
     /// });
     /// ```
+    #[track_caller]
     pub fn drain_detached(&self) {
         self.shared.supervisor.drain(crate::wait::Deadline::NEVER);
     }
@@ -755,6 +758,7 @@ impl Handle {
     ///     assert!(!handle.drain_detached_timeout(Duration::from_millis(1)));
     /// });
     /// ```
+    #[track_caller]
     pub fn drain_detached_timeout(&self, timeout: std::time::Duration) -> bool {
         self.shared
             .supervisor

@@ -3,11 +3,14 @@
 use super::{launch, run_entry, CancelIn, Placement, Spec};
 use crate::cancel::CancelScope;
 use crate::fiber::Entry;
+use crate::loom::sync::Lock;
 use crate::sched::Shared;
-use crate::wait::{current_waker, park_current_until, Deadline};
+use crate::wait::{
+    current_waker, Deadline, Key, Wait, WaitKind, WaitList, WaitSite, Waitable, WakeList,
+};
 use std::panic::Location;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Waker;
 
 /// What a runtime knows of its detached fibers.
@@ -15,7 +18,8 @@ pub(crate) struct Supervisor {
     /// Detached fibers belong to this scope, cancelled when a drain times out.
     pub(crate) cancel: Arc<CancelScope>,
     live: AtomicUsize,
-    drainers: Mutex<Vec<Waker>>,
+    /// Callers of [`Supervisor::drain`], all woken when the last detached fiber finishes.
+    drainers: Lock<WaitList<()>>,
 }
 
 impl Supervisor {
@@ -23,37 +27,45 @@ impl Supervisor {
         Supervisor {
             cancel: CancelScope::new(None),
             live: AtomicUsize::new(0),
-            drainers: Mutex::new(Vec::new()),
+            drainers: Lock::new(WaitList::new()),
         }
     }
 
     fn finished(&self) {
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let drainers =
-                std::mem::take(&mut *self.drainers.lock().unwrap_or_else(|p| p.into_inner()));
-            for drainer in drainers {
-                drainer.wake();
+            let mut wakers = WakeList::new();
+            let mut drainers = self.drainers.lock();
+            while let Some(waker) = drainers.pop_front() {
+                wakers.push(waker);
             }
+            drop(drainers);
+            wakers.wake_all();
         }
     }
 
     /// Waits until no detached fiber runs, or until `deadline`; true if none runs.
+    #[track_caller]
     pub(crate) fn drain(&self, deadline: Deadline) -> bool {
+        let site = WaitSite::new(WaitKind::Join, self);
         loop {
             if self.live.load(Ordering::Acquire) == 0 {
                 return true;
             }
-            self.drainers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(current_waker());
-            if self.live.load(Ordering::Acquire) == 0 {
-                return true;
+            let key = {
+                let mut drainers = self.drainers.lock();
+                // Read again under the lock: the last fiber's `finished` empties the list
+                // under it after its decrement, so a drainer listed now is woken.
+                if self.live.load(Ordering::Acquire) == 0 {
+                    return true;
+                }
+                drainers.push_back((), current_waker())
+            };
+            if Wait::new(Drainers(self), key)
+                .block_at(deadline, &site)
+                .is_err()
+            {
+                return self.live.load(Ordering::Acquire) == 0;
             }
-            if deadline.has_passed() {
-                return false;
-            }
-            park_current_until(deadline);
         }
     }
 
@@ -66,6 +78,30 @@ impl Supervisor {
             self.drain(deadline());
         }
     }
+}
+
+/// The drains waiting on a [`Supervisor`].
+struct Drainers<'a>(&'a Supervisor);
+
+impl Waitable for Drainers<'_> {
+    type State = WaitList<()>;
+    type Entry = ();
+    type Output = ();
+
+    fn lock(&self) -> &Lock<WaitList<()>> {
+        &self.0.drainers
+    }
+
+    fn list(state: &mut WaitList<()>) -> &mut WaitList<()> {
+        state
+    }
+
+    fn woken(&self, _: &mut WaitList<()>, _: (), _: &Waker, _: &mut WakeList) -> Result<(), Key> {
+        Ok(())
+    }
+
+    /// Nothing to pass on: every drainer is woken at once.
+    fn abandon(&self, _: &mut WaitList<()>, _: (), _: bool, _: &mut WakeList) {}
 }
 
 /// Runs `f` in a fiber nobody joins, under the runtime's supervisor: a panic is logged through
