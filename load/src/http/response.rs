@@ -2,6 +2,7 @@
 //! bodies.
 
 use std::io::{self, Read};
+use std::mem::MaybeUninit;
 
 use super::error::HttpError;
 
@@ -141,9 +142,15 @@ pub(crate) fn read_response(
     let mut bytes_in = 0u64;
     let mut first = true;
     let (mut response, framing, mut keep_alive) = loop {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut parsed = httparse::Response::new(&mut headers);
-        match parsed.parse(buf.data()) {
+        // Left uninitialized: the parser writes the headers it finds, so a parse does not
+        // first fill all `MAX_HEADERS` of them.
+        let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+        let mut parsed = httparse::Response::new(&mut []);
+        match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut parsed,
+            buf.data(),
+            &mut headers,
+        ) {
             Ok(httparse::Status::Complete(length)) => {
                 let status = parsed.code.unwrap_or(0);
                 let (framing, keep_alive) = framing_of(&parsed, head)?;
@@ -263,8 +270,10 @@ fn framing_of(
     let mut length = None;
     let mut chunked = false;
     for header in parsed.headers.iter() {
-        let value = std::str::from_utf8(header.value).unwrap_or("").trim();
+        // Decoded only for the headers read here: most of a response's are not.
+        let value = || std::str::from_utf8(header.value).unwrap_or("").trim();
         if header.name.eq_ignore_ascii_case("content-length") {
+            let value = value();
             let n: u64 = value.parse().map_err(|_| {
                 HttpError::bad_response(format!("invalid Content-Length `{value}`"))
             })?;
@@ -275,12 +284,12 @@ fn framing_of(
             }
             length = Some(n);
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value
+            chunked = value()
                 .rsplit(',')
                 .next()
                 .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
         } else if header.name.eq_ignore_ascii_case("connection") {
-            for token in value.split(',').map(str::trim) {
+            for token in value().split(',').map(str::trim) {
                 if token.eq_ignore_ascii_case("close") {
                     keep_alive = false;
                 } else if token.eq_ignore_ascii_case("keep-alive") {
