@@ -22,6 +22,29 @@
 //! puts half its samples in the kernel's TCP paths; of the rest, the driver thread's turn and
 //! the cross-thread wake of each readiness event are what wrk, which polls epoll on its own
 //! threads, does not pay.
+//!
+//! 2026-12-06, the same machine at a load average of 6–8.6 (other builds running), `--quick`
+//! alternating the build before and after two client changes (the load crate reads the clock 4
+//! times per request instead of 9; `send_prepared(.., false)` no longer copies the response
+//! headers, and a response head is parsed into uninitialized header slots with only the
+//! values framing needs decoded). `client_cpu` ÷ wrk: 1.208 and 1.452 before, 1.187 and 1.468
+//! after; ÷ oha: 0.681 and 0.742 before, 0.686 and 0.858 after; `rps` ÷ wrk 1.18–1.93 and ÷ oha
+//! 0.77–1.08 in all four runs — at that load the ratios move more between runs than the change
+//! moves them. Measured directly (the client job under `/usr/bin/time` against a separate
+//! `http_hello` server, 5 alternating rounds of 3 s, medians): CPU per request 13 330 ns
+//! before, 11 990 ns after (−10%; user time 5 760 → 4 990 ns), wrk 9 620 ns (ratio 1.39 →
+//! 1.25). Under callgrind the client's marginal user-space instructions per request went
+//! from 6 690 to 5 860 (−12%). Per request the client makes one `sendto` and about 1.2
+//! `recvfrom`, fewer system calls than wrk (one `write`, one `read`, two `epoll_ctl`), and
+//! its kernel time per request is at or below wrk's; the gap is user time (about 5 000 ns
+//! against wrk's 1 400), spread over the scheduler's fiber switches, the reactor wait of the
+//! responses not yet there when their VU runs again (with its timed park: five clock reads),
+//! the driver thread, httparse (about 560 instructions per response) and three histogram
+//! records. Tried and dropped: retrying a read that found nothing up to three times after a
+//! yield before waiting for the reactor — `recvfrom` went to 2.8 per request and CPU per
+//! request up by about 10%, as the server had not answered yet on most retries. One client
+//! worker instead of two: CPU per request at wrk's (8 600–9 300 ns against 8 200–8 900) but
+//! about 25% fewer requests per second, so the bench keeps two.
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;

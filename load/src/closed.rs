@@ -56,7 +56,7 @@ pub(crate) fn closed_vu(
         if !shared.claim() {
             break;
         }
-        iterate(&mut vu, &mut steps, shared, None);
+        iterate(&mut vu, &mut steps, shared, None, now);
     }
     if active {
         shared.deactivate();

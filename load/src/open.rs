@@ -95,9 +95,9 @@ fn open_vu(
     let _flush = FlushOnDrop(&shared.recorder);
     let mut vu = Vu::new(index, shared.clone());
     shared.activate();
-    iterate(&mut vu, &mut steps, shared, Some(first));
+    iterate(&mut vu, &mut steps, shared, Some(first), Instant::now());
     while let Some(at) = starts.recv() {
-        iterate(&mut vu, &mut steps, shared, Some(at));
+        iterate(&mut vu, &mut steps, shared, Some(at), Instant::now());
     }
     shared.deactivate();
 }

@@ -352,13 +352,15 @@ pub(crate) fn wait_until(at: Instant, stop: &CancelToken) -> bool {
     }
 }
 
+/// Runs one iteration of `steps` in `vu`, which the caller began at `begun` (the clock it has
+/// just read); `intended` is its scheduled start in the open model.
 pub(crate) fn iterate(
     vu: &mut Vu,
     steps: &mut [StepFn],
     shared: &Shared,
     intended: Option<Instant>,
+    begun: Instant,
 ) {
-    let begun = Instant::now();
     let recorder = &shared.recorder;
     recorder.with(|s| {
         s.second(begun.duration_since(recorder.origin()).as_secs() as usize)
@@ -383,7 +385,8 @@ pub(crate) fn iterate(
     }
     recorder.with(|s| s.iterations += 1);
     vu.end();
-    recorder.flush_if_due(Instant::now());
+    // `start` is the last step's end, a moment ago.
+    recorder.flush_if_due(start);
     // Steps that never block would otherwise keep the other fibers of this worker waiting.
     fibra::checkpoint();
 }

@@ -99,15 +99,13 @@ impl Vu {
         fibra::sleep(duration);
     }
 
-    /// Sends a request encoded once with [`Request::prepare`]; with `keep_body == false` the
-    /// body is counted and dropped unread (the fastest way to send the same request often).
-    pub fn send_prepared(
-        &mut self,
-        request: &Prepared,
-        keep_body: bool,
-    ) -> Result<Response, HttpError> {
-        let start = self.intended.take().unwrap_or_else(Instant::now);
-        let result = self.client.send(request, keep_body);
+    /// Sends a request encoded once with [`Request::prepare`]; with `keep == false` only the
+    /// response's status is kept: its headers and body are counted and dropped unread (the
+    /// fastest way to send the same request often).
+    pub fn send_prepared(&mut self, request: &Prepared, keep: bool) -> Result<Response, HttpError> {
+        let now = Instant::now();
+        let start = self.intended.take().unwrap_or(now);
+        let result = self.client.send_at(request, keep, now);
         let end = Instant::now();
         let at = end.duration_since(self.shared.recorder.origin());
         self.shared.recorder.with(|s| match &result {

@@ -77,9 +77,23 @@ impl<C: Connect> Client<C> {
         }
     }
 
-    /// Sends `request` and reads its response; `keep_body == false` drops the body unread.
-    pub fn send(&mut self, request: &Prepared, keep_body: bool) -> Result<Exchange, Failure> {
-        let deadline = Instant::now() + self.timeout;
+    /// Sends `request` and reads its response; with `keep == false` only the status is kept
+    /// (the headers and the body are counted and dropped unread).
+    pub fn send(&mut self, request: &Prepared, keep: bool) -> Result<Exchange, Failure> {
+        self.send_at(request, keep, Instant::now())
+    }
+
+    /// [`Client::send`] for a caller that has just read the clock: the request's timeout runs
+    /// from `now`.
+    pub fn send_at(
+        &mut self,
+        request: &Prepared,
+        keep: bool,
+        now: Instant,
+    ) -> Result<Exchange, Failure> {
+        let deadline = now + self.timeout;
+        // Only the first attempt began at `now`; a retry on a fresh connection reads the clock.
+        let mut began = Some(now);
         let mut bytes_out = 0;
         let mut connects = 0;
         let fail = |error, bytes_out, connects| Failure {
@@ -107,7 +121,7 @@ impl<C: Connect> Client<C> {
                 }
             };
             let (_, conn, buf) = &mut self.conns[at];
-            let outcome = exchange(conn, buf, request, keep_body, deadline);
+            let outcome = exchange(conn, buf, request, keep, deadline, began.take());
             bytes_out += outcome.1;
             match outcome.0 {
                 Ok(parsed) => {
@@ -146,14 +160,21 @@ impl<C: Connect> Client<C> {
 }
 
 /// Writes the request and reads the response; returns the bytes written with the outcome.
+/// `began` is when the request began, if this is its first attempt (see [`Timed`]).
 fn exchange(
     conn: &mut impl Transport,
     buf: &mut ReadBuf,
     request: &Prepared,
-    keep_body: bool,
+    keep: bool,
     deadline: Instant,
+    began: Option<Instant>,
 ) -> (Result<Parsed, ReadFailure>, u64) {
-    let mut timed = Timed { conn, deadline };
+    let mut timed = Timed {
+        conn,
+        deadline,
+        now: began,
+        unchecked_read: began.is_some(),
+    };
     if let Err(e) = timed.write_all(&request.bytes).and_then(|()| timed.flush()) {
         // A write to a connection the server closed fails like a read of one.
         let failure = if is_stale(&e) {
@@ -165,23 +186,30 @@ fn exchange(
     }
     let written = request.bytes.len() as u64;
     timed.conn.before_response();
-    (
-        read_response(&mut timed, buf, request.head, keep_body),
-        written,
-    )
+    (read_response(&mut timed, buf, request.head, keep), written)
 }
 
 /// Fails reads and writes once `deadline` has passed. Each single read or write is bounded by
 /// the connection's own timeout (set once per connection, as a socket option costs a system
 /// call), so a request takes at most about twice its timeout even when the server trickles.
+///
+/// The clock costs a read per check, so a request's first attempt skips two: its first write is
+/// checked against the time the request began (`now`), and its first read is not checked,
+/// since the write before it and the read itself are each bounded by the connection's timeout,
+/// which keeps the bound above.
 struct Timed<'a, T> {
     conn: &'a mut T,
     deadline: Instant,
+    /// The time for the next check, instead of reading the clock.
+    now: Option<Instant>,
+    /// Whether the next read goes unchecked.
+    unchecked_read: bool,
 }
 
 impl<T> Timed<'_, T> {
-    fn arm(&mut self) -> io::Result<()> {
-        if Instant::now() >= self.deadline {
+    fn check(&mut self) -> io::Result<()> {
+        let now = self.now.take().unwrap_or_else(Instant::now);
+        if now >= self.deadline {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 HttpError::timeout(),
@@ -193,14 +221,16 @@ impl<T> Timed<'_, T> {
 
 impl<T: Transport> Read for Timed<'_, T> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.arm()?;
+        if !std::mem::take(&mut self.unchecked_read) {
+            self.check()?;
+        }
         self.conn.read(buf)
     }
 }
 
 impl<T: Transport> Write for Timed<'_, T> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.arm()?;
+        self.check()?;
         self.conn.write(buf)
     }
 
@@ -382,6 +412,37 @@ pub(crate) mod tests {
             [&close.bytes[..], WAIT].concat().repeat(2),
             "no retries"
         );
+    }
+
+    #[test]
+    fn a_first_attempt_checks_its_first_write_against_its_start_and_not_its_first_read() {
+        let mut conn = Scripted {
+            reply: io::Cursor::new(OK.to_vec()),
+            written: Arc::default(),
+            timeouts: Arc::default(),
+        };
+        let deadline = Instant::now();
+        let began = deadline.checked_sub(Duration::from_nanos(1)).unwrap();
+        let timed_out = |result: io::Result<usize>| result.unwrap_err().kind();
+        let mut first = Timed {
+            conn: &mut conn,
+            deadline,
+            now: Some(began),
+            unchecked_read: true,
+        };
+        let mut byte = [0; 1];
+        assert_eq!(first.write(b"x").unwrap(), 1);
+        assert_eq!(first.read(&mut byte).unwrap(), 1);
+        assert_eq!(timed_out(first.read(&mut byte)), io::ErrorKind::TimedOut);
+        assert_eq!(timed_out(first.write(b"x")), io::ErrorKind::TimedOut);
+        let mut retry = Timed {
+            conn: &mut conn,
+            deadline,
+            now: None,
+            unchecked_read: false,
+        };
+        assert_eq!(timed_out(retry.write(b"x")), io::ErrorKind::TimedOut);
+        assert_eq!(timed_out(retry.read(&mut byte)), io::ErrorKind::TimedOut);
     }
 
     #[test]

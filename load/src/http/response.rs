@@ -2,6 +2,7 @@
 //! bodies.
 
 use std::io::{self, Read};
+use std::mem::MaybeUninit;
 
 use super::error::HttpError;
 
@@ -130,25 +131,31 @@ enum Framing {
 }
 
 /// Reads one response. `head` says the request was `HEAD` (no body follows); with
-/// `keep_body == false` the body is counted and dropped.
+/// `keep == false` only the status is kept: the headers and the body are counted and dropped,
+/// which spares an allocation per header.
 pub(crate) fn read_response(
     conn: &mut impl Read,
     buf: &mut ReadBuf,
     head: bool,
-    keep_body: bool,
+    keep: bool,
 ) -> Result<Parsed, ReadFailure> {
     let mut bytes_in = 0u64;
     let mut first = true;
     let (mut response, framing, mut keep_alive) = loop {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut parsed = httparse::Response::new(&mut headers);
-        match parsed.parse(buf.data()) {
+        // Left uninitialized: the parser writes the headers it finds, so a parse does not
+        // first fill all `MAX_HEADERS` of them.
+        let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+        let mut parsed = httparse::Response::new(&mut []);
+        match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut parsed,
+            buf.data(),
+            &mut headers,
+        ) {
             Ok(httparse::Status::Complete(length)) => {
                 let status = parsed.code.unwrap_or(0);
                 let (framing, keep_alive) = framing_of(&parsed, head)?;
-                let response = Response {
-                    status,
-                    headers: parsed
+                let headers = if keep {
+                    parsed
                         .headers
                         .iter()
                         .map(|h| {
@@ -157,7 +164,13 @@ pub(crate) fn read_response(
                                 String::from_utf8_lossy(h.value).into_owned(),
                             )
                         })
-                        .collect(),
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let response = Response {
+                    status,
+                    headers,
                     body: Vec::new(),
                 };
                 buf.consume(length);
@@ -192,7 +205,7 @@ pub(crate) fn read_response(
         }
     };
     let sink = |bytes: &[u8], body: &mut Vec<u8>| {
-        if keep_body {
+        if keep {
             body.extend_from_slice(bytes);
         }
     };
@@ -257,8 +270,10 @@ fn framing_of(
     let mut length = None;
     let mut chunked = false;
     for header in parsed.headers.iter() {
-        let value = std::str::from_utf8(header.value).unwrap_or("").trim();
+        // Decoded only for the headers read here: most of a response's are not.
+        let value = || std::str::from_utf8(header.value).unwrap_or("").trim();
         if header.name.eq_ignore_ascii_case("content-length") {
+            let value = value();
             let n: u64 = value.parse().map_err(|_| {
                 HttpError::bad_response(format!("invalid Content-Length `{value}`"))
             })?;
@@ -269,12 +284,12 @@ fn framing_of(
             }
             length = Some(n);
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value
+            chunked = value()
                 .rsplit(',')
                 .next()
                 .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
         } else if header.name.eq_ignore_ascii_case("connection") {
-            for token in value.split(',').map(str::trim) {
+            for token in value().split(',').map(str::trim) {
                 if token.eq_ignore_ascii_case("close") {
                     keep_alive = false;
                 } else if token.eq_ignore_ascii_case("keep-alive") {
@@ -477,13 +492,20 @@ HTTP/1.0 200 OK\r\n\r\nuntil close";
     }
 
     #[test]
-    fn interim_responses_are_skipped_and_bodies_can_be_discarded() {
+    fn interim_responses_are_skipped_and_heads_and_bodies_can_be_discarded() {
         let wire = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
         let mut buf = ReadBuf::default();
         let parsed = read_response(&mut Trickle(wire, 4), &mut buf, false, false).unwrap();
         assert_eq!(parsed.response.status, 200);
+        assert!(parsed.response.headers.is_empty());
         assert!(parsed.response.body.is_empty());
         assert_eq!(parsed.bytes_in, wire.len() as u64);
+        let kept = read_response(&mut Trickle(wire, 4), &mut buf, false, true).unwrap();
+        assert_eq!(
+            kept.response.headers,
+            [("Content-Length".to_string(), "2".to_string())]
+        );
+        assert_eq!(kept.response.body, b"ok");
         let head = b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n";
         let parsed = read_response(&mut Trickle(head, 4), &mut buf, true, true).unwrap();
         assert!(parsed.keep_alive, "a HEAD response has no body to wait for");
