@@ -197,3 +197,32 @@ fn a_timed_block_on_of_a_future_that_always_wakes_itself_times_out() {
         );
     });
 }
+
+#[test]
+fn a_worker_whose_slices_are_long_arms_a_timed_park_long_before_its_periodic_check() {
+    // Slices of ten checkpoints half a millisecond apart. The periodic check comes every 61
+    // scheduling steps and arms the waits noted before the previous one, so on its own it
+    // would arm the wait after 1 220 checkpoints; the monitor's requests, once a tick (at most
+    // 10 ms), arm it within a few dozen.
+    const SLICE: u32 = 10;
+    let runtime = fibra_runtime::Runtime::builder()
+        .workers(1)
+        .reductions(SLICE)
+        .build()
+        .unwrap();
+    let checkpoints = runtime.block_on(|| {
+        let waiter = fibra_runtime::spawn(|| park_for(Duration::from_millis(1)));
+        let mut checkpoints = 0u32;
+        while !waiter.is_finished() {
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_micros(500) {}
+            fibra_runtime::checkpoint();
+            checkpoints += 1;
+        }
+        checkpoints
+    });
+    assert!(
+        checkpoints < 61 * SLICE,
+        "the wait was armed only after {checkpoints} checkpoints"
+    );
+}

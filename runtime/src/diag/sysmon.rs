@@ -1,5 +1,6 @@
 //! The monitor thread ("sysmon"): warns about a fiber that runs too long without suspending,
-//! a worker whose thread is blocked inside a fiber, and a stalled driver thread.
+//! a worker whose thread is blocked inside a fiber, and a stalled driver thread; and asks each
+//! worker it finds running a fiber to arm its older timed waits (see `wait::LazyTimers`).
 //!
 //! It reads what the workers publish anyway — the fiber each runs and its slice count — every
 //! tick (a few milliseconds) while any worker is awake, every half threshold while they all
@@ -232,6 +233,7 @@ impl Monitor {
                 self.seen[index] = None;
                 continue;
             };
+            self.shared.running.request_arm(index);
             let slice = Slice {
                 fiber,
                 count: self

@@ -8,7 +8,7 @@ use crate::sched::Shared;
 use fibra_driver::{Deadline, Timer};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
@@ -24,6 +24,10 @@ pub(crate) struct WorkerSlot {
     counters: Counters,
     /// The worker thread's kernel id, once its loop runs (0 before).
     tid: AtomicI32,
+    /// Set by the monitor thread once a tick while the worker runs fibers: the worker then
+    /// arms its older timed waits at its next scheduling step, so a worker whose slices are
+    /// long does not leave them unarmed for dozens of slices (see `wait::LazyTimers`).
+    arm_due: AtomicBool,
     /// When to look for a global deadlock again, and the delay after that.
     look_again: Mutex<Option<(Timer, Duration)>>,
 }
@@ -89,6 +93,15 @@ impl WorkerSlots {
             .store(super::current_tid(), Ordering::SeqCst);
     }
 
+    /// Asks worker `index` to arm its older timed waits at its next scheduling step.
+    pub(crate) fn request_arm(&self, index: usize) {
+        let due = &self.running[index].arm_due;
+        // Read first: the worker's line is written only when the request is new.
+        if !due.load(Ordering::Relaxed) {
+            due.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Worker `index`'s thread, once its loop runs.
     pub(crate) fn tid(&self, index: usize) -> Option<i32> {
         match self.running[index].tid.load(Ordering::SeqCst) {
@@ -127,6 +140,13 @@ impl WorkerSlots {
 }
 
 impl WorkerSlot {
+    /// Whether the monitor asked this worker to arm its older timed waits, clearing the
+    /// request; called by that worker only.
+    #[inline]
+    pub(crate) fn take_arm_request(&self) -> bool {
+        self.arm_due.load(Ordering::Relaxed) && self.arm_due.swap(false, Ordering::Relaxed)
+    }
+
     /// The worker starts a slice of fiber `id`; called by that worker only. The slot is
     /// handed back so the end of the slice reaches it.
     #[inline]

@@ -230,9 +230,13 @@ impl Local {
     /// The next fiber to run from this worker's own queues; `own` is this worker's
     /// [`Remote`], looked up once by the loop: a fiber that yields with nothing else queued
     /// looks at two of its queues on every turn.
-    fn next_local(&self, own: &Remote) -> Option<Arc<Core>> {
+    fn next_local(&self, own: &Remote, diag: &WorkerSlot) -> Option<Arc<Core>> {
         let until_check = self.until_check.get() - 1;
         self.until_check.set(until_check);
+        if until_check != 0 && diag.take_arm_request() {
+            // A fiber whose deadline has passed is queued here, and found below.
+            self.timers.borrow_mut().arm_older(&self.shared.holds);
+        }
         if until_check == 0 {
             self.until_check.set(CHECK_INTERVAL);
             let now = crate::diag::tick();
@@ -702,7 +706,7 @@ pub(crate) fn run_worker(local: &Local) {
     let mut searching = false;
     while !local.stopping() {
         local.cancel_started_for_shutdown();
-        let next = local.next_local(own).or_else(|| local.steal());
+        let next = local.next_local(own, diag).or_else(|| local.steal());
         match next {
             Some(core) => {
                 if mem::take(&mut searching) {

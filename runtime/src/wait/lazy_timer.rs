@@ -11,6 +11,10 @@
 //!
 //! - at its periodic check, the waits noted before the previous check: a busy worker arms a
 //!   wait within two check intervals of scheduling steps;
+//! - at the first scheduling step after the monitor thread's request, made once a tick (a few
+//!   milliseconds) while the worker runs a fiber, the waits noted before the previous arming:
+//!   a worker whose slices are long (fibers computing between checkpoints) arms a wait within
+//!   two ticks and a slice, not dozens of slices;
 //! - before it sleeps, all of them: when every worker sleeps, every timed wait holds its
 //!   runtime, as the global deadlock check requires;
 //! - before a fiber blocks its thread (an unwinding fiber's park), all of them.
@@ -75,8 +79,8 @@ impl LazyTimers {
         self.waits.remove(key);
     }
 
-    /// The periodic check: arms the waits noted before the previous one. Whether a deadline
-    /// had passed (its fiber was woken).
+    /// The periodic check (or the monitor's request): arms the waits noted before the previous
+    /// one. Whether a deadline had passed (its fiber was woken).
     pub(crate) fn arm_older(&mut self, holds: &Arc<Holds>) -> bool {
         let woke = self.arm(self.older, holds);
         self.older = self.unarmed.len();
