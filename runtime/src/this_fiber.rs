@@ -86,8 +86,8 @@ pub fn park() {
 /// assert_eq!(order, ["child 0", "parent 0", "child 1", "parent 1", "child 2", "parent 2"]);
 /// ```
 pub fn yield_now() {
-    match with_running(|core| core.map(Core::yielder)) {
-        Some(yielder) => suspend(yielder, Suspend::Yield),
+    match with_running(|core| core.map(|core| core as *const Core)) {
+        Some(fiber) => suspend(fiber, Suspend::Yield),
         None => std::thread::yield_now(),
     }
 }
@@ -109,19 +109,19 @@ pub fn yield_now() {
 pub fn checkpoint() {
     // Channel and lock operations call this once each, so the common case is kept to one
     // thread-local access (fiber and budget together) and one load (the cancel hint).
-    let yielder = with_running_charged(|core, spent| match core {
+    let fiber = with_running_charged(|core, spent| match core {
         Some(core) => {
             let preempted = crate::cancel::check_fiber(core);
             // Taken out so no reference to the `Core` is held across the switch.
-            (spent | preempted).then(|| core.yielder())
+            (spent | preempted).then_some(core as *const Core)
         }
         None => {
             crate::cancel::check_thread();
             None
         }
     });
-    if let Some(yielder) = yielder {
-        suspend(yielder, Suspend::Yield);
+    if let Some(fiber) = fiber {
+        suspend(fiber, Suspend::Yield);
     }
 }
 

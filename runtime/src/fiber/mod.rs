@@ -3,6 +3,7 @@
 
 mod body;
 mod handle;
+pub(crate) mod warm;
 
 pub(crate) use body::{Body, Entry, Suspend, Yielder};
 pub use handle::{Fiber, FiberId};
@@ -42,6 +43,11 @@ pub(crate) struct Core {
     yielder: Cell<*const Yielder>,
     /// Its key in its home worker's list of started fibers; used only on the home worker.
     pub(crate) started_key: Cell<usize>,
+    /// Where its stack stood when it last suspended (`warm::stack_mark`), 0 before it starts;
+    /// used only on the home worker.
+    suspended_at: Cell<usize>,
+    /// The top (highest address) of its stack once it has one; used only on the home worker.
+    stack_top: Cell<usize>,
     /// Whether its home worker lists it for a cycle check (see `diag::lazy_check`); used only
     /// on the home worker.
     pub(crate) check_noted: Cell<bool>,
@@ -64,13 +70,13 @@ pub(crate) struct Core {
     pub(crate) diag: Record,
 }
 
-// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `check_noted`, `queued_ref` (whose protocol is
+// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `suspended_at`, `stack_top`, `check_noted`, `queued_ref` (whose protocol is
 // described on the field) and `ctx` (written by the spawner before the fiber is published
 // through a queue, afterwards used only by the fiber itself, on its home worker). A fiber is handed between threads
 // only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
 // at any moment at most one thread holds it for running: before it starts, the one worker that
 // popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
-// suspension, and only to its home worker's queues). `body`, `yielder`, `started_key` and `check_noted` are accessed
+// suspension, and only to its home worker's queues). `body`, `yielder`, `started_key`, `suspended_at`, `stack_top` and `check_noted` are accessed
 // only by that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
 // dropped elsewhere: `Body::Running` holds it in `ManuallyDrop`, so dropping a `Core` on another
 // thread leaks it instead of touching it.
@@ -101,6 +107,8 @@ impl Core {
             body: UnsafeCell::new(Body::Unstarted(entry, ticket)),
             yielder: Cell::new(std::ptr::null()),
             started_key: Cell::new(usize::MAX),
+            suspended_at: Cell::new(0),
+            stack_top: Cell::new(0),
             check_noted: Cell::new(false),
             queued_ref: UnsafeCell::new(None),
             ctx: RefCell::new(ctx),
@@ -131,6 +139,11 @@ impl Core {
         unsafe { &mut *self.body.get() }
     }
 
+    /// Records the top of the stack the fiber starts on.
+    pub(crate) fn set_stack_top(&self, top: usize) {
+        self.stack_top.set(top);
+    }
+
     /// Records the running coroutine's yielder.
     pub(crate) fn set_yielder(&self, yielder: &Yielder) {
         self.yielder.set(yielder);
@@ -139,6 +152,18 @@ impl Core {
     /// The running coroutine's yielder (null before the fiber starts).
     pub(crate) fn yielder(&self) -> *const Yielder {
         self.yielder.get()
+    }
+
+    /// Notes that the fiber, running, is about to suspend from the caller's frame.
+    #[inline(always)]
+    pub(crate) fn note_suspend(&self) {
+        self.suspended_at.set(warm::stack_mark());
+    }
+
+    /// Asks the CPU for the stack lines the fiber's next resume touches (see `warm`).
+    #[inline]
+    pub(crate) fn warm_stack(&self) {
+        warm::stack(self.suspended_at.get(), self.stack_top.get());
     }
 
     /// Hands the worker's reference to the fiber while it runs (see `queued_ref`).

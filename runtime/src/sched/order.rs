@@ -97,6 +97,13 @@ impl<T> RunOrder<T> {
         self.woken.len()
     }
 
+    /// The woken fibers [`next`](Self::next) takes first, in its order, unless a batch's
+    /// unstarted fibers come before them.
+    pub(crate) fn upcoming(&self) -> impl Iterator<Item = &T> {
+        let top = self.levels.last().expect("the bottom level stays");
+        self.woken.range(top.first_woken.min(self.woken.len())..)
+    }
+
     pub(crate) fn next(&mut self) -> Next<T> {
         loop {
             let top = self.levels.last_mut().expect("the bottom level stays");

@@ -7,11 +7,12 @@ use super::order::{Next, RunOrder};
 use super::spin::{Spin, SPIN_FOR};
 use super::{Remote, Shared};
 use crate::diag::{LazyChecks, WorkerSlot};
-use crate::fiber::{Body, Core, Suspend, NO_HOME};
+use crate::fiber::{warm, Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
 use crate::slab::Slab;
 use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
 use crate::wait::LazyTimers;
+use corosensei::stack::Stack;
 use corosensei::CoroutineResult;
 use crossbeam_deque::{Steal, Worker};
 use crossbeam_queue::SegQueue;
@@ -26,6 +27,9 @@ use std::time::Instant;
 /// Every this many scheduling steps the inbox, the unstarted queue and the yielders are looked
 /// at even while other fibers wait, so none of them starves.
 const CHECK_INTERVAL: u32 = 61;
+/// Fibers queued on a worker from which it warms the upcoming ones' memory before a resume:
+/// behind fewer, they are still in the cache.
+const WARM_BEHIND: usize = 8;
 /// The spawner of a batch spawned outside any fiber (no fiber has id 0).
 const NO_SPAWNER: u64 = 0;
 
@@ -464,6 +468,7 @@ impl Local {
                 Ok(stack) => {
                     core.started_key
                         .set(self.started.borrow_mut().insert(fiber));
+                    core.set_stack_top(stack.base().get());
                     let coroutine = corosensei::Coroutine::with_stack(stack, move |yielder, ()| {
                         current::with_running(|running| {
                             running
@@ -491,6 +496,7 @@ impl Local {
         // SAFETY: we are the home worker about to resume; the cell is empty (it was reclaimed
         // after the last yield, or taken by the dispatch that queued the fiber).
         unsafe { core.lend() };
+        self.warm_upcoming();
         let (result, counters) = {
             let _running = current::Running::set(fiber, self.slice);
             let slice = diag.start_slice(id);
@@ -526,6 +532,33 @@ impl Local {
                 contain("a finished fiber's drop", || drop(core));
                 self.note_unwind_progress();
             }
+        }
+    }
+
+    /// Asks the CPU for the memory of the fibers queued to run after the one about to resume
+    /// (see `fiber::warm`): the next one's stack, and the `Core` of the one after it, whose
+    /// stack is asked for a step later. Only behind a queue long enough for the fibers to have
+    /// left the cache.
+    #[inline]
+    fn warm_upcoming(&self) {
+        // Every resume comes here, so the queues are read without touching their borrow flags.
+        // SAFETY: the references are only read, and dropped before anything else runs, so no
+        // mutable borrow can begin while they live; one that had begun earlier on this thread
+        // (the only one using the cells) makes `try_borrow_unguarded` fail instead.
+        let (Ok(order), Ok(yielded)) = (unsafe { self.order.try_borrow_unguarded() }, unsafe {
+            self.yielded.try_borrow_unguarded()
+        }) else {
+            return;
+        };
+        if order.woken_len() + yielded.len() < WARM_BEHIND {
+            return;
+        }
+        let mut upcoming = order.upcoming().chain(yielded.iter());
+        if let Some(next) = upcoming.next() {
+            next.warm_stack();
+        }
+        if let Some(after) = upcoming.next() {
+            warm::object(Arc::as_ptr(after));
         }
     }
 

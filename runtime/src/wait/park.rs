@@ -8,7 +8,7 @@
 
 use super::WaitSite;
 use crate::diag::{OutsideWait, Published};
-use crate::fiber::{counted_running, Core, Fiber, Suspend, Yielder};
+use crate::fiber::{counted_running, Core, Fiber, Suspend};
 use crate::latch::Park;
 use crate::sched::{charge, with_running, with_worker};
 use fibra_driver::Deadline;
@@ -334,7 +334,7 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
             });
             if !blocked {
                 // SAFETY: as above.
-                suspend(unsafe { (*fiber).yielder() }, Suspend::Park);
+                suspend(fiber, Suspend::Park);
             }
             // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
@@ -364,18 +364,24 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
 
 /// Moves the running fiber to the back of its worker's ready queue.
 pub(crate) fn yield_fiber() {
-    let yielder = with_running(|core| core.expect("yield outside a fiber").yielder());
-    suspend(yielder, Suspend::Yield);
+    let fiber = with_running(|core| core.expect("yield outside a fiber") as *const Core);
+    suspend(fiber, Suspend::Yield);
 }
 
-/// Hands control from the running fiber to its worker. No reference to the fiber's `Core` is
-/// held across the switch: while a fiber is parked its `Core` may go away for good (see
-/// `Core::unpark`), and then the coroutine is never resumed.
-pub(crate) fn suspend(yielder: *const Yielder, why: Suspend) {
+/// Hands control from the running fiber, whose `Core` is `fiber`, to its worker. No reference
+/// to the `Core` is held across the switch: while a fiber is parked its `Core` may go away for
+/// good (see `Core::unpark`), and then the coroutine is never resumed.
+pub(crate) fn suspend(fiber: *const Core, why: Suspend) {
     if why == Suspend::Yield && thread::panicking() {
         // An unwinding fiber keeps its thread (see `park_fiber`).
         return;
     }
+    // SAFETY: `fiber` is the running fiber's `Core`, alive while it runs (its worker lent it a
+    // reference for this resume); the reference ends before the switch.
+    let yielder = unsafe {
+        (*fiber).note_suspend();
+        (*fiber).yielder()
+    };
     assert!(
         !yielder.is_null(),
         "suspend before the fiber's coroutine started"
