@@ -6,6 +6,34 @@
 //!
 //! A second case, `worker_share`, reports the busiest worker's share of the work rounds over
 //! the idlest one's for each system (1.0 is even), counted by the thread each round ran on.
+//!
+//! Where fibra's time went (issue 20's second pass). Placement was not it: with the
+//! hand-off runs of `sched/placement.rs` nearly every pair starts on one worker, and a run
+//! counted about 1 100–1 700 wakes through each worker's inbox (cross-worker) against about
+//! 100 000 slices per worker. The work rounds cost the same in both systems; the runtime's
+//! share per round was the gap. Counted with callgrind on the same workload without the work,
+//! on 1 worker (tokio: current-thread), per run of 100 000 task-rounds:
+//!
+//! | | instructions | parks |
+//! | --- | --- | --- |
+//! | fibra before | 250.0 M | 99 500 |
+//! | `WakeList` drop of an empty list made one inlined test | 218.2 M | 99 500 |
+//! | a retry goes behind the woken fibers only | 158.8 M | 50 000 |
+//! | tokio | 160.6 M | |
+//!
+//! The parks: in a round, B waits in its receive first; A's send wakes B and A's receive
+//! finds nothing yet. With 500 yielders ready on the worker a retry (a yield) cost more turns
+//! than a retry budget holds, so A parked too, though B, woken, ran next and answered at once.
+//! A retry now runs again right behind the woken fibers, and gets B's answer without the lock
+//! or a wake-up.
+//!
+//! `fibra-compare balance --quick`, three alternated runs of each binary, on the shared
+//! 2-core machine at a load average of 7.4–7.6: fibra/tokio 2.24×, 1.71×, 1.67× before (median
+//! 1.71×), 1.53×, 1.45×, 1.40× after (median 1.45×); worker share 1.02 in every run, tokio's
+//! 1.01–1.04. `spawn_join --quick` 2w 1.15×, 1.24× before, 1.15×, 1.11× after; `skynet --quick`
+//! 2w_100k 1.14×, 0.86× before, 0.68×, 0.88× after, 2w_10k 1.06×, 1.30× before, 0.84×, 0.70×
+//! after (load 7.4–9.0). Under load the rest of the gap is pinning: a worker thread the OS
+//! deschedules holds up its half of the fibers, where tokio's other worker steals them.
 
 use std::collections::HashMap;
 use std::hint::black_box;
