@@ -32,8 +32,24 @@
 //! 1.71×), 1.53×, 1.45×, 1.40× after (median 1.45×); worker share 1.02 in every run, tokio's
 //! 1.01–1.04. `spawn_join --quick` 2w 1.15×, 1.24× before, 1.15×, 1.11× after; `skynet --quick`
 //! 2w_100k 1.14×, 0.86× before, 0.68×, 0.88× after, 2w_10k 1.06×, 1.30× before, 0.84×, 0.70×
-//! after (load 7.4–9.0). Under load the rest of the gap is pinning: a worker thread the OS
-//! deschedules holds up its half of the fibers, where tokio's other worker steals them.
+//! after (load 7.4–9.0).
+//!
+//! What is left is memory, not instructions: the same workload cut to 100 tasks doing 1 000
+//! rounds each (the same 100 000 task-rounds) runs as fast as tokio (1 worker: fibra 220 ms,
+//! 219 ms against tokio 208 ms, 217 ms; best of five, load 3.3–3.6), while with 1 000 tasks
+//! fibra takes 322–338 ms against tokio's 229–262 ms; tokio's time hardly depends on the
+//! number of tasks. A cpu-clock profile of the 1 000-task run on 1 worker puts 14.5 % of the
+//! samples on the first instruction after a yield's switch back into the fiber and 5 % on the
+//! worker loop, two thirds of that on one load: each resume of a yielder (500 others ran
+//! since its last turn) misses the cache on its `Core` and on the top of its stack, roughly
+//! 1–2 KiB of frames on the wait path, where a tokio task's state is a few hundred bytes.
+//! Prefetching the next yielder's stack top (and the `Core` of the one after) before each
+//! resume moved those stalls into the load of the `Core` and gained about 5 % (1 worker:
+//! 297–316 ms against 321–331 ms without, and one 391 ms; best of five, three alternations),
+//! within the noise of the `balance` runs, so it was not kept. Smaller frames on the yield and
+//! wait paths, or stack tops kept beside the queued fibers, are the next things to try. Under
+//! load the gap grows: a worker thread the OS deschedules holds up its half of the fibers,
+//! where tokio's other worker steals them.
 
 use std::collections::HashMap;
 use std::hint::black_box;
