@@ -30,9 +30,13 @@
 //! `fibra-compare balance --quick`, three alternated runs of each binary, on the shared
 //! 2-core machine at a load average of 7.4–7.6: fibra/tokio 2.24×, 1.71×, 1.67× before (median
 //! 1.71×), 1.53×, 1.45×, 1.40× after (median 1.45×); worker share 1.02 in every run, tokio's
-//! 1.01–1.04. `spawn_join --quick` 2w 1.15×, 1.24× before, 1.15×, 1.11× after; `skynet --quick`
+//! 1.01–1.04. Again at a load average of 2.1–2.4: 1.58×, 1.59×, 1.63× before, 1.40×, 1.43×,
+//! 1.45× after (fibra 363–376 ms → 329–341 ms, tokio 229–236 ms), worker share 1.02–1.05.
+//! `spawn_join --quick` 2w 1.15×, 1.24× before, 1.15×, 1.11× after; `skynet --quick`
 //! 2w_100k 1.14×, 0.86× before, 0.68×, 0.88× after, 2w_10k 1.06×, 1.30× before, 0.84×, 0.70×
-//! after (load 7.4–9.0).
+//! after (load 7.4–9.0); at load 2.1–7.7, `spawn_join` 0.69×, 0.78× before, 0.70×, 0.68×
+//! after, `skynet` 2w_100k 1.05×, 0.97× before, 0.96×, 0.95× after, 2w_10k 0.71×, 1.01×
+//! before, 1.10×, 1.07× after.
 //!
 //! What is left is memory, not instructions: the same workload cut to 100 tasks doing 1 000
 //! rounds each (the same 100 000 task-rounds) runs as fast as tokio (1 worker: fibra 220 ms,
