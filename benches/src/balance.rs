@@ -6,6 +6,54 @@
 //!
 //! A second case, `worker_share`, reports the busiest worker's share of the work rounds over
 //! the idlest one's for each system (1.0 is even), counted by the thread each round ran on.
+//!
+//! Where fibra's time went (issue 20's second pass). Placement was not it: with the
+//! hand-off runs of `sched/placement.rs` nearly every pair starts on one worker, and a run
+//! counted about 1 100–1 700 wakes through each worker's inbox (cross-worker) against about
+//! 100 000 slices per worker. The work rounds cost the same in both systems; the runtime's
+//! share per round was the gap. Counted with callgrind on the same workload without the work,
+//! on 1 worker (tokio: current-thread), per run of 100 000 task-rounds:
+//!
+//! | | instructions | parks |
+//! | --- | --- | --- |
+//! | fibra before | 250.0 M | 99 500 |
+//! | `WakeList` drop of an empty list made one inlined test | 218.2 M | 99 500 |
+//! | a retry goes behind the woken fibers only | 158.8 M | 50 000 |
+//! | tokio | 160.6 M | |
+//!
+//! The parks: in a round, B waits in its receive first; A's send wakes B and A's receive
+//! finds nothing yet. With 500 yielders ready on the worker a retry (a yield) cost more turns
+//! than a retry budget holds, so A parked too, though B, woken, ran next and answered at once.
+//! A retry now runs again right behind the woken fibers, and gets B's answer without the lock
+//! or a wake-up.
+//!
+//! `fibra-compare balance --quick`, three alternated runs of each binary, on the shared
+//! 2-core machine at a load average of 7.4–7.6: fibra/tokio 2.24×, 1.71×, 1.67× before (median
+//! 1.71×), 1.53×, 1.45×, 1.40× after (median 1.45×); worker share 1.02 in every run, tokio's
+//! 1.01–1.04. Again at a load average of 2.1–2.4: 1.58×, 1.59×, 1.63× before, 1.40×, 1.43×,
+//! 1.45× after (fibra 363–376 ms → 329–341 ms, tokio 229–236 ms), worker share 1.02–1.05.
+//! `spawn_join --quick` 2w 1.15×, 1.24× before, 1.15×, 1.11× after; `skynet --quick`
+//! 2w_100k 1.14×, 0.86× before, 0.68×, 0.88× after, 2w_10k 1.06×, 1.30× before, 0.84×, 0.70×
+//! after (load 7.4–9.0); at load 2.1–7.7, `spawn_join` 0.69×, 0.78× before, 0.70×, 0.68×
+//! after, `skynet` 2w_100k 1.05×, 0.97× before, 0.96×, 0.95× after, 2w_10k 0.71×, 1.01×
+//! before, 1.10×, 1.07× after.
+//!
+//! What is left is memory, not instructions: the same workload cut to 100 tasks doing 1 000
+//! rounds each (the same 100 000 task-rounds) runs as fast as tokio (1 worker: fibra 220 ms,
+//! 219 ms against tokio 208 ms, 217 ms; best of five, load 3.3–3.6), while with 1 000 tasks
+//! fibra takes 322–338 ms against tokio's 229–262 ms; tokio's time hardly depends on the
+//! number of tasks. A cpu-clock profile of the 1 000-task run on 1 worker puts 14.5 % of the
+//! samples on the first instruction after a yield's switch back into the fiber and 5 % on the
+//! worker loop, two thirds of that on one load: each resume of a yielder (500 others ran
+//! since its last turn) misses the cache on its `Core` and on the top of its stack, roughly
+//! 1–2 KiB of frames on the wait path, where a tokio task's state is a few hundred bytes.
+//! Prefetching the next yielder's stack top (and the `Core` of the one after) before each
+//! resume moved those stalls into the load of the `Core` and gained about 5 % (1 worker:
+//! 297–316 ms against 321–331 ms without, and one 391 ms; best of five, three alternations),
+//! within the noise of the `balance` runs, so it was not kept. Smaller frames on the yield and
+//! wait paths, or stack tops kept beside the queued fibers, are the next things to try. Under
+//! load the gap grows: a worker thread the OS deschedules holds up its half of the fibers,
+//! where tokio's other worker steals them.
 
 use std::collections::HashMap;
 use std::hint::black_box;

@@ -86,8 +86,14 @@ pub fn park() {
 /// assert_eq!(order, ["child 0", "parent 0", "child 1", "parent 1", "child 2", "parent 2"]);
 /// ```
 pub fn yield_now() {
+    yield_as(Suspend::Yield);
+}
+
+/// Suspends the calling fiber to run again as `why` says (a yield or a retry), or yields the
+/// thread outside a fiber.
+pub(crate) fn yield_as(why: Suspend) {
     match with_running(|core| core.map(|core| core as *const Core)) {
-        Some(fiber) => suspend(fiber, Suspend::Yield),
+        Some(fiber) => suspend(fiber, why),
         None => std::thread::yield_now(),
     }
 }

@@ -90,10 +90,11 @@ impl<'a> Patience<'a> {
         self.slots[..self.count].iter().flatten().copied()
     }
 
-    /// Uses up one retry of waiting on `ops` (the same operations on every call): yields
-    /// (whoever makes an operation ready may run on this worker) and returns true, after which
-    /// the caller tries its operations again instead of waiting. False once the yield would
-    /// cost more turns than are left (see `fibra::wait::RetryBudget`; all of them are then
+    /// Uses up one retry of waiting on `ops` (the same operations on every call): steps aside
+    /// (whoever makes an operation ready may run on this worker: the fibers woken on it, else
+    /// every ready fiber) and returns true, after which the caller tries its operations again
+    /// instead of waiting. False once stepping aside would cost more turns than are left (see
+    /// `fibra::wait::RetryBudget`; all of them are then
     /// used up), when another caller is blocked behind this one, or when retrying cannot help
     /// (one of `ops` is a send on a rendezvous channel, whose peer may be retrying too, or a
     /// wait for a close): the caller then waits with [`Patience::wait`]. The first retry may

@@ -11,6 +11,9 @@ pub(crate) enum Suspend {
     Park,
     /// It wants to go to the back of the ready queue.
     Yield,
+    /// It retries a blocked operation: it runs again after the fibers woken on its worker, as
+    /// if woken itself (see `wait::RetryBudget`).
+    Retry,
 }
 
 pub(crate) type Yielder = corosensei::Yielder<(), Suspend>;

@@ -124,15 +124,24 @@ impl Local {
         // SAFETY: each reference is used for one read and dropped before anything else runs,
         // so no mutable borrow can begin while it lives; one that had begun earlier on this
         // thread (the only one using the cells) makes `try_borrow_unguarded` fail instead.
-        let (woken, yielded) = unsafe {
-            (
-                self.order
-                    .try_borrow_unguarded()
-                    .map_or(0, RunOrder::woken_len),
-                self.yielded.try_borrow_unguarded().map_or(0, VecDeque::len),
-            )
-        };
-        woken + self.unstarted.len() + yielded
+        let yielded = unsafe { self.yielded.try_borrow_unguarded() }.map_or(0, VecDeque::len);
+        self.woken_len() + self.unstarted.len() + yielded
+    }
+
+    /// Woken fibers waiting to run here.
+    #[inline]
+    fn woken_len(&self) -> usize {
+        // SAFETY: as in `ready_len`.
+        unsafe { self.order.try_borrow_unguarded() }.map_or(0, RunOrder::woken_len)
+    }
+
+    /// Fibers that run here before a fiber that retries now runs again (see
+    /// `wait::RetryBudget`), if any were woken: those, and the unstarted, which may start
+    /// first. `None` when none were woken: the retry is then a plain yield.
+    #[inline]
+    pub(crate) fn ahead_of_retry(&self) -> Option<usize> {
+        let woken = self.woken_len();
+        (woken > 0).then(|| woken + self.unstarted.len())
     }
 
     /// Queues a woken fiber (or one pinned here unstarted) to run on this worker.
@@ -513,6 +522,10 @@ impl Local {
                 self.yielded
                     .borrow_mut()
                     .push_back(unsafe { (*fiber).reclaim() });
+            }
+            CoroutineResult::Yield(Suspend::Retry) => {
+                // SAFETY: as for a yield.
+                self.push_ready(unsafe { (*fiber).reclaim() });
             }
             CoroutineResult::Return(()) => {
                 // SAFETY: as for a yield.

@@ -33,9 +33,13 @@
 //!   the *fiber* between tries, for up to [`RETRY_TURNS`] fiber turns ([`RetryBudget`]) before
 //!   it registers a waiter: the other party is often a moment away (ready on this worker, or
 //!   running on another), and an operation completed by a retry costs neither side the lock
-//!   nor a wake-up. A yield costs a turn for every fiber ready on the worker ([`yield_cost`]),
-//!   so behind a long queue the operation registers at once: every retry would wait for the
-//!   whole queue. Once registered it parks at once: yielding again after registering did not
+//!   nor a wake-up. A retry while fibers woken on the worker wait to run goes behind those
+//!   only, as if woken itself, and costs a turn for each of them (and for each unstarted
+//!   fiber, which may start first): the caller has often just woken the party it waits for (a
+//!   send to a parked receiver, then a receive of its answer), and that party runs next.
+//!   Otherwise a retry is a yield, which costs a turn for every fiber ready on the worker
+//!   ([`yield_cost`]), so behind a long queue the operation registers at once: every retry
+//!   would wait for the whole queue. Once registered it parks at once: yielding again after registering did not
 //!   clearly pay in an A/B run once the retries existed (the figures are in the
 //!   `chan_pingpong` bench's documentation, `fibra-bench`).
 //! - **Locks, semaphores and the other `fibra-sync` primitives** register and park at once:

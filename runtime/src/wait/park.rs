@@ -372,7 +372,7 @@ pub(crate) fn yield_fiber() {
 /// to the `Core` is held across the switch: while a fiber is parked its `Core` may go away for
 /// good (see `Core::unpark`), and then the coroutine is never resumed.
 pub(crate) fn suspend(fiber: *const Core, why: Suspend) {
-    if why == Suspend::Yield && thread::panicking() {
+    if why != Suspend::Park && thread::panicking() {
         // An unwinding fiber keeps its thread (see `park_fiber`).
         return;
     }

@@ -2,13 +2,15 @@
 //! instructions from done, [`RetryBudget`] (spending [`RETRY_TURNS`] at [`yield_cost`] a
 //! retry) for a caller whose peer is usually a moment away.
 
-use crate::sched::with_worker;
+use crate::fiber::Suspend;
+use crate::sched::{with_worker, Local};
 
 /// The fiber turns a blocked channel operation (or select) may spend on retries before it
-/// registers a waiter. A retry yields, which costs [`yield_cost`] turns: with many fibers
-/// ready on the worker an operation parks at once, since a yield would run every one of them
-/// before it could try again, and a wake-up costs less than that; with one peer ready (or
-/// none, the peer running on another worker) it retries `RETRY_TURNS` times. Zero under loom.
+/// registers a waiter. A retry costs a turn for every fiber that runs before the caller tries
+/// again (see [`RetryBudget::retry`]): with many fibers ready on the worker and none of them
+/// woken an operation parks at once, since a yield would run every one of them before it
+/// could try again, and a wake-up costs less than that; with one peer ready (or none, the
+/// peer running on another worker) it retries `RETRY_TURNS` times. Zero under loom.
 ///
 /// ```
 /// assert!(fibra::wait::RETRY_TURNS > 0);
@@ -87,22 +89,62 @@ impl RetryBudget {
         RetryBudget { left: RETRY_TURNS }
     }
 
-    /// Spends one retry: if a yield costs no more turns than are left, yields the fiber (so
+    /// Spends one retry: if stepping aside costs no more turns than are left, steps aside (so
     /// whoever the caller waits for may run) and returns true, and the caller tries again;
     /// otherwise spends every turn left and returns false, and the caller registers and parks.
+    /// With fibers woken on the worker and waiting to run, the caller runs again right after
+    /// them (and after any unstarted fibers, which may start first), for a turn each;
+    /// otherwise it yields, for [`yield_cost`] turns.
+    ///
+    /// On one worker, a fiber that wakes its peer and then waits for the peer's answer gets
+    /// it by a retry, ahead of the fibers that yielded:
+    ///
+    /// ```
+    /// use fibra::wait::{current_waker, park_current, RetryBudget};
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let runtime = fibra::Runtime::builder().workers(1).build().unwrap();
+    /// runtime.block_on(|| {
+    ///     let answered = Arc::new(AtomicBool::new(false));
+    ///     let waker = Arc::new(Mutex::new(None));
+    ///     let peer = {
+    ///         let (answered, waker) = (answered.clone(), waker.clone());
+    ///         fibra::spawn(move || {
+    ///             *waker.lock().unwrap() = Some(current_waker());
+    ///             park_current();
+    ///             answered.store(true, Ordering::Relaxed);
+    ///         })
+    ///     };
+    ///     // Many yielders: a plain yield would cost more turns than a budget holds.
+    ///     let yielders: Vec<_> = (0..2 * fibra::wait::RETRY_TURNS)
+    ///         .map(|_| fibra::spawn(|| (0..3).for_each(|_| fibra::yield_now())))
+    ///         .collect();
+    ///     fibra::yield_now(); // everybody starts; the peer parks
+    ///     waker.lock().unwrap().take().unwrap().wake();
+    ///     let mut budget = RetryBudget::new();
+    ///     assert!(budget.retry());
+    ///     assert!(answered.load(Ordering::Relaxed));
+    ///     peer.join().unwrap();
+    ///     yielders.into_iter().for_each(|y| y.join().unwrap());
+    /// });
+    /// ```
     #[inline]
     pub fn retry(&mut self) -> bool {
         if self.left == 0 {
             return false;
         }
-        let cost = turns_of_a_yield();
+        let (cost, why) = match with_worker(|local| local.and_then(Local::ahead_of_retry)) {
+            Some(ahead) => (ahead.max(1), Suspend::Retry),
+            None => (turns_of_a_yield(), Suspend::Yield),
+        };
         if cost > self.left as usize {
             self.left = 0;
             return false;
         }
         // No more than `left`, so it fits.
         self.left -= cost as u32;
-        crate::yield_now();
+        crate::this_fiber::yield_as(why);
         true
     }
 
