@@ -50,10 +50,16 @@
 //! Prefetching the next yielder's stack top (and the `Core` of the one after) before each
 //! resume moved those stalls into the load of the `Core` and gained about 5 % (1 worker:
 //! 297–316 ms against 321–331 ms without, and one 391 ms; best of five, three alternations),
-//! within the noise of the `balance` runs, so it was not kept. Smaller frames on the yield and
-//! wait paths, or stack tops kept beside the queued fibers, are the next things to try. Under
-//! load the gap grows: a worker thread the OS deschedules holds up its half of the fibers,
-//! where tokio's other worker steals them.
+//! within the noise of the `balance` runs, so that form was not kept. What was kept
+//! (`fiber::warm` in the runtime) asks for the lines where the next fiber *suspended* (each
+//! suspension notes its stack pointer; 128 bytes below it, 256 above, never past the stack's
+//! top) and for the `Core` of the fiber after it, so that `Core` is in the cache by its turn,
+//! behind a queue of at least 8 fibers. The same binary with the warming switched off,
+//! alternated, full runs at a load average of 3.6–4.0: 1.39×, 1.35×, 1.59×, 1.28×, 1.31×
+//! without (median 1.35×), 1.16×, 1.36×, 1.33×, 1.21×, 1.23× with (median 1.23×); `--quick`:
+//! 1.55×, 1.44×, 0.84×, 1.69× without, 1.20×, 0.92×, 1.46×, 1.20× with. Under load the gap
+//! grows: a worker thread the OS deschedules holds up its half of the fibers, where tokio's
+//! other worker steals them.
 
 use std::collections::HashMap;
 use std::hint::black_box;
