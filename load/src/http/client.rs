@@ -85,7 +85,7 @@ impl<C: Connect> Client<C> {
 
     /// [`Client::send`] for a caller that has just read the clock: the request's timeout runs
     /// from `now`.
-    pub fn send_at(
+    pub(crate) fn send_at(
         &mut self,
         request: &Prepared,
         keep: bool,

@@ -3,7 +3,7 @@
 //! retry) for a caller whose peer is usually a moment away.
 
 use crate::fiber::Suspend;
-use crate::sched::{with_worker, Local};
+use crate::sched::with_worker;
 
 /// The fiber turns a blocked channel operation (or select) may spend on retries before it
 /// registers a waiter. A retry costs a turn for every fiber that runs before the caller tries
@@ -134,10 +134,13 @@ impl RetryBudget {
         if self.left == 0 {
             return false;
         }
-        let (cost, why) = match with_worker(|local| local.and_then(Local::ahead_of_retry)) {
-            Some(ahead) => (ahead.max(1), Suspend::Retry),
-            None => (turns_of_a_yield(), Suspend::Yield),
-        };
+        let (cost, why) = with_worker(|local| match local {
+            Some(local) => match local.ahead_of_retry() {
+                Some(ahead) => (ahead.max(1), Suspend::Retry),
+                None => (local.ready_len().max(1), Suspend::Yield),
+            },
+            None => (1, Suspend::Yield),
+        });
         if cost > self.left as usize {
             self.left = 0;
             return false;
