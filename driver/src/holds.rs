@@ -5,6 +5,8 @@ use std::panic::Location;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use slab::Slab;
+
 /// What a hold waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HoldKind {
@@ -67,14 +69,7 @@ impl fmt::Display for HoldInfo {
 /// ```
 #[derive(Debug, Default)]
 pub struct Holds {
-    slots: Mutex<Slots>,
-}
-
-#[derive(Debug, Default)]
-struct Slots {
-    entries: Vec<Option<HoldInfo>>,
-    free: Vec<usize>,
-    open: usize,
+    open: Mutex<Slab<HoldInfo>>,
 }
 
 impl Holds {
@@ -83,9 +78,9 @@ impl Holds {
         Holds::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Slots> {
+    fn lock(&self) -> MutexGuard<'_, Slab<HoldInfo>> {
         // Never held across user code; recover from a poisoned lock anyway.
-        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes a hold for a wait started at the caller's location; dropping the [`Hold`]
@@ -118,18 +113,7 @@ impl Holds {
             since: Instant::now(),
             owner,
         };
-        let mut slots = self.lock();
-        slots.open += 1;
-        let key = match slots.free.pop() {
-            Some(key) => {
-                slots.entries[key] = Some(info);
-                key
-            }
-            None => {
-                slots.entries.push(Some(info));
-                slots.entries.len() - 1
-            }
-        };
+        let key = self.lock().insert(info);
         Hold {
             holds: self.clone(),
             key,
@@ -139,16 +123,11 @@ impl Holds {
     /// Releases the hold at `key`. A double or unknown release is a bug in fibra, caught by a
     /// debug assertion.
     fn release(&self, key: usize) {
-        let mut slots = self.lock();
-        let released = slots.entries.get_mut(key).and_then(Option::take);
+        let released = self.lock().try_remove(key);
         debug_assert!(
             released.is_some(),
             "hold {key} released twice or never taken"
         );
-        if released.is_some() {
-            slots.open -= 1;
-            slots.free.push(key);
-        }
     }
 
     /// The open holds, oldest first.
@@ -159,7 +138,7 @@ impl Holds {
     /// assert_eq!(holds.snapshot()[0].owner, Some(3));
     /// ```
     pub fn snapshot(&self) -> Vec<HoldInfo> {
-        let mut open: Vec<HoldInfo> = self.lock().entries.iter().flatten().cloned().collect();
+        let mut open: Vec<HoldInfo> = self.lock().iter().map(|(_, info)| info.clone()).collect();
         open.sort_by_key(|info| info.since);
         open
     }
@@ -171,7 +150,7 @@ impl Holds {
     /// assert_eq!(holds.len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.lock().open
+        self.lock().len()
     }
 
     /// How many holds of `kind` are open.
@@ -185,12 +164,9 @@ impl Holds {
     /// assert_eq!(holds.count(HoldKind::Blocking), 0);
     /// ```
     pub fn count(&self, kind: HoldKind) -> usize {
-        let slots = self.lock();
-        slots
-            .entries
+        self.lock()
             .iter()
-            .flatten()
-            .filter(|info| info.kind == kind)
+            .filter(|(_, info)| info.kind == kind)
             .count()
     }
 
@@ -242,8 +218,8 @@ mod tests {
         drop(b);
         assert!(holds.is_empty());
         // Freed slots are reused.
-        let _c = holds.take(HoldKind::Blocking, None);
-        assert_eq!(holds.lock().entries.len(), 2);
+        let c = holds.take(HoldKind::Blocking, None);
+        assert!(c.key < 2, "key {} is not one of the two freed", c.key);
     }
 
     #[test]

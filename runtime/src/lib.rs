@@ -75,7 +75,6 @@ mod outside;
 mod panic_hook;
 mod runtime;
 mod sched;
-mod slab;
 mod spawn;
 mod stack;
 mod this_fiber;

@@ -3,10 +3,9 @@
 use crate::mutex::MutexGuard;
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use fibra_runtime::loom::sync::Lock;
-use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
-use fibra_runtime::wait::{Deadline, Wait, WaitKind, WaitSite, Waitable};
+use fibra_runtime::wait::{current_waker, WaitList, WakeList};
+use fibra_runtime::wait::{Deadline, PlainWaitable, Wait, WaitKind, WaitSite};
 use std::fmt;
-use std::task::Waker;
 use std::time::Duration;
 
 /// A condition variable for fibra's [`Mutex`](crate::Mutex): waiting parks the fiber (or
@@ -222,21 +221,11 @@ impl Condvar {
 #[derive(Clone, Copy)]
 struct Waiters<'a>(&'a Condvar);
 
-impl Waitable for Waiters<'_> {
-    type State = WaitList<()>;
+impl PlainWaitable for Waiters<'_> {
     type Entry = ();
-    type Output = ();
 
     fn lock(&self) -> &Lock<WaitList<()>> {
         &self.0.waiters
-    }
-
-    fn list(state: &mut WaitList<()>) -> &mut WaitList<()> {
-        state
-    }
-
-    fn woken(&self, _: &mut WaitList<()>, _: (), _: &Waker, _: &mut WakeList) -> Result<(), Key> {
-        Ok(())
     }
 
     fn abandon(&self, list: &mut WaitList<()>, _: (), woken: bool, wakers: &mut WakeList) {

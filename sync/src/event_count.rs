@@ -8,7 +8,7 @@ use crate::TimedOut;
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use fibra_runtime::loom::sync::Lock;
 use fibra_runtime::wait::{current_waker, Key, WaitKind, WaitList, WaitSite, WakeList};
-use fibra_runtime::wait::{Deadline, Wait, Waitable};
+use fibra_runtime::wait::{Deadline, PlainWaitable, Wait};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -254,27 +254,11 @@ impl fmt::Debug for EventCount {
 #[derive(Clone, Copy)]
 struct Waiters<'a>(&'a EventCount);
 
-impl Waitable for Waiters<'_> {
-    type State = WaitList<usize>;
+impl PlainWaitable for Waiters<'_> {
     type Entry = usize;
-    type Output = ();
 
     fn lock(&self) -> &Lock<WaitList<usize>> {
         &self.0.waiters
-    }
-
-    fn list(state: &mut WaitList<usize>) -> &mut WaitList<usize> {
-        state
-    }
-
-    fn woken(
-        &self,
-        _: &mut WaitList<usize>,
-        _: usize,
-        _: &Waker,
-        _: &mut WakeList,
-    ) -> Result<(), Key> {
-        Ok(())
     }
 
     fn abandon(&self, list: &mut WaitList<usize>, _: usize, _woken: bool, _: &mut WakeList) {

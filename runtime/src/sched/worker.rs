@@ -9,13 +9,13 @@ use super::{Remote, Shared};
 use crate::diag::{LazyChecks, WorkerSlot};
 use crate::fiber::{warm, Body, Core, Suspend, NO_HOME};
 use crate::metrics::{bump, Counters};
-use crate::slab::Slab;
 use crate::stack::{AltStack, PoolConfig, StackError, StackPool};
 use crate::wait::LazyTimers;
 use corosensei::stack::Stack;
 use corosensei::CoroutineResult;
 use crossbeam_deque::{Steal, Worker};
 use crossbeam_queue::SegQueue;
+use slab::Slab;
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::VecDeque;
 use std::hint;
@@ -590,7 +590,12 @@ impl Local {
         self.cancelled_started.set(true);
         // Copied out: a wake may queue a fiber here, and nothing is borrowed while user code
         // could run.
-        let started: Vec<*const Core> = self.started.borrow().values().copied().collect();
+        let started: Vec<*const Core> = self
+            .started
+            .borrow()
+            .iter()
+            .map(|(_, &fiber)| fiber)
+            .collect();
         for fiber in started {
             // SAFETY: a fiber in `started` has started and not finished (it is removed on its
             // return, before its reference goes), and such a fiber's `Core` is alive: it is

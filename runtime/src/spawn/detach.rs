@@ -6,12 +6,11 @@ use crate::fiber::Entry;
 use crate::loom::sync::Lock;
 use crate::sched::Shared;
 use crate::wait::{
-    current_waker, Deadline, Key, Wait, WaitKind, WaitList, WaitSite, Waitable, WakeList,
+    current_waker, Deadline, PlainWaitable, Wait, WaitKind, WaitList, WaitSite, WakeList,
 };
 use std::panic::Location;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::Waker;
 
 /// What a runtime knows of its detached fibers.
 pub(crate) struct Supervisor {
@@ -83,21 +82,11 @@ impl Supervisor {
 /// The drains waiting on a [`Supervisor`].
 struct Drainers<'a>(&'a Supervisor);
 
-impl Waitable for Drainers<'_> {
-    type State = WaitList<()>;
+impl PlainWaitable for Drainers<'_> {
     type Entry = ();
-    type Output = ();
 
     fn lock(&self) -> &Lock<WaitList<()>> {
         &self.0.drainers
-    }
-
-    fn list(state: &mut WaitList<()>) -> &mut WaitList<()> {
-        state
-    }
-
-    fn woken(&self, _: &mut WaitList<()>, _: (), _: &Waker, _: &mut WakeList) -> Result<(), Key> {
-        Ok(())
     }
 
     /// Nothing to pass on: every drainer is woken at once.

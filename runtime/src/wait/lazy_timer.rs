@@ -25,8 +25,8 @@
 
 use super::park::FiberTimer;
 use crate::fiber::Core;
-use crate::slab::Slab;
 use fibra_driver::{Deadline, HoldKind, Holds};
+use slab::Slab;
 use std::panic::Location;
 use std::sync::Arc;
 use std::task::Waker;
@@ -76,7 +76,7 @@ impl LazyTimers {
 
     /// Ends the wait at `key`: deregisters its timer and releases its hold, if it was armed.
     pub(crate) fn end(&mut self, key: usize) {
-        self.waits.remove(key);
+        self.waits.try_remove(key);
     }
 
     /// The periodic check (or the monitor's request): arms the waits noted before the previous

@@ -16,7 +16,8 @@
 //!   all (below).
 //! - [`TaskTimer`] wakes a future's task at a deadline, on the driver's timer wheel.
 //! - [`Waitable`] and [`Wait`] write the wait on a [`WaitList`] entry once for every primitive:
-//!   blocking with a deadline, polled as a future, and given back when it ends early.
+//!   blocking with a deadline, polled as a future, and given back when it ends early;
+//!   [`PlainWaitable`] is the short form for a primitive whose wake alone ends a wait.
 //!
 //! Every blocking primitive is written over these: it registers [`current_waker`] where a
 //! waker will find it, re-checks its condition, and parks.
@@ -76,5 +77,5 @@ pub use patience::{yield_cost, Backoff, RetryBudget, RETRY_TURNS};
 pub(crate) use site::Owner;
 pub use site::{Holder, WaitKind, WaitSite};
 pub use task_timer::TaskTimer;
-pub use waitable::{TimedOut, Wait, Waitable};
+pub use waitable::{PlainWaitable, TimedOut, Wait, Waitable};
 pub use wake_list::WakeList;

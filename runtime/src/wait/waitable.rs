@@ -67,6 +67,53 @@ pub trait Waitable {
     );
 }
 
+/// A [`Waitable`] of the plainest kind: its internal lock guards the [`WaitList`] alone, and a
+/// wake ends the wait. Implementing this implements [`Waitable`], with `()` as the output.
+pub trait PlainWaitable {
+    /// Each waiter's data.
+    type Entry;
+
+    /// The internal lock around the waiter list.
+    fn lock(&self) -> &Lock<WaitList<Self::Entry>>;
+
+    /// As [`Waitable::abandon`].
+    fn abandon(
+        &self,
+        list: &mut WaitList<Self::Entry>,
+        entry: Self::Entry,
+        woken: bool,
+        wakers: &mut WakeList,
+    );
+}
+
+impl<P: PlainWaitable> Waitable for P {
+    type State = WaitList<P::Entry>;
+    type Entry = P::Entry;
+    type Output = ();
+
+    fn lock(&self) -> &Lock<WaitList<P::Entry>> {
+        PlainWaitable::lock(self)
+    }
+
+    fn list(state: &mut WaitList<P::Entry>) -> &mut WaitList<P::Entry> {
+        state
+    }
+
+    fn woken(
+        &self,
+        _: &mut Self::State,
+        _: P::Entry,
+        _: &Waker,
+        _: &mut WakeList,
+    ) -> Result<(), Key> {
+        Ok(())
+    }
+
+    fn abandon(&self, list: &mut Self::State, entry: P::Entry, woken: bool, wakers: &mut WakeList) {
+        PlainWaitable::abandon(self, list, entry, woken, wakers);
+    }
+}
+
 /// A registered waiter. Dropping it before the wait has finished gives the entry back through
 /// [`Waitable::abandon`].
 pub struct Wait<W: Waitable> {
@@ -105,22 +152,18 @@ impl<W: Waitable> Wait<W> {
             }
             let mut wakers = WakeList::new();
             let mut state = self.on.lock().lock();
-            let key = self.key.take().expect("a blocking wait holds its key");
-            let list = W::list(&mut state);
-            if list.is_woken(&key) {
-                let (entry, _) = list.remove(key);
-                match self.on.woken(&mut state, entry, &waker, &mut wakers) {
-                    Ok(output) => return Ok(output),
-                    Err(key) => self.key = Some(key),
-                }
-            } else if deadline.has_passed() {
-                let (entry, _) = list.remove(key);
-                self.on.abandon(&mut state, entry, false, &mut wakers);
-                return Err(TimedOut);
-            } else {
-                // Spurious: the waker registered is still this caller's.
-                self.key = Some(key);
+            if let Some(output) =
+                finish_if_woken(&self.on, &mut self.key, &mut state, &waker, &mut wakers)
+            {
+                return Ok(output);
             }
+            if deadline.has_passed() {
+                let key = self.key.take().expect("an unfinished wait holds its key");
+                self.give_back(&mut state, key, &mut wakers);
+                return Err(TimedOut);
+            }
+            // Not woken (a spurious wake-up), or queued again: the waker registered is this
+            // caller's.
         }
     }
 
@@ -129,19 +172,53 @@ impl<W: Waitable> Wait<W> {
     pub fn poll(&mut self, cx: &mut Context<'_>) -> Poll<W::Output> {
         let mut wakers = WakeList::new();
         let mut state = self.on.lock().lock();
-        let key = self.key.take().expect("future polled after completion");
-        let list = W::list(&mut state);
-        if list.is_woken(&key) {
-            let (entry, _) = list.remove(key);
-            match self.on.woken(&mut state, entry, cx.waker(), &mut wakers) {
-                Ok(output) => return Poll::Ready(output),
-                Err(key) => self.key = Some(key),
-            }
-        } else {
-            list.set_waker(&key, cx.waker());
-            self.key = Some(key);
+        if let Some(output) =
+            finish_if_woken(&self.on, &mut self.key, &mut state, cx.waker(), &mut wakers)
+        {
+            return Poll::Ready(output);
         }
+        let key = self.key.as_ref().expect("an unfinished wait holds its key");
+        W::list(&mut state).set_waker(key, cx.waker());
         Poll::Pending
+    }
+
+    /// Under the lock: removes the entry of a waiter that gives up, passing on whatever a wake
+    /// had granted it.
+    fn give_back(&self, state: &mut W::State, key: Key, wakers: &mut WakeList) {
+        let (entry, woken) = W::list(state).remove(key);
+        self.on.abandon(state, entry, woken, wakers);
+    }
+}
+
+/// Under the lock: hands a woken entry to [`Waitable::woken`] and returns the output if that
+/// finished the wait. Otherwise `key` holds the entry's key: the same one, or the one `woken`
+/// queued it under again with `waker`.
+///
+/// # Panics
+///
+/// If the wait has already finished (a future polled after it completed).
+fn finish_if_woken<W: Waitable>(
+    on: &W,
+    key: &mut Option<Key>,
+    state: &mut W::State,
+    waker: &Waker,
+    wakers: &mut WakeList,
+) -> Option<W::Output> {
+    let taken = key
+        .take()
+        .expect("a wait polled or blocked on after it finished");
+    let list = W::list(state);
+    if !list.is_woken(&taken) {
+        *key = Some(taken);
+        return None;
+    }
+    let (entry, _) = list.remove(taken);
+    match on.woken(state, entry, waker, wakers) {
+        Ok(output) => Some(output),
+        Err(requeued) => {
+            *key = Some(requeued);
+            None
+        }
     }
 }
 
@@ -155,9 +232,7 @@ impl<W: Waitable> Drop for Wait<W> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
             let mut wakers = WakeList::new();
-            let mut state = self.on.lock().lock();
-            let (entry, woken) = W::list(&mut state).remove(key);
-            self.on.abandon(&mut state, entry, woken, &mut wakers);
+            self.give_back(&mut self.on.lock().lock(), key, &mut wakers);
         }
     }
 }
