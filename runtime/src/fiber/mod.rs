@@ -46,6 +46,9 @@ pub(crate) struct Core {
     /// Where its stack stood when it last suspended (`warm::stack_mark`), 0 before it starts;
     /// used only on the home worker.
     suspended_at: Cell<usize>,
+    /// Its home worker's resume count when it last resumed it (see `Local::push_ready`); used
+    /// only on the home worker.
+    last_resumed: Cell<u32>,
     /// The top (highest address) of its stack once it has one; used only on the home worker.
     stack_top: Cell<usize>,
     /// Whether its home worker lists it for a cycle check (see `diag::lazy_check`); used only
@@ -70,13 +73,13 @@ pub(crate) struct Core {
     pub(crate) diag: Record,
 }
 
-// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `suspended_at`, `stack_top`, `check_noted`, `queued_ref` (whose protocol is
+// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top`, `check_noted`, `queued_ref` (whose protocol is
 // described on the field) and `ctx` (written by the spawner before the fiber is published
 // through a queue, afterwards used only by the fiber itself, on its home worker). A fiber is handed between threads
 // only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
 // at any moment at most one thread holds it for running: before it starts, the one worker that
 // popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
-// suspension, and only to its home worker's queues). `body`, `yielder`, `started_key`, `suspended_at`, `stack_top` and `check_noted` are accessed
+// suspension, and only to its home worker's queues). `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top` and `check_noted` are accessed
 // only by that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
 // dropped elsewhere: `Body::Running` holds it in `ManuallyDrop`, so dropping a `Core` on another
 // thread leaks it instead of touching it.
@@ -108,6 +111,7 @@ impl Core {
             yielder: Cell::new(std::ptr::null()),
             started_key: Cell::new(usize::MAX),
             suspended_at: Cell::new(0),
+            last_resumed: Cell::new(0),
             stack_top: Cell::new(0),
             check_noted: Cell::new(false),
             queued_ref: UnsafeCell::new(None),
@@ -158,6 +162,20 @@ impl Core {
     #[inline(always)]
     pub(crate) fn note_suspend(&self) {
         self.suspended_at.set(warm::stack_mark());
+    }
+
+    /// Notes that its home worker resumes it now, as its `resumes`-th resume.
+    #[inline]
+    pub(crate) fn note_resume(&self, resumes: u32) {
+        self.last_resumed.set(resumes);
+    }
+
+    /// How many resumes its home worker, now at `resumes`, has made since it last resumed
+    /// this fiber: the other fibers that ran in between, whose memory may have pushed its own
+    /// out of the cache.
+    #[inline]
+    pub(crate) fn resumes_since(&self, resumes: u32) -> u32 {
+        resumes.wrapping_sub(self.last_resumed.get())
     }
 
     /// Asks the CPU for the stack lines the fiber's next resume touches (see `warm`).

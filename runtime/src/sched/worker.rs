@@ -64,6 +64,8 @@ pub(crate) struct Local {
     checks: RefCell<LazyChecks>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
+    /// Fibers resumed so far (wrapping): a clock in resumes, for `push_ready`'s warming.
+    resumes: Cell<u32>,
     /// Scheduling steps left before the next periodic check: a countdown, so a step tests
     /// for zero instead of dividing.
     until_check: Cell<u32>,
@@ -83,6 +85,7 @@ impl Local {
         Local {
             index,
             slice: shared.config.reductions,
+            resumes: Cell::new(0),
             shared,
             order: RefCell::new(RunOrder::new()),
             yielded: RefCell::new(VecDeque::new()),
@@ -147,7 +150,17 @@ impl Local {
     /// Queues a woken fiber (or one pinned here unstarted) to run on this worker.
     pub(crate) fn push_ready(&self, core: Arc<Core>) {
         let id = core.id.as_u64();
-        self.order.borrow_mut().wake(core, id);
+        let mut order = self.order.borrow_mut();
+        // A fiber woken behind a short queue runs within a few switches, too soon for
+        // `warm_upcoming` to warm it. If many others ran since it did, its stack is asked for
+        // now, while the waker (a lock's releaser handing over, a channel's sender) goes on
+        // with its own work; a partner in a ping-pong is still in the cache.
+        if order.woken_len() < WARM_BEHIND
+            && core.resumes_since(self.resumes.get()) >= WARM_BEHIND as u32
+        {
+            core.warm_stack();
+        }
+        order.wake(core, id);
     }
 
     /// Queues an unstarted fiber here for good: it is homed now, and ready queues are never
@@ -502,6 +515,9 @@ impl Local {
         let Body::Running(coroutine, _) = body else {
             unreachable!("a finished fiber was scheduled")
         };
+        let resumes = self.resumes.get().wrapping_add(1);
+        self.resumes.set(resumes);
+        core.note_resume(resumes);
         // SAFETY: we are the home worker about to resume; the cell is empty (it was reclaimed
         // after the last yield, or taken by the dispatch that queued the fiber).
         unsafe { core.lend() };
