@@ -7,6 +7,12 @@ use std::sync::{Mutex, MutexGuard};
 
 /// A mutex that ignores poison: nothing panics while holding it except an allocation failure,
 /// and the lists it guards stay consistent at every step that could.
+///
+/// ```
+/// let lock = fibra::wait::Lock::new(1);
+/// *lock.lock() += 1;
+/// assert_eq!(*lock.lock(), 2);
+/// ```
 #[derive(Debug)]
 pub struct Lock<T>(Mutex<T>);
 

@@ -62,6 +62,8 @@ mod task_timer;
 mod waitable;
 mod wake_list;
 
+/// The internal lock of a primitive's waiter list.
+pub use crate::loom::sync::Lock;
 pub use fibra_driver::Deadline;
 pub(crate) use lazy_timer::LazyTimers;
 pub use list::{Key, Popped, WaitList};

@@ -32,6 +32,7 @@ impl std::error::Error for TimedOut {}
 
 /// A primitive whose waiters sit in a [`WaitList`] inside its internal lock: usually a
 /// reference to it (or a private wrapper of one, to keep the impl out of its public API).
+/// [`PlainWaitable`]'s example builds a whole primitive on it.
 pub trait Waitable {
     /// What the internal lock protects.
     type State;
@@ -69,6 +70,64 @@ pub trait Waitable {
 
 /// A [`Waitable`] of the plainest kind: its internal lock guards the [`WaitList`] alone, and a
 /// wake ends the wait. Implementing this implements [`Waitable`], with `()` as the output.
+///
+/// A gate that fibers (or threads) wait at until it opens, written on the toolkit:
+///
+/// ```
+/// use fibra::wait::{current_waker, Deadline, Lock, PlainWaitable, Wait, WaitList, WakeList};
+/// use std::sync::atomic::{AtomicBool, Ordering};
+///
+/// #[derive(Default)]
+/// struct Gate {
+///     open: AtomicBool,
+///     waiters: Lock<WaitList<()>>,
+/// }
+///
+/// impl PlainWaitable for &Gate {
+///     type Entry = ();
+///
+///     fn lock(&self) -> &Lock<WaitList<()>> {
+///         &self.waiters
+///     }
+///
+///     // Opening wakes every waiter, so one that gives up has nothing to pass on.
+///     fn abandon(&self, _: &mut WaitList<()>, _: (), _: bool, _: &mut WakeList) {}
+/// }
+///
+/// impl Gate {
+///     fn wait(&self) {
+///         let key = {
+///             let mut waiters = self.waiters.lock();
+///             if self.open.load(Ordering::Acquire) {
+///                 return;
+///             }
+///             waiters.push_back((), current_waker())
+///         };
+///         Wait::new(self, key).block(Deadline::NEVER).unwrap();
+///     }
+///
+///     fn open(&self) {
+///         // Declared before the guard, so it wakes the waiters after the lock is released.
+///         let mut wakers = WakeList::new();
+///         let mut waiters = self.waiters.lock();
+///         self.open.store(true, Ordering::Release);
+///         while let Some(waker) = waiters.pop_front() {
+///             wakers.push(waker);
+///         }
+///     }
+/// }
+///
+/// let gate = Gate::default();
+/// fibra::run(|| {
+///     fibra::scope(|s| {
+///         for _ in 0..3 {
+///             s.spawn(|| gate.wait());
+///         }
+///         fibra::yield_now();
+///         gate.open();
+///     });
+/// });
+/// ```
 pub trait PlainWaitable {
     /// Each waiter's data.
     type Entry;
