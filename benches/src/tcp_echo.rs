@@ -54,10 +54,15 @@
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use crate::rounds::compare_per_op;
 use crate::runtimes;
+
+/// The first word of this bench's child job, which runs one system's workload alone (for
+/// `perf`, `strace` or callgrind): `tcp_echo <system> <connections> <trips per connection>`.
+pub const JOB: &str = "tcp_echo";
 
 /// Workers of every multi-worker system.
 const WORKERS: usize = 2;
@@ -65,6 +70,9 @@ const WORKERS: usize = 2;
 const ROUNDS: usize = 5;
 /// Bytes per request and per response.
 pub(crate) const MESSAGE: usize = 64;
+
+/// One round of a system: connections, round trips per connection; the time they took.
+type Round = fn(usize, u64) -> Duration;
 
 /// Runs both variants and prints their JSON lines.
 pub fn run(quick: bool) {
@@ -81,9 +89,8 @@ pub fn run(quick: bool) {
         ],
     );
     const CONNECTIONS: usize = 100;
-    let per_connection = |round: fn(usize, u64) -> Duration| {
-        move |trips: u64| round(CONNECTIONS, trips / CONNECTIONS as u64)
-    };
+    let per_connection =
+        |round: Round| move |trips: u64| round(CONNECTIONS, trips / CONNECTIONS as u64);
     compare_per_op(
         "tcp_echo",
         "100c",
@@ -96,6 +103,34 @@ pub fn run(quick: bool) {
             ("std_thread", &per_connection(std_threads)),
         ],
     );
+}
+
+/// The child side of [`JOB`]: runs one round of one system and prints its ns per round trip.
+pub fn run_child(job: &str) -> ExitCode {
+    let systems: [(&str, Round); 4] = [
+        ("fibra", fibra),
+        ("tokio", tokio),
+        ("may", may),
+        ("std_thread", std_threads),
+    ];
+    let parsed = match job.split_whitespace().collect::<Vec<_>>()[..] {
+        [JOB, system, connections, trips] => systems
+            .iter()
+            .find(|(name, _)| *name == system)
+            .zip(connections.parse::<usize>().ok().filter(|&n| n > 0))
+            .zip(trips.parse::<u64>().ok().filter(|&n| n > 0)),
+        _ => None,
+    };
+    let Some(((&(_, round), connections), trips)) = parsed else {
+        eprintln!("fibra-compare: bad child job `{job}`");
+        return ExitCode::from(2);
+    };
+    let elapsed = round(connections, trips);
+    println!(
+        "{:.1}",
+        elapsed.as_nanos() as f64 / (connections as u64 * trips) as f64
+    );
+    ExitCode::SUCCESS
 }
 
 /// The server side of one connection, for every blocking-style system: echo 64-byte
@@ -310,5 +345,13 @@ mod tests {
         may(1, 50);
         may(10, 10);
         std_threads(10, 10);
+    }
+
+    #[test]
+    fn the_child_job_runs_one_system_and_refuses_a_bad_job() {
+        assert_eq!(run_child("tcp_echo fibra 2 5"), ExitCode::SUCCESS);
+        assert_eq!(run_child("tcp_echo nonesuch 2 5"), ExitCode::from(2));
+        assert_eq!(run_child("tcp_echo fibra 0 5"), ExitCode::from(2));
+        assert_eq!(run_child("tcp_echo fibra 2"), ExitCode::from(2));
     }
 }
