@@ -67,23 +67,23 @@
 //! all, the driver's wakes find them awake. Syscalls per trip were as tokio's: 1 send, 2
 //! `recv` per side (one `WouldBlock`), plus 12% retries.
 //!
-//! So a socket call now retries `RETRY_TURNS` times whatever the queue (`fibra-net`'s
-//! `retries` module): behind 50 ready fibers a retry waits while they run, its peer among
-//! them, and costs one syscall, where the reactor wait costs the driver's event and the wait's
-//! own overhead. One retry after one yield was not enough (measured: slower, the peer woken
-//! by the reactor runs after the retry); with up to 32 the fibers settle into finding their
-//! data by retrying: under strace, `epoll_wait` calls 89 000 → 35 000 for 50 000 trips, `recv`s 4.2 → 4.5
-//! a trip, CPU 15.1 → 13.5 µs a trip (tokio 11.5). Full runs, the binary before and after
-//! alternated, seven pairs at a load average of 6–11, fibra ÷ tokio in `100c`: 1.40, 1.13,
-//! 1.08, 0.88, 0.92, 0.65, 1.18 before (median 1.08), 0.54, 0.89, 0.90, 1.05, 0.74, 0.87,
-//! 0.84 after (median 0.87); ÷ may 0.73 before (median; 0.31–0.81), 0.49 after (0.25–0.66),
-//! about twice may's throughput. `1c` did not move: median 0.81 before (0.66–0.98), 0.82
-//! after (0.61–1.00); alone in child runs, 13.3 and 13.1 µs a trip (medians of 11, tokio
-//! 18.1). In child runs of `100c` alone (medians of 7 and 9) the CPU a trip fell 7–10% both
-//! times but the wall time once by 12% (23.2 → 20.3 µs, tokio 16.8) and once not at all
-//! (20.9 → 21.8, tokio 16.3): under this load a process that needs less CPU is also given
-//! less, and fibra alone stays some 1.2–1.3× tokio's time a trip there, where the full runs
-//! put it below tokio.
+//! So a socket call now retries `RETRY_TURNS` times whatever the queue (`fibra-net`'s `retries`
+//! module): behind 50 ready fibers a retry waits while they run, its peer among them, and costs one
+//! syscall, where the reactor wait costs the driver's event and the wait's own overhead. One retry
+//! after one yield was not enough (measured: slower, the peer woken by the reactor runs after the
+//! retry); with up to 32 the fibers settle into finding their data by retrying: under strace,
+//! `epoll_wait` calls 89 000 → 35 000 for 50 000 trips, `recv`s 4.2 → 4.5 a trip, CPU 15.1 → 13.5
+//! µs a trip (tokio 11.5). Full runs, the binary before and after alternated, seven pairs at a load
+//! average of 6–11, fibra ÷ tokio in `100c`: 1.40, 1.13, 1.08, 0.88, 0.92, 0.65, 1.18 before
+//! (median 1.08), 0.54, 0.89, 0.90, 1.05, 0.74, 0.87, 0.84 after (median 0.87); ÷ may 0.73 before
+//! (median; 0.31–0.81), 0.49 after (0.25–0.66), about twice may's throughput. `1c` did not move:
+//! median 0.81 before (0.66–0.98), 0.82 after (0.61–1.00); alone in child runs, 13.3 and 13.1 µs a
+//! trip (medians of 11, tokio 18.1). In child runs of `100c` alone (medians of 7 and 9) the CPU a
+//! trip fell 7–10% both times but the wall time once by 12% (23.2 → 20.3 µs, tokio 16.8) and once
+//! not at all (20.9 → 21.8, tokio 16.3): under this load a process that needs less CPU is also
+//! given less, and fibra alone stays some 1.2–1.3× tokio's time a trip there, where the full runs
+//! put it below tokio. `http_hello` and `accept_storm` (one run each) and `idle_conn_memory` did
+//! not get worse: `http_hello` 1.11 → 1.19× hyper's requests per second.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

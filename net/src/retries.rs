@@ -19,7 +19,9 @@
 //! (an idle keep-alive connection, a peer parked on the same worker) stops retrying: after
 //! `n` retry runs in a row that all missed, the next `2^n - 1` waits go straight to the
 //! reactor (at most 63), and a run that finds the descriptor ready starts the
-//! count again.
+//! count again. So many connections that go idle at once (a server's fresh keep-alive
+//! connections) each cost `RETRY_TURNS` failed syscalls on their first wait, spread over that
+//! many turns of the worker's queue, and fewer and fewer after.
 //!
 //! The state is a hint: clones of a socket keep their own, and two fibers using one socket at
 //! once may race on it, which changes only how often they retry.
