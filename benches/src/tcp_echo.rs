@@ -51,13 +51,51 @@
 //! (not checked). `100c` did not move beyond the noise (1.14 and
 //! 1.10 before, 1.11 and 1.18 after at 3–6): with 50 connections a worker, a retry costs more
 //! turns than the budget holds, so none are made.
+//!
+//! # Where `100c`'s time went, and retries behind a long queue (2026-12-06, later)
+//!
+//! Measured with the child job (`FIBRA_COMPARE_CHILD="tcp_echo <system> 100 <trips>"`),
+//! load average 6–9. CPU per round trip (`perf stat -e cpu-clock`, medians of 7): fibra 15.1
+//! µs, tokio 11.5 µs. `perf record` split it: the workers' kernel time (the TCP work) was the
+//! same in both; fibra spent 1.6 µs more per trip on its driver thread and 1.3 µs more in its
+//! workers' user code (the reactor wait: the `Readiness` future polled twice, the waker, the
+//! hold, the park). The driver took in about 2 readiness events per trip (one per message)
+//! in 1.5 events per `epoll_wait` (73 000 calls for 50 000 trips; tokio: 2 000), at about
+//! 0.8 µs of its CPU per event; its costliest step is tokio's `ScheduledIo::wake`, most of it
+//! one load of the waiter node that lives on the parked fiber's stack (a cache miss from the
+//! other core), then `Core::unpark`. Waking the workers is cheap already: 1 900 futex calls in
+//! all, the driver's wakes find them awake. Syscalls per trip were as tokio's: 1 send, 2
+//! `recv` per side (one `WouldBlock`), plus 12% retries.
+//!
+//! So a socket call now retries `RETRY_TURNS` times whatever the queue (`fibra-net`'s `retries`
+//! module): behind 50 ready fibers a retry waits while they run, its peer among them, and costs one
+//! syscall, where the reactor wait costs the driver's event and the wait's own overhead. One retry
+//! after one yield was not enough (measured: slower, the peer woken by the reactor runs after the
+//! retry); with up to 32 the fibers settle into finding their data by retrying: under strace,
+//! `epoll_wait` calls 89 000 → 35 000 for 50 000 trips, `recv`s 4.2 → 4.5 a trip, CPU 15.1 → 13.5
+//! µs a trip (tokio 11.5). Full runs, the binary before and after alternated, seven pairs at a load
+//! average of 6–11, fibra ÷ tokio in `100c`: 1.40, 1.13, 1.08, 0.88, 0.92, 0.65, 1.18 before
+//! (median 1.08), 0.54, 0.89, 0.90, 1.05, 0.74, 0.87, 0.84 after (median 0.87); ÷ may 0.73 before
+//! (median; 0.31–0.81), 0.49 after (0.25–0.66), about twice may's throughput. `1c` did not move:
+//! median 0.81 before (0.66–0.98), 0.82 after (0.61–1.00); alone in child runs, 13.3 and 13.1 µs a
+//! trip (medians of 11, tokio 18.1). In child runs of `100c` alone (medians of 7 and 9) the CPU a
+//! trip fell 7–10% both times but the wall time once by 12% (23.2 → 20.3 µs, tokio 16.8) and once
+//! not at all (20.9 → 21.8, tokio 16.3): under this load a process that needs less CPU is also
+//! given less, and fibra alone stays some 1.2–1.3× tokio's time a trip there, where the full runs
+//! put it below tokio. `http_hello` and `accept_storm` (one run each) and `idle_conn_memory` did
+//! not get worse: `http_hello` 1.11 → 1.19× hyper's requests per second.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use crate::rounds::compare_per_op;
 use crate::runtimes;
+
+/// The first word of this bench's child job, which runs one system's workload alone (for
+/// `perf`, `strace` or callgrind): `tcp_echo <system> <connections> <trips per connection>`.
+pub const JOB: &str = "tcp_echo";
 
 /// Workers of every multi-worker system.
 const WORKERS: usize = 2;
@@ -65,6 +103,9 @@ const WORKERS: usize = 2;
 const ROUNDS: usize = 5;
 /// Bytes per request and per response.
 pub(crate) const MESSAGE: usize = 64;
+
+/// One round of a system: connections, round trips per connection; the time they took.
+type Round = fn(usize, u64) -> Duration;
 
 /// Runs both variants and prints their JSON lines.
 pub fn run(quick: bool) {
@@ -81,9 +122,8 @@ pub fn run(quick: bool) {
         ],
     );
     const CONNECTIONS: usize = 100;
-    let per_connection = |round: fn(usize, u64) -> Duration| {
-        move |trips: u64| round(CONNECTIONS, trips / CONNECTIONS as u64)
-    };
+    let per_connection =
+        |round: Round| move |trips: u64| round(CONNECTIONS, trips / CONNECTIONS as u64);
     compare_per_op(
         "tcp_echo",
         "100c",
@@ -96,6 +136,34 @@ pub fn run(quick: bool) {
             ("std_thread", &per_connection(std_threads)),
         ],
     );
+}
+
+/// The child side of [`JOB`]: runs one round of one system and prints its ns per round trip.
+pub fn run_child(job: &str) -> ExitCode {
+    let systems: [(&str, Round); 4] = [
+        ("fibra", fibra),
+        ("tokio", tokio),
+        ("may", may),
+        ("std_thread", std_threads),
+    ];
+    let parsed = match job.split_whitespace().collect::<Vec<_>>()[..] {
+        [JOB, system, connections, trips] => systems
+            .iter()
+            .find(|(name, _)| *name == system)
+            .zip(connections.parse::<usize>().ok().filter(|&n| n > 0))
+            .zip(trips.parse::<u64>().ok().filter(|&n| n > 0)),
+        _ => None,
+    };
+    let Some(((&(_, round), connections), trips)) = parsed else {
+        eprintln!("fibra-compare: bad child job `{job}`");
+        return ExitCode::from(2);
+    };
+    let elapsed = round(connections, trips);
+    println!(
+        "{:.1}",
+        elapsed.as_nanos() as f64 / (connections as u64 * trips) as f64
+    );
+    ExitCode::SUCCESS
 }
 
 /// The server side of one connection, for every blocking-style system: echo 64-byte
@@ -310,5 +378,13 @@ mod tests {
         may(1, 50);
         may(10, 10);
         std_threads(10, 10);
+    }
+
+    #[test]
+    fn the_child_job_runs_one_system_and_refuses_a_bad_job() {
+        assert_eq!(run_child("tcp_echo fibra 2 5"), ExitCode::SUCCESS);
+        assert_eq!(run_child("tcp_echo nonesuch 2 5"), ExitCode::from(2));
+        assert_eq!(run_child("tcp_echo fibra 0 5"), ExitCode::from(2));
+        assert_eq!(run_child("tcp_echo fibra 2"), ExitCode::from(2));
     }
 }

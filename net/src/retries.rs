@@ -5,22 +5,29 @@
 //! the readiness event there and wakes the fiber's worker, two thread wake-ups for every wait.
 //! When the peer is a fiber on another worker (or a process on another core) the data often
 //! arrives a few microseconds after the `WouldBlock`, well before that round trip ends. So a
-//! fiber retries the call on its own worker, yielding between tries, for as long as the
-//! runtime's [`RetryBudget`] allows (the same patience a blocked channel operation has: no
-//! retries while many other fibers are ready on the worker), and waits for the reactor only if
-//! none of the retries found the descriptor ready.
+//! fiber retries the call on its own worker, yielding between tries, up to [`RETRY_TURNS`]
+//! times, and waits for the reactor only if none of the retries found the descriptor ready.
+//!
+//! Unlike a channel operation, a socket call retries that many times however many fibers are
+//! ready on the worker: a retry behind a long queue waits while those fibers run (their peers
+//! among them), and costs one syscall, where a wake-up from the reactor costs the driver
+//! thread's work for the event and a cross-thread wake, whatever the queue. While the
+//! runtime's [`RetryBudget`] can afford a retry it places it (behind just-woken fibers when
+//! there are some); the tries beyond it are plain yields.
 //!
 //! Retries that find nothing cost a syscall each, so a descriptor whose retries keep missing
 //! (an idle keep-alive connection, a peer parked on the same worker) stops retrying: after
 //! `n` retry runs in a row that all missed, the next `2^n - 1` waits go straight to the
 //! reactor (at most 63), and a run that finds the descriptor ready starts the
-//! count again.
+//! count again. So many connections that go idle at once (a server's fresh keep-alive
+//! connections) each cost `RETRY_TURNS` failed syscalls on their first wait, spread over that
+//! many turns of the worker's queue, and fewer and fewer after.
 //!
 //! The state is a hint: clones of a socket keep their own, and two fibers using one socket at
 //! once may race on it, which changes only how often they retry.
 
 use crate::source::would_block;
-use fibra_runtime::wait::RetryBudget;
+use fibra_runtime::wait::{RetryBudget, RETRY_TURNS};
 use std::io;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -38,8 +45,9 @@ pub(crate) struct Retries {
 
 impl Retries {
     /// Called by a fiber whose call said `WouldBlock`, before it waits for the reactor:
-    /// retries `op` while the hint and the fiber's [`RetryBudget`] allow. `Some` with the
-    /// first result that is not `WouldBlock`; `None` when the caller should wait.
+    /// unless the hint says to skip them, retries `op` [`RETRY_TURNS`] times, yielding before
+    /// each try. `Some` with the first result that is not `WouldBlock`; `None` when the caller
+    /// should wait.
     pub(crate) fn retry<R>(&self, op: &mut dyn FnMut() -> io::Result<R>) -> Option<io::Result<R>> {
         let skip = self.skip.load(Ordering::Relaxed);
         if skip > 0 {
@@ -47,17 +55,17 @@ impl Retries {
             return None;
         }
         let mut budget = RetryBudget::new();
-        let mut tried = false;
-        while budget.retry() {
-            tried = true;
+        for _ in 0..RETRY_TURNS {
+            if !budget.retry() {
+                fibra_runtime::yield_now();
+            }
             let result = op();
             if !would_block(&result) {
                 self.misses.store(0, Ordering::Relaxed);
                 return Some(result);
             }
         }
-        // A budget that allowed no retry (many fibers ready) says nothing about the peer.
-        if tried {
+        if RETRY_TURNS > 0 {
             let misses = (self.misses.load(Ordering::Relaxed) + 1).min(MAX_MISSES);
             self.misses.store(misses, Ordering::Relaxed);
             self.skip.store((1 << misses) - 1, Ordering::Relaxed);
@@ -155,18 +163,37 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_that_allows_no_retry_leaves_the_hint_alone() {
+    fn behind_a_long_queue_a_call_still_retries_and_the_queue_runs_between_tries() {
         on_one_worker(|| {
+            use std::sync::atomic::AtomicU32;
+            use std::sync::Arc;
+
             let retries = Retries::default();
-            // Many fibers ready: a yield would cost more turns than the budget holds.
-            let ready: Vec<_> = (0..=fibra_runtime::wait::RETRY_TURNS)
-                .map(|_| fibra_runtime::spawn(|| {}))
+            // More fibers ready than a budget holds turns: a channel operation would not retry.
+            let queue = fibra_runtime::wait::RETRY_TURNS + 1;
+            let turns = Arc::new(AtomicU32::new(0));
+            let ready: Vec<_> = (0..queue)
+                .map(|_| {
+                    let turns = turns.clone();
+                    fibra_runtime::spawn(move || {
+                        turns.fetch_add(1, Ordering::Relaxed);
+                        fibra_runtime::yield_now();
+                        turns.fetch_add(1, Ordering::Relaxed);
+                    })
+                })
                 .collect();
-            let (calls, result) = run(&retries, None);
-            assert_eq!(calls, 0);
-            assert!(result.is_none());
-            assert_eq!(retries.misses.load(Ordering::Relaxed), 0);
-            assert_eq!(retries.skip.load(Ordering::Relaxed), 0);
+            // Ready on its second try: every queued fiber has had its first turn by then.
+            let mut seen = Vec::new();
+            let result = retries.retry(&mut || {
+                seen.push(turns.load(Ordering::Relaxed));
+                if seen.len() < 2 {
+                    blocked()
+                } else {
+                    Ok(())
+                }
+            });
+            assert!(result.is_some_and(|result| result.is_ok()));
+            assert_eq!(seen, [queue, 2 * queue]);
             ready.into_iter().for_each(|fiber| fiber.join().unwrap());
         });
     }

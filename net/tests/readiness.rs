@@ -9,8 +9,8 @@
 use fibra_net::net::{TcpListener, TcpStream, UnixStream};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// The descriptor whose `recv` calls are counted (-1: none).
 static WATCHED: AtomicI32 = AtomicI32::new(-1);
@@ -67,30 +67,24 @@ fn tcp_pair() -> (TcpStream, TcpStream) {
     (client, accepted)
 }
 
-/// Fibers that keep yielding until `stop`: with more of them ready than a retry budget holds
-/// turns, no blocked call on their worker retries before it waits for the reactor.
-fn keep_busy(stop: &Arc<AtomicBool>) -> Vec<fibra_runtime::JoinHandle<()>> {
-    (0..=fibra_runtime::wait::RETRY_TURNS)
-        .map(|_| {
-            let stop = stop.clone();
-            fibra_runtime::spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
-                    fibra_runtime::yield_now();
-                }
-            })
-        })
-        .collect()
+/// How many of `waits` waits in a row run their retries when every retry misses, by the
+/// schedule the retry hint keeps: after `n` missed runs in a row, the next `2^n - 1` waits
+/// (at most 63) skip them.
+fn retry_runs(waits: usize) -> usize {
+    let (mut runs, mut wait, mut missed) = (0, 0, 0);
+    while wait < waits {
+        runs += 1;
+        missed = (missed + 1).min(6);
+        wait += 1 << missed;
+    }
+    runs
 }
 
 #[test]
 fn a_registered_stream_makes_one_recv_per_message() {
     const ROUNDS: usize = 200;
     let _watching = watching();
-    // One worker, kept busy, so that no call retries (see `keep_busy`): every wait is the
-    // reactor's.
     let recvs = fibra_testing::on(1, || {
-        let stop = Arc::new(AtomicBool::new(false));
-        let busy = keep_busy(&stop);
         let (mut client, server) = tcp_pair();
         WATCHED.store(server.as_raw_fd(), Ordering::SeqCst);
         RECVS.store(0, Ordering::SeqCst);
@@ -106,24 +100,25 @@ fn a_registered_stream_makes_one_recv_per_message() {
             WATCHED.store(-1, Ordering::SeqCst);
             RECVS.load(Ordering::SeqCst)
         });
-        // Its first read has said `WouldBlock` and registered the stream.
-        fibra_testing::until_parked(echo.fiber());
+        // Nothing is sent while the echo's read retries: each message waits until the read
+        // has given up retrying and parked on the reactor, so every retry misses.
         for round in 0..ROUNDS {
+            fibra_testing::until_parked(echo.fiber());
             let message = [round as u8; 8];
             client.write_all(&message).unwrap();
             let mut back = [0; 8];
             client.read_exact(&mut back).unwrap();
             assert_eq!(back, message);
         }
+        fibra_testing::until_parked(echo.fiber());
         drop(client);
-        let recvs = echo.join().unwrap();
-        stop.store(true, Ordering::SeqCst);
-        busy.into_iter().for_each(|fiber| fiber.join().unwrap());
-        recvs
+        echo.join().unwrap()
     });
-    // The first `WouldBlock`, one `recv` per message (each a short read: the next read
-    // waits for the reactor without asking the kernel), and the end of the stream.
-    assert_eq!(recvs, 1 + ROUNDS + 1);
+    // The first `WouldBlock`, the retry runs (the wait before each message and the one before
+    // the end), one `recv` per message (each a short read: the next read goes to its retries
+    // without asking the kernel first), and the end of the stream.
+    let retries = fibra_runtime::wait::RETRY_TURNS as usize * retry_runs(ROUNDS + 1);
+    assert_eq!(recvs, 1 + retries + ROUNDS + 1);
 }
 
 #[test]

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use fibra_bench::args::{self, Command};
 use fibra_bench::{
     child, diag_overhead, idle_conn_memory, load_http, parked_memory, proc_memory, runtimes,
+    tcp_echo,
 };
 
 fn main() -> ExitCode {
@@ -31,6 +32,9 @@ fn main() -> ExitCode {
         }
         if job.starts_with(diag_overhead::JOB) {
             return diag_overhead::run_child(&job);
+        }
+        if job.starts_with(tcp_echo::JOB) {
+            return tcp_echo::run_child(&job);
         }
         return parked_memory::run_child(&job);
     }

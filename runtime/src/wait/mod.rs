@@ -43,6 +43,11 @@
 //!   would wait for the whole queue. Once registered it parks at once: yielding again after registering did not
 //!   clearly pay in an A/B run once the retries existed (the figures are in the
 //!   `chan_pingpong` bench's documentation, `fibra-bench`).
+//! - **A socket call that said `WouldBlock`** (`fibra-net`) retries [`RETRY_TURNS`] times
+//!   however long the queue, placed by a [`RetryBudget`] while it can afford a retry and by
+//!   plain yields after: its alternative, a wait on the reactor, costs the driver thread's
+//!   work and a cross-thread wake whatever the queue, and the fibers ahead often include
+//!   the peer. A socket whose retries keep missing skips them for a while.
 //! - **Locks, semaphores and the other `fibra-sync` primitives** register and park at once:
 //!   their fast path is one CAS, and a fair lock hands a released permit to the first
 //!   registered waiter, so a caller that retried instead would only overtake the queue it is
