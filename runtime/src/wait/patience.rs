@@ -94,7 +94,8 @@ impl RetryBudget {
     /// otherwise spends every turn left and returns false, and the caller registers and parks.
     /// With fibers woken on the worker and waiting to run, the caller runs again right after
     /// them (and after any unstarted fibers, which may start first), for a turn each;
-    /// otherwise it yields, for [`yield_cost`] turns.
+    /// otherwise it yields, for [`yield_cost`] turns. With nothing else ready on the worker,
+    /// the worker's thread yields as well, so a peer whose worker waits for the same CPU runs.
     ///
     /// On one worker, a fiber that wakes its peer and then waits for the peer's answer gets
     /// it by a retry, ahead of the fibers that yielded:
@@ -134,12 +135,16 @@ impl RetryBudget {
         if self.left == 0 {
             return false;
         }
-        let (cost, why) = with_worker(|local| match local {
+        let (cost, why, alone) = with_worker(|local| match local {
             Some(local) => match local.ahead_of_retry() {
-                Some(ahead) => (ahead.max(1), Suspend::Retry),
-                None => (local.ready_len().max(1), Suspend::Yield),
+                Some(ahead) => (ahead.max(1), Suspend::Retry, false),
+                None => {
+                    let ready = local.ready_len();
+                    (ready.max(1), Suspend::Yield, ready == 0)
+                }
             },
-            None => (1, Suspend::Yield),
+            // Outside a fiber the yield is the thread's already.
+            None => (1, Suspend::Yield, false),
         });
         if cost > self.left as usize {
             self.left = 0;
@@ -148,6 +153,11 @@ impl RetryBudget {
         // No more than `left`, so it fits.
         self.left -= cost as u32;
         crate::this_fiber::yield_as(why);
+        if alone {
+            // The fiber's yield came straight back. On a loaded machine the peer's worker may
+            // wait for this CPU, and every retry would find nothing until the budget is spent.
+            std::thread::yield_now();
+        }
         true
     }
 
