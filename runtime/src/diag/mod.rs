@@ -4,6 +4,7 @@ mod cycle;
 mod dump;
 mod global;
 mod lazy_check;
+mod looking;
 mod policy;
 mod record;
 mod report;
