@@ -91,6 +91,14 @@ impl Published {
     }
 }
 
+impl Published {
+    /// Ends the wait; returns the fiber it was published for (the running one).
+    #[inline]
+    pub(crate) fn end(self) -> *const Core {
+        self.core
+    }
+}
+
 impl Drop for Published {
     #[inline]
     fn drop(&mut self) {
