@@ -106,22 +106,23 @@
 //! (211 vs 202, 207 vs 210, 252 vs 253 ns), so its median ratio says which modes the rounds
 //! fell into.
 //!
-//! 2026-12-06, after ending an owned wait stopped taking the record's pin (a locked
+//! 2026-12-06: ending an owned wait no longer takes the record's pin (a locked
 //! compare-and-swap on every contended lock) unless a reader is looking (an asymmetric fence:
-//! the reader pays a `membarrier`): callgrind per 100 000 operations, `fibra` / `fibra_nodiag`,
-//! before 131.97 M / 124.45 M (`mutex_handoff_1w`, +75 instructions a handoff) and 90.04 M /
-//! 86.44 M (`yield_pingpong`, +36 a round trip); after 132.93 M / 124.14 M (+88) and 90.83 M
-//! / 86.47 M (+44). The change removes a locked instruction rather than instructions; the
-//! counts moved because the scheduler's wake path (`Core::unpark`, `dispatch`, `push_ready`,
-//! `with_worker`) is inlined differently in each build (the same source, placed in other
-//! codegen units), which is also most of the `yield_pingpong` difference between the two
-//! builds: the park's own recording is 18 instructions (five field stores, the sequence's two,
-//! the guard's three stack stores for unwinding, a thread-local read after the switch). Full
-//! runs at a load average of 6 to 9 (too noisy to resolve 5 %), before / after:
-//! `chan_pingpong_1w` 1.122 / 1.047, `chan_pingpong_2w` 0.933 / 0.861, `mutex_contended`
-//! 1.196 / 1.376 (modes), `mutex_handoff_1w` 1.043 / 1.035 (1.062 in another run before),
-//! `yield_pingpong` 1.149 / 1.039 (1.116 in another run before); alternated child runs of
-//! 1 000 000 operations (11 pairs, same load) scattered from 1.00 to 1.17 in both builds.
+//! the reader pays a `membarrier`); `fibra::park`'s cancellation point after the wake uses the
+//! fiber its wait was published for instead of reading the thread's state again; and
+//! `with_worker` is `#[inline]`: the wake path (`dispatch`, `push_ready`, `with_worker`) had
+//! been inlined differently in the two builds (the same source in other codegen units), which
+//! cost `yield_pingpong` about 12 instructions a round trip outside the recording. Callgrind
+//! per 100 000 operations, `fibra` / `fibra_nodiag`: `yield_pingpong` before 90.04 M /
+//! 86.44 M (+36 instructions a round trip, +4.2 %), after 85.65 M / 83.26 M (+24, +2.9 %; the
+//! park's own recording is now 12 instructions: five field stores, the sequence's two);
+//! `mutex_handoff_1w` before 131.97 M / 124.45 M (+75 a handoff), after 131.28 M / 123.27 M
+//! (+80: no fewer instructions, but no locked one). Full runs, before / after, at a load
+//! average near 4.5: `chan_pingpong_1w` 1.047 / 0.934, `chan_pingpong_2w` 1.249 / 0.955,
+//! `mutex_contended` 1.103 / 9.405 (its modes), `mutex_handoff_1w` 1.059 / 0.993,
+//! `yield_pingpong` 1.154 / 1.054; near 7, after the pin change alone: `mutex_handoff_1w`
+//! 1.043 and 1.062 / 1.035, `yield_pingpong` 1.149 and 1.116 / 1.039. At these loads a lone
+//! run moves by several per cent either way.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
