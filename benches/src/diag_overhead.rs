@@ -121,8 +121,15 @@
 //! average near 4.5: `chan_pingpong_1w` 1.047 / 0.934, `chan_pingpong_2w` 1.249 / 0.955,
 //! `mutex_contended` 1.103 / 9.405 (its modes), `mutex_handoff_1w` 1.059 / 0.993,
 //! `yield_pingpong` 1.154 / 1.054; near 7, after the pin change alone: `mutex_handoff_1w`
-//! 1.043 and 1.062 / 1.035, `yield_pingpong` 1.149 and 1.116 / 1.039. At these loads a lone
-//! run moves by several per cent either way.
+//! 1.043 and 1.062 / 1.035, `yield_pingpong` 1.149 and 1.116 / 1.039. Three more full runs
+//! after, at a load average near 2.5: `mutex_handoff_1w` 1.092 / 1.061 / 1.083,
+//! `yield_pingpong` 1.042 / 1.035 / 1.033, `chan_pingpong_1w` 1.023 / 0.998 / 1.036; two of
+//! the build before at the same load: `mutex_handoff_1w` 1.002 / 0.989, `yield_pingpong`
+//! 1.066 / 1.036. So `yield_pingpong` is near the target, and `mutex_handoff_1w` shows no
+//! gain from the missing locked instruction: 11 alternated child runs of the `fibra` builds
+//! alone, after vs before, were 0.996 (paired 1.004) for `mutex_handoff_1w` and 0.970
+//! (paired 0.936) for `yield_pingpong`, while the `nodiag` build got about 1 % faster too
+//! (the inlining), so its ratio moved by no more than the noise.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
