@@ -105,6 +105,31 @@
 //! started): alternated child runs in the same mode were within a few per cent of each other
 //! (211 vs 202, 207 vs 210, 252 vs 253 ns), so its median ratio says which modes the rounds
 //! fell into.
+//!
+//! 2026-12-06: ending an owned wait no longer takes the record's pin (a locked
+//! compare-and-swap on every contended lock) unless a reader is looking (an asymmetric fence:
+//! the reader pays a `membarrier`); `fibra::park`'s cancellation point after the wake uses the
+//! fiber its wait was published for instead of reading the thread's state again; and
+//! `with_worker` is `#[inline]`: the wake path (`dispatch`, `push_ready`, `with_worker`) had
+//! been inlined differently in the two builds (the same source in other codegen units), which
+//! cost `yield_pingpong` about 12 instructions a round trip outside the recording. Callgrind
+//! per 100 000 operations, `fibra` / `fibra_nodiag`: `yield_pingpong` before 90.04 M /
+//! 86.44 M (+36 instructions a round trip, +4.2 %), after 85.65 M / 83.26 M (+24, +2.9 %; the
+//! park's own recording is now 12 instructions: five field stores, the sequence's two);
+//! `mutex_handoff_1w` before 131.97 M / 124.45 M (+75 a handoff), after 131.28 M / 123.27 M
+//! (+80: no fewer instructions, but no locked one). Full runs, before / after, at a load
+//! average near 4.5: `chan_pingpong_1w` 1.047 / 0.934, `chan_pingpong_2w` 1.249 / 0.955,
+//! `mutex_contended` 1.103 / 9.405 (its modes), `mutex_handoff_1w` 1.059 / 0.993,
+//! `yield_pingpong` 1.154 / 1.054; near 7, after the pin change alone: `mutex_handoff_1w`
+//! 1.043 and 1.062 / 1.035, `yield_pingpong` 1.149 and 1.116 / 1.039. Three more full runs
+//! after, at a load average near 2.5: `mutex_handoff_1w` 1.092 / 1.061 / 1.083,
+//! `yield_pingpong` 1.042 / 1.035 / 1.033, `chan_pingpong_1w` 1.023 / 0.998 / 1.036; two of
+//! the build before at the same load: `mutex_handoff_1w` 1.002 / 0.989, `yield_pingpong`
+//! 1.066 / 1.036. So `yield_pingpong` is near the target, and `mutex_handoff_1w` shows no
+//! gain from the missing locked instruction: 11 alternated child runs of the `fibra` builds
+//! alone, after vs before, were 0.996 (paired 1.004) for `mutex_handoff_1w` and 0.970
+//! (paired 0.936) for `yield_pingpong`, while the `nodiag` build got about 1 % faster too
+//! (the inlining), so its ratio moved by no more than the noise.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

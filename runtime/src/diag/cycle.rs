@@ -16,6 +16,7 @@
 //! walk reads first), so a released resource never shows its old owner. Checks from two
 //! fibers of the same cycle at once are serialised and reported once.
 
+use super::looking::Looking;
 use super::record::{OwnerNow, Waiting};
 use super::{report, Deadlock};
 use crate::fiber::Core;
@@ -50,15 +51,17 @@ static REPORTED: Mutex<Option<HashSet<CycleKey>>> = Mutex::new(None);
 
 /// Looks for a cycle through `me`, which has published an owned wait and suspended; reports
 /// it and, under `Deadlock::Panic`, dooms and wakes its fibers. Whether it woke them.
-pub(crate) fn check(me: &Arc<Core>) -> bool {
+pub(crate) fn check(me: &Arc<Core>, looking: &Looking) -> bool {
     let policy = me.shared.config.deadlock;
     if policy == Deadlock::Off {
         return false;
     }
     // Most checks find no cycle: only a first walk that finds one serialises with the others.
-    let Some(first) = walk(me) else { return false };
+    let Some(first) = walk(me, looking) else {
+        return false;
+    };
     let mut reported = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
-    if walk(me).as_ref() != Some(&first) {
+    if walk(me, looking).as_ref() != Some(&first) {
         return false;
     }
     let mut key: CycleKey = first
@@ -83,14 +86,14 @@ pub(crate) fn check(me: &Arc<Core>) -> bool {
 }
 
 /// The cycle from `me` back to `me`, if the owners lead there.
-fn walk(me: &Arc<Core>) -> Option<Vec<Edge>> {
+fn walk(me: &Arc<Core>, looking: &Looking) -> Option<Vec<Edge>> {
     let mut path: Vec<Edge> = Vec::new();
     let mut fiber = me.clone();
     while path.len() < MAX_CYCLE {
         if !fiber.latch.is_suspended() {
             return None;
         }
-        let (waiting, owner) = fiber.diag.read()?;
+        let (waiting, owner) = fiber.diag.read(looking)?;
         let owner = owner.filter(|_| !waiting.timed)?;
         path.push(Edge {
             fiber,

@@ -1,6 +1,7 @@
 //! A snapshot of a runtime for people and tools: `Display` reads like a goroutine dump,
 //! `serde::Serialize` gives JSON.
 
+use super::looking::Looking;
 use super::record::{coarse_now, Phase};
 use crate::fiber::{Core, NO_HOME};
 use crate::sched::Shared;
@@ -130,12 +131,14 @@ pub struct HoldDump {
 impl Dump {
     pub(crate) fn of(shared: &Shared) -> Dump {
         let now = Instant::now();
+        let looking = Looking::enter();
         let fibers = shared
             .fibers
             .snapshot()
             .iter()
-            .filter_map(|core| fiber_info(shared, core))
+            .filter_map(|core| fiber_info(shared, core, &looking))
             .collect();
+        drop(looking);
         let workers = (0..shared.workers())
             .map(|index| WorkerInfo {
                 index,
@@ -178,7 +181,7 @@ fn millis(duration: Duration) -> f64 {
     (duration.as_secs_f64() * 1e6).round() / 1e3
 }
 
-fn fiber_info(shared: &Shared, core: &Core) -> Option<FiberInfo> {
+fn fiber_info(shared: &Shared, core: &Core, looking: &Looking) -> Option<FiberInfo> {
     let phase = core.diag.phase();
     if phase == Phase::Done {
         return None;
@@ -194,7 +197,7 @@ fn fiber_info(shared: &Shared, core: &Core) -> Option<FiberInfo> {
     } else {
         FiberState::Ready
     };
-    let wait = core.diag.read().map(|(waiting, owner)| WaitInfo {
+    let wait = core.diag.read(looking).map(|(waiting, owner)| WaitInfo {
         kind: waiting.kind,
         object: waiting.object,
         site: waiting.location.to_string(),

@@ -45,6 +45,7 @@ pub(crate) struct GlobalCheck {
 
 impl GlobalCheck {
     pub(crate) fn new() -> GlobalCheck {
+        super::looking::init();
         RUNNING.fetch_add(1, Ordering::SeqCst);
         GlobalCheck {
             awakenings: AtomicUsize::new(0),

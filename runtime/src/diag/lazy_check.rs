@@ -26,6 +26,7 @@
 //! (see `cycle`), from a fiber that is suspended rather than about to suspend.
 
 use super::cycle;
+use super::looking::Looking;
 use crate::fiber::Core;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -92,6 +93,8 @@ pub(crate) fn run_all(checks: &RefCell<LazyChecks>) -> bool {
 /// (`check_noted`, its record's `check`) hold still.
 fn run(checks: &RefCell<LazyChecks>, look: Look) -> bool {
     let mut woke = false;
+    // One reader's look for every check of the pass (entering it costs a system call).
+    let mut looking = None;
     let count = checks.borrow().listed.len();
     for _ in 0..count {
         let Some(listed) = checks.borrow_mut().take() else {
@@ -108,7 +111,7 @@ fn run(checks: &RefCell<LazyChecks>, look: Look) -> bool {
             }
             Some(_) => {
                 listed.fiber.check_noted.set(false);
-                woke |= cycle::check(&listed.fiber);
+                woke |= cycle::check(&listed.fiber, looking.get_or_insert_with(Looking::enter));
             }
             None => listed.fiber.check_noted.set(false),
         }

@@ -4,6 +4,7 @@ mod cycle;
 mod dump;
 mod global;
 mod lazy_check;
+mod looking;
 mod policy;
 mod record;
 mod report;
@@ -87,6 +88,14 @@ impl Published {
         }
         let ending = Some(core.diag.publish(site, timed, since));
         Some(Published { core, ending })
+    }
+}
+
+impl Published {
+    /// Ends the wait; returns the fiber it was published for (the running one).
+    #[inline]
+    pub(crate) fn end(self) -> *const Core {
+        self.core
     }
 }
 

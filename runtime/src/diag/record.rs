@@ -9,9 +9,11 @@
 //! an odd sequence reads the fields and keeps them if the sequence has not moved meanwhile;
 //! the fields are only rewritten after the sequence has moved on. A
 //! wait on a resource with a [`Holder`] is read further, through the holder, which lives in
-//! the resource: that read holds `pin`, which the fiber also takes to end such a wait, so the
-//! resource (borrowed by the waiting call until the wait has ended) is alive meanwhile.
+//! the resource: that read holds `pin`, and a fiber ending such a wait while a reader is
+//! [`Looking`] takes `pin` too before it returns (see `looking`), so the resource (borrowed by
+//! the waiting call until the wait has ended) is alive meanwhile.
 
+use super::looking::{readers_may_look, Looking};
 use crate::loom::sync::SpinLock;
 use crate::wait::{Holder, Owner, WaitKind, WaitSite};
 use std::panic::Location;
@@ -214,8 +216,11 @@ impl Record {
     pub(crate) fn clear(&self, ending: Ending) {
         if ending.owned {
             self.check.store(false, Ordering::Relaxed);
-            let _pin = self.pin.lock();
             self.seq.store(ending.seq, Ordering::Release);
+            if readers_may_look() {
+                // A reader that saw the wait may be reading its holder: it holds `pin` then.
+                drop(self.pin.lock());
+            }
         } else {
             // `check` was never raised for a wait without an owner.
             self.seq.store(ending.seq, Ordering::Release);
@@ -269,8 +274,8 @@ impl Record {
         }
     }
 
-    /// The published wait and its owner now.
-    pub(crate) fn read(&self) -> Option<(Waiting, Option<OwnerNow>)> {
+    /// The published wait and its owner now; `_looking` lets it follow a holder.
+    pub(crate) fn read(&self, _looking: &Looking) -> Option<(Waiting, Option<OwnerNow>)> {
         loop {
             let (waiting, tag, owner) = self.read_stable()?;
             let owner = match tag {
@@ -285,8 +290,9 @@ impl Record {
                         continue;
                     }
                     // SAFETY: the holder belongs to the resource the fiber waits on, which the
-                    // waiting call borrows until its wait has ended; ending a wait with a holder
-                    // takes `pin`, which we hold, and the sequence shows it has not ended.
+                    // waiting call borrows until its wait has ended; the sequence shows it had
+                    // not ended when we took `pin`, and while we look (`_looking`) a fiber that
+                    // ends a wait with a holder takes `pin` before its call returns.
                     let (fiber, took_at) = unsafe { &*(owner as *const Holder) }.read();
                     (fiber != 0).then_some(OwnerNow { fiber, took_at })
                 }
@@ -352,8 +358,8 @@ pub(crate) fn coarse_now() -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Record, Shape, FIBER, HOLDER, NOBODY, WAIT_KINDS};
-    use crate::wait::{WaitKind, WaitSite};
+    use super::{Looking, Record, Shape, FIBER, HOLDER, NOBODY, WAIT_KINDS};
+    use crate::wait::{Holder, WaitKind, WaitSite};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
     #[test]
@@ -395,6 +401,33 @@ mod tests {
             }
         });
         assert_eq!(record.read_stable(), None, "the last wait was ended");
+    }
+
+    #[test]
+    fn ending_an_owned_wait_waits_for_a_reader_that_holds_the_pin() {
+        super::super::looking::init();
+        let record = Record::new();
+        let (holder, object) = (Holder::new(), 3u8);
+        let site = WaitSite::new(WaitKind::Mutex, &object).held_by(&holder);
+        let ending = record.publish(&site, false, 1);
+        let released = AtomicBool::new(false);
+        let looking = Looking::enter();
+        let pin = record.pin.lock();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                record.clear(ending);
+                // The holder's resource may go once `clear` returns: not while a reader is
+                // still reading it under the pin.
+                assert!(released.load(Ordering::SeqCst), "ended under a reader");
+            });
+            // The wait has ended (the sequence is even) and the fiber waits for the pin.
+            while record.seq.load(Ordering::SeqCst) % 2 == 1 {
+                std::hint::spin_loop();
+            }
+            released.store(true, Ordering::SeqCst);
+            drop(pin);
+        });
+        drop(looking);
     }
 
     #[test]

@@ -58,6 +58,7 @@ impl Drop for EnterWorker {
 }
 
 /// Runs `f` with the current worker, if this thread is one.
+#[inline]
 pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&Local>) -> R) -> R {
     let local = CURRENT.with(|current| current.worker.get());
     // SAFETY: a non-null pointer was set by `EnterWorker::new` from a `Local` that outlives the
