@@ -60,6 +60,56 @@
 //! 1.55×, 1.44×, 0.84×, 1.69× without, 1.20×, 0.92×, 1.46×, 1.20× with. Under load the gap
 //! grows: a worker thread the OS deschedules holds up its half of the fibers, where tokio's
 //! other worker steals them.
+//!
+//! Third pass: where the floor is. A probe of this workload without the work, on 1 worker
+//! (tokio: current-thread), 100 000 task-rounds cut into more or fewer tasks (medians of 5,
+//! load average 4.2–5.4), shows the cost grow with the number of live fibers where tokio's
+//! hardly does:
+//!
+//! | tasks × rounds | 20 × 5 000 | 100 × 1 000 | 200 × 500 | 500 × 200 | 1 000 × 100 | 2 000 × 50 |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | tokio ms | 23.7 | 30.0 | 28.5 | 30.4 | 32.1 | 32.3 |
+//! | fibra ms | 23.8 | 41.5 | 40.6 | 47.8 | 47.6 | 82.2 |
+//!
+//! With 20 fibers everything stays in the L1 cache and the two are equal. From 100 on, a
+//! fiber resumed after a `yield_now` (every other fiber ran since) misses on the memory it
+//! touches. Counted with cachegrind (32 KiB 8-way L1; 1 000 tasks on 1 worker; the run with
+//! 40 rounds less the run with 20, per task-round): fibra 1 886 instructions and 31.3 L1
+//! misses (18.8 reads, 12.5 writes), tokio 1 588 instructions and 22.9 misses (18.4 reads,
+//! 4.5 writes). The reads are alike (channel state, the task or the `Core`); the eight extra
+//! write misses are the fiber's own stack. A blocked `recv` suspends about 1 KiB below the
+//! task's closure (gdb, frame by frame: `recv` 80 bytes, the operation's loop 128, the wait
+//! 240, the park 112 and 304), and `send` and `recv` write the same range on the way; each
+//! fiber has its own, out of the cache once hundreds of others have run. tokio runs the same
+//! work on the worker thread's stack, one for every task and always in the cache; its task
+//! keeps only the future's few hundred bytes. Touching 4 KiB more of the stack per round in
+//! the probe's closure about doubled fibra's CPU time and added about a third to tokio's. A
+//! cpu-clock profile (1 000 tasks) puts 17 % of the samples on the prefetch of the next
+//! fiber's stack (`fiber::warm`), 8 % with 200 tasks: the first touch of a fiber's stack
+//! page, most likely a page walk (the machine is a KVM guest).
+//!
+//! Kept: a `Core` lays out the fields a suspension, a wake and a resume touch first (216 bytes, 232
+//! with the `Arc`'s counts: four or five cache lines, where they were spread over all five or six),
+//! and the warming asks only for those. Cachegrind as above: 29.9 misses per task-round (from
+//! 31.3), 1 878 instructions (from 1 886). In wall-clock time that is within the noise:
+//! `fibra-compare balance spawn_join`, alternated with the binary before, two sets of three runs at
+//! load averages of 7.6–22 and 9.6–16: `balance` 1.03×, 1.08×, 1.37×, 1.25×, 1.20×, 1.39× before
+//! (median 1.23×), 1.32×, 1.55×, 1.35×, 1.09×, 1.20×, 1.27× after (median 1.29×), and a last pair
+//! at 6.2: 1.32× before, 1.35× after (fibra 608 ms, tokio 451 ms), worker share 1.03 with both
+//! (tokio's 1.02, 1.03); `spawn_join` 2w 1.30×, 1.43×, 0.89×, 0.84×, 1.19×, 0.99× before, 1.41×,
+//! 1.76×, 0.67×, 0.92×, 0.68×, 1.19× after; `skynet --quick` (six pairs, load 7.1–13) 2w_100k
+//! 1.00×, 0.80×, 0.77×, 0.79×, 1.08×, 1.13× before, 0.99×, 0.91×, 0.85×, 0.83×, 1.16×, 1.02× after,
+//! 2w_10k 1.93×, 0.52×, 0.79×, 1.94×, 1.89×, 0.91× before, 1.55×, 1.64×, 1.32×, 1.12×, 1.30×, 1.09×
+//! after; `yield_pingpong` 1w 0.61×, 0.51×, 0.69× before, 0.47×, 0.52×, 0.51× after;
+//! `chan_pingpong` 1w 0.57×, 0.50×, 0.54× before, 0.45×, 0.49×, 0.51× after.
+//!
+//! The floor, then: with the bench's work (about 1 µs a round) the runtime's share per
+//! task-round on one worker is about 480 ns against tokio's 320 ns (1.1× in total), and on 2
+//! workers of a loaded machine a pinned fiber also waits for its descheduled worker where
+//! tokio steals it. Going below tokio needs the transient deep frames of a blocking
+//! operation (its transaction under the channel lock, registering, waking) off the fiber's
+//! stack, run on the worker's stack as Go's runtime does (`systemstack`, `mcall`), leaving on
+//! the fiber's stack only what must survive the suspension. Not built.
 
 use std::collections::HashMap;
 use std::hint::black_box;

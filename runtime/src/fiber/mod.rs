@@ -24,36 +24,31 @@ use std::task::Wake;
 pub(crate) const NO_HOME: usize = usize::MAX;
 
 /// Everything about one fiber; shared as `Arc<Core>` by its queues, wakers and handles.
+///
+/// The fields a suspension, a wake and a resume touch come first, and the rest after them
+/// (`repr(C)` keeps the order): a fiber resumed behind hundreds of others finds its `Core`
+/// out of the cache, and the lines it misses on are the lines its hot fields span (see
+/// `Core::HOT_BYTES`).
+#[repr(C)]
 pub(crate) struct Core {
-    pub(crate) id: FiberId,
-    pub(crate) name: Option<Arc<str>>,
-    pub(crate) location: &'static Location<'static>,
-    pub(crate) stack_size: usize,
     pub(crate) latch: Latch,
+    /// Whether the fiber's innermost cancel scope may be cancelled: false guarantees it is not,
+    /// which lets a cancellation point skip `ctx` altogether (see `cancel::point`). Set by the
+    /// cancel tree for every member of a scope it marks, and by the fiber itself when it enters
+    /// a cancelled scope; cleared only by the owner of `ctx`, which then looks at the scope.
+    pub(crate) cancel_hint: CancelHint,
+    /// Whether its home worker lists it for a cycle check (see `diag::lazy_check`); used only
+    /// on the home worker.
+    pub(crate) check_noted: Cell<bool>,
+    /// Its home worker's resume count when it last resumed it (see `Local::push_ready`); used
+    /// only on the home worker.
+    last_resumed: Cell<u32>,
+    pub(crate) id: FiberId,
     /// The worker that first ran the fiber, where it stays (the pinning rule). Before the
     /// fiber starts: the worker it is pinned or was handed to, whose load counts it, or
     /// `NO_HOME`.
     pub(crate) home: AtomicUsize,
     pub(crate) shared: Arc<Shared>,
-    /// Only ever touched by the thread that currently runs the fiber: the worker that popped it
-    /// from a queue (before it started) or its home worker (after).
-    body: UnsafeCell<Body>,
-    /// The coroutine's yielder, set when it starts; read only on the home worker while the
-    /// fiber runs.
-    yielder: Cell<*const Yielder>,
-    /// Its key in its home worker's list of started fibers; used only on the home worker.
-    pub(crate) started_key: Cell<usize>,
-    /// Where its stack stood when it last suspended (`warm::stack_mark`), 0 before it starts;
-    /// used only on the home worker.
-    suspended_at: Cell<usize>,
-    /// Its home worker's resume count when it last resumed it (see `Local::push_ready`); used
-    /// only on the home worker.
-    last_resumed: Cell<u32>,
-    /// The top (highest address) of its stack once it has one; used only on the home worker.
-    stack_top: Cell<usize>,
-    /// Whether its home worker lists it for a cycle check (see `diag::lazy_check`); used only
-    /// on the home worker.
-    pub(crate) check_noted: Cell<bool>,
     /// The worker's reference to the fiber while it runs, and, once it parks, the one a winning
     /// dispatch moves into a queue, so waking costs no reference-count traffic. Written by the
     /// home worker around a resume; taken by whoever wins the latch's `WAITING → DISPATCHED`
@@ -61,16 +56,27 @@ pub(crate) struct Core {
     /// the fiber is parked). A fiber that parks and is never woken keeps itself alive here, as
     /// its stack is kept (see `Body::Running`).
     queued_ref: UnsafeCell<Option<Arc<Core>>>,
+    /// The coroutine's yielder, set when it starts; read only on the home worker while the
+    /// fiber runs.
+    yielder: Cell<*const Yielder>,
+    /// Where its stack stood when it last suspended (`warm::stack_mark`), 0 before it starts;
+    /// used only on the home worker.
+    suspended_at: Cell<usize>,
+    /// The top (highest address) of its stack once it has one; used only on the home worker.
+    stack_top: Cell<usize>,
+    /// Only ever touched by the thread that currently runs the fiber: the worker that popped it
+    /// from a queue (before it started) or its home worker (after).
+    body: UnsafeCell<Body>,
+    /// What diagnostics see of the fiber: its phase and its published wait.
+    pub(crate) diag: Record,
+    /// Its key in its home worker's list of started fibers; used only on the home worker.
+    pub(crate) started_key: Cell<usize>,
+    pub(crate) stack_size: usize,
+    pub(crate) location: &'static Location<'static>,
+    pub(crate) name: Option<Arc<str>>,
     /// Cancel scope, shield and fiber-locals: set by the spawner before the fiber is queued,
     /// then used only by the fiber itself.
     pub(crate) ctx: RefCell<FiberCtx>,
-    /// Whether the fiber's innermost cancel scope may be cancelled: false guarantees it is not,
-    /// which lets a cancellation point skip `ctx` altogether (see `cancel::point`). Set by the
-    /// cancel tree for every member of a scope it marks, and by the fiber itself when it enters
-    /// a cancelled scope; cleared only by the owner of `ctx`, which then looks at the scope.
-    pub(crate) cancel_hint: CancelHint,
-    /// What diagnostics see of the fiber: its phase and its published wait.
-    pub(crate) diag: Record,
 }
 
 // SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top`, `check_noted`, `queued_ref` (whose protocol is
@@ -90,6 +96,10 @@ unsafe impl Sync for Core {}
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Core {
+    /// The bytes at the start of a `Core` that a suspension, a wake and a resume touch: what
+    /// is worth warming before a resume.
+    pub(crate) const HOT_BYTES: usize = std::mem::offset_of!(Core, started_key);
+
     pub(crate) fn new(
         name: Option<Arc<str>>,
         location: &'static Location<'static>,
@@ -254,5 +264,44 @@ impl Wake for Core {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.unpark();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn the_fields_a_resume_touches_come_first_in_four_lines() {
+        let hot = [
+            offset_of!(Core, latch) + size_of::<Latch>(),
+            offset_of!(Core, cancel_hint) + size_of::<CancelHint>(),
+            offset_of!(Core, check_noted) + size_of::<Cell<bool>>(),
+            offset_of!(Core, last_resumed) + size_of::<Cell<u32>>(),
+            offset_of!(Core, id) + size_of::<FiberId>(),
+            offset_of!(Core, home) + size_of::<AtomicUsize>(),
+            offset_of!(Core, shared) + size_of::<Arc<Shared>>(),
+            offset_of!(Core, queued_ref) + size_of::<UnsafeCell<Option<Arc<Core>>>>(),
+            offset_of!(Core, yielder) + size_of::<Cell<*const Yielder>>(),
+            offset_of!(Core, suspended_at) + size_of::<Cell<usize>>(),
+            offset_of!(Core, stack_top) + size_of::<Cell<usize>>(),
+            offset_of!(Core, body) + size_of::<UnsafeCell<Body>>(),
+            offset_of!(Core, diag) + size_of::<Record>(),
+        ];
+        let cold = [
+            offset_of!(Core, started_key),
+            offset_of!(Core, stack_size),
+            offset_of!(Core, location),
+            offset_of!(Core, name),
+            offset_of!(Core, ctx),
+        ];
+        assert!(hot.iter().all(|&end| end <= Core::HOT_BYTES), "{hot:?}");
+        assert!(
+            cold.iter().all(|&start| start >= Core::HOT_BYTES),
+            "{cold:?}"
+        );
+        // Behind the `Arc`'s two counts.
+        assert!(Core::HOT_BYTES + 2 * size_of::<usize>() <= 4 * 64);
     }
 }

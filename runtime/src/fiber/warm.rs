@@ -5,6 +5,8 @@
 //! the lines of the fibers queued after it: their loads then overlap with the running fiber's
 //! work instead of following it.
 
+use super::Core;
+
 /// Bytes below a suspended fiber's mark that its resume touches: the registers the switch
 /// saved.
 const BELOW: usize = 128;
@@ -41,10 +43,10 @@ fn stack_range(mark: usize, top: usize) -> std::ops::Range<usize> {
     start..(mark + ABOVE).min(top).max(start)
 }
 
-/// Asks for the lines of `value`, without reading it.
+/// Asks for the lines of a fiber's `Core` that its resume touches, without reading them.
 #[inline]
-pub(crate) fn object<T>(value: *const T) {
-    lines(value as usize, std::mem::size_of::<T>());
+pub(crate) fn core(core: *const Core) {
+    lines(core as usize, Core::HOT_BYTES);
 }
 
 /// Asks for the cache lines of `[start, start + len)`: a hint that reads nothing, so any

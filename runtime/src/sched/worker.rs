@@ -587,7 +587,7 @@ impl Local {
             next.warm_stack();
         }
         if let Some(after) = upcoming.next() {
-            warm::object(Arc::as_ptr(after));
+            warm::core(Arc::as_ptr(after));
         }
     }
 
