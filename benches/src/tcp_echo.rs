@@ -84,6 +84,51 @@
 //! given less, and fibra alone stays some 1.2–1.3× tokio's time a trip there, where the full runs
 //! put it below tokio. `http_hello` and `accept_storm` (one run each) and `idle_conn_memory` did
 //! not get worse: `http_hello` 1.11 → 1.19× hyper's requests per second.
+//!
+//! # Why `1c` is bimodal, and `100c` alone against full runs (2026-12-06, later still)
+//!
+//! Counted in child runs with each worker's metrics (slices, parks, inbox wakes, idle sleeps)
+//! and `perf stat` syscall tracepoints, load average 5–11. `1c` depends on where the two fibers
+//! start. In 55 of 58 runs the client's and the server's fibers started on the same worker:
+//! 2 slices a round trip, one park in 20 000 trips (each finds the other's bytes by its
+//! retries), no idle sleep, 4 `recv` and 2 `send` a trip as tokio, no `sched_yield`, and the
+//! driver thread woken some 15 times in all (the sockets never wait, so they are never
+//! registered with the reactor). That took 7.9–12.5 µs a trip (up to 18 at the busiest),
+//! 9.5 µs of CPU against tokio's 13. In the other 3 the server fiber started on the other
+//! worker (where it starts is placement's choice, not this crate's): each retry then finds
+//! the bytes after a thread yield (2 `sched_yield` and 2 context switches a trip, 15 µs of
+//! CPU), 19–23 µs a trip; and when the peer's worker thread waits for a CPU the retries run
+//! out, the socket's misses make later waits skip them, and messages cross the driver thread
+//! to a sleeping worker, two thread wake-ups (one a futex) a message against tokio's one (its
+//! idle worker is the thread in `epoll_wait`): 200–570 parks and as many idle sleeps per
+//! worker in 20 000 trips, 37–72 µs a trip. That is the 67 µs outlier.
+//!
+//! `100c` alone (100 connections, 200 trips each, medians of 6–8 alternated child runs per
+//! batch, three batches): fibra used 13.2–16.7 µs of CPU a trip, tokio 10.8–14.4, about 1.2×;
+//! alone the process gets about one core, so its wall time follows its CPU time. Per trip,
+//! fibra made 6.1–6.6 `recv` (tokio 4.0: each read's one `WouldBlock`; the rest are retries
+//! that missed), 0.13–0.22 context switches (tokio 0.01), 0.04–0.1 `epoll_wait` (tokio 0.04:
+//! the driver batches, one wake-up per 10–25 trips) and 0.004–0.007 `futex` calls: waking
+//! workers is batched already (the driver's wakes find them awake), so one futex per batch
+//! holds. The driver thread took 2.75% of the process's CPU (`perf record`, 100 000 trips):
+//! about 0.57 µs a trip, some 0.3 µs per readiness event (one per message); the workers spent
+//! 83% in the kernel (TCP). In full runs the same workload came out 0.54–1.05× tokio (below).
+//! Not explained: per round, both systems' wall times in a full run (fibra 9.0–23.4 µs,
+//! tokio 11.3–27.9) spread wider (±30% within one run) than the 1.2× of CPU, so a run's ratio
+//! says more about what else the machine ran in its rounds than about the two systems; what
+//! full runs do differently for fibra was not found (the fibers' placement differs from run
+//! to run: 42–48 of the 100 servers and 46–58 clients on worker 0 in five child runs).
+//!
+//! Reactor waits now keep the fiber's own waker (`block_on_leaf_until`): no allocation and no
+//! second poll of the readiness future per wait. CPU a trip in `100c` child runs, medians,
+//! before → after: 13.7 → 13.2 µs and 16.7 → 15.8 µs (tokio 10.8 and 14.4); wall times moved
+//! within the noise. Full runs, the binaries alternated, three pairs at load averages 6.5–18,
+//! fibra ÷ tokio: `1c` 1.71, 0.62, 0.65 before, 0.77, 0.77, 0.79 after; `100c` 1.05, 0.64,
+//! 0.54 before, 0.83, 0.76, 0.68 after; ÷ may in `100c` 0.56, 0.32, 0.32 before, 0.46, 0.40,
+//! 0.41 after (2.2–3.1× may's throughput). Tried and dropped: a retry of a registered socket
+//! asking the reactor before its syscall (as the first try does) cut `recv` from 6.2 to 5.0 a
+//! trip and CPU by up to 10% in child runs, but wall times did not follow (full runs 0.80,
+//! 0.77, 1.14 against 0.91, 0.72, 0.81 in `100c`), and it makes a retry wait for the driver.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

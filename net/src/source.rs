@@ -269,7 +269,7 @@ impl<S: AsFd> Source<S> {
         }
         let mut registration = self.registration(None)?;
         loop {
-            let ready = fibra_runtime::block_on_until(registration.ready(interest), give_up);
+            let ready = fibra_runtime::block_on_leaf_until(registration.ready(interest), give_up);
             let mut guard = match ready {
                 Ok(Ok(guard)) => guard,
                 Err(TimedOut) => return Err(timed_out(kind)),

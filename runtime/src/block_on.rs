@@ -43,7 +43,7 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
 #[track_caller]
 #[inline]
 pub(crate) fn block_on_as<F: Future>(kind: WaitKind, fut: F) -> F::Output {
-    block_on_until_as(kind, fut, Deadline::NEVER)
+    block_on_until_as(kind, fut, Deadline::NEVER, Nesting::Any)
         .unwrap_or_else(|TimedOut| unreachable!("a wait without a deadline never times out"))
 }
 
@@ -73,7 +73,37 @@ pub fn block_on_until<F: Future>(
     fut: F,
     deadline: impl Into<Deadline>,
 ) -> Result<F::Output, TimedOut> {
-    block_on_until_as(WaitKind::BlockOn, fut, deadline.into())
+    block_on_until_as(WaitKind::BlockOn, fut, deadline.into(), Nesting::Any)
+}
+
+/// [`block_on_until`] for a *leaf* future, one whose `poll` never waits itself (calls no
+/// `block_on`, parks nothing, takes no fibra lock or channel that may block): a reactor's
+/// readiness future, a oneshot receiver. Such a future keeps the fiber's own waker from its
+/// first poll, so a wait costs no allocation and no second poll before the park. The socket
+/// waits of fibra's I/O crates use it.
+///
+/// A future that does wait inside `poll` may consume the fiber's wake-up there and leave
+/// this call parked until the next one (never unsound, but a hang); use [`block_on_until`]
+/// for those.
+///
+/// # Errors
+///
+/// [`TimedOut`] when `deadline` passed before `fut` was ready.
+#[doc(hidden)]
+#[track_caller]
+#[inline]
+pub fn block_on_leaf_until<F: Future>(
+    fut: F,
+    deadline: impl Into<Deadline>,
+) -> Result<F::Output, TimedOut> {
+    block_on_until_as(WaitKind::BlockOn, fut, deadline.into(), Nesting::Leaf)
+}
+
+/// Whether a future's `poll` may itself wait (see [`block_on_leaf_until`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nesting {
+    Any,
+    Leaf,
 }
 
 /// [`block_on_until`], recording a wait of `kind`.
@@ -83,14 +113,19 @@ fn block_on_until_as<F: Future>(
     kind: WaitKind,
     fut: F,
     deadline: Deadline,
+    nesting: Nesting,
 ) -> Result<F::Output, TimedOut> {
     let mut fut = pin!(fut);
-    if let Poll::Ready(value) =
-        with_waker(|waker| fut.as_mut().poll(&mut Context::from_waker(waker)))
-    {
+    if let Poll::Ready(value) = poll_in_place(fut.as_mut()) {
         return Ok(value);
     }
-    wait_for(kind, fut, deadline)
+    wait_for(kind, fut, deadline, nesting)
+}
+
+/// Polls `fut` with the caller's own waker, borrowed.
+#[inline]
+fn poll_in_place<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    with_waker(|waker| fut.poll(&mut Context::from_waker(waker)))
 }
 
 /// The rest of [`block_on_until_as`] once the first poll returned `Pending`; kept out of
@@ -102,9 +137,23 @@ fn wait_for<F: Future>(
     kind: WaitKind,
     mut fut: Pin<&mut F>,
     deadline: Deadline,
+    nesting: Nesting,
 ) -> Result<F::Output, TimedOut> {
     let _hold = crate::holds::take(HoldKind::Future);
     let _published = Published::new(&WaitSite::new(kind, &*fut), deadline.instant().is_some());
+    if nesting == Nesting::Leaf {
+        // The future holds the caller's waker from the first poll, and nothing but its wake
+        // takes the unpark token meant for this loop: any return from the park is worth a poll.
+        loop {
+            if deadline.has_passed() {
+                return Err(TimedOut);
+            }
+            park_current_until(deadline);
+            if let Poll::Ready(value) = poll_in_place(fut.as_mut()) {
+                return Ok(value);
+            }
+        }
+    }
     // From here on the future gets a waker of this call's own: a nested `block_on` that parks
     // may consume the fiber's unpark token meant for us, but not our flag.
     let wake = Arc::new(Flagged {

@@ -81,7 +81,7 @@ mod this_fiber;
 mod time;
 pub mod wait;
 
-pub use block_on::{block_on, block_on_until, WaitExt};
+pub use block_on::{block_on, block_on_leaf_until, block_on_until, WaitExt};
 pub use blocking::blocking;
 pub use cancel::{
     check_cancel, is_cancellation, is_cancelled, shield, CancelCause, CancelGroup, CancelToken,

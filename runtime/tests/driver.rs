@@ -328,3 +328,103 @@ fn park_outside_and_blocking_on_a_plain_thread() {
     let outcome = panic::catch_unwind(|| park_timeout(Duration::from_millis(1)));
     assert!(outcome.is_err());
 }
+
+/// A future that is pending until its gate opens, counting its polls and keeping the last
+/// waker it was given.
+#[derive(Clone, Default)]
+struct Gate {
+    open: Arc<AtomicBool>,
+    polls: Arc<AtomicUsize>,
+    waker: Arc<Mutex<Option<std::task::Waker>>>,
+}
+
+impl std::future::Future for Gate {
+    type Output = usize;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<usize> {
+        let polls = self.polls.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.open.load(Ordering::SeqCst) {
+            return std::task::Poll::Ready(polls);
+        }
+        *self.waker.lock().unwrap() = Some(cx.waker().clone());
+        std::task::Poll::Pending
+    }
+}
+
+impl Gate {
+    /// From another fiber: waits for the waiter's `polls`th poll, then wakes it, first
+    /// opening the gate if `open`.
+    fn wake_after(&self, polls: usize, open: bool) {
+        while self.polls.load(Ordering::SeqCst) < polls {
+            fibra_runtime::yield_now();
+        }
+        self.open.store(open, Ordering::SeqCst);
+        self.waker.lock().unwrap().take().unwrap().wake();
+    }
+}
+
+#[test]
+fn a_leaf_wait_polls_once_per_wake_and_a_wake_with_nothing_ready_parks_again() {
+    on(1, || {
+        let gate = Gate::default();
+        let waker = {
+            let gate = gate.clone();
+            fibra_runtime::spawn(move || gate.wake_after(1, true))
+        };
+        let polls = fibra_runtime::block_on_leaf_until(gate.clone(), Instant::now() + HOUR);
+        waker.join().unwrap();
+        assert_eq!(polls, Ok(2), "the first poll, then one after the wake");
+
+        let gate = Gate::default();
+        let waker = {
+            let gate = gate.clone();
+            fibra_runtime::spawn(move || {
+                gate.wake_after(1, false);
+                gate.wake_after(2, true);
+            })
+        };
+        let polls = fibra_runtime::block_on_leaf_until(gate.clone(), Instant::now() + HOUR);
+        waker.join().unwrap();
+        assert_eq!(
+            polls,
+            Ok(3),
+            "the early wake's poll found it pending and parked again"
+        );
+    });
+}
+
+#[test]
+fn a_leaf_wait_times_out_and_holds_the_runtime_while_it_waits() {
+    let runtime = runtime(1);
+    let handle = runtime.handle();
+    runtime.block_on(move || {
+        let gate = Gate::default();
+        let looker = {
+            let (gate, handle) = (gate.clone(), handle.clone());
+            fibra_runtime::spawn(move || {
+                while gate.polls.load(Ordering::SeqCst) < 1 {
+                    fibra_runtime::yield_now();
+                }
+                handle.holds()
+            })
+        };
+        let soon = Instant::now() + Duration::from_millis(5);
+        assert_eq!(
+            fibra_runtime::block_on_leaf_until(gate.clone(), soon),
+            Err(fibra_runtime::wait::TimedOut)
+        );
+        assert!(Instant::now() >= soon);
+        let holds = looker.join().unwrap();
+        assert!(holds.iter().any(|hold| hold.kind == HoldKind::Future));
+        assert!(
+            handle
+                .holds()
+                .iter()
+                .all(|hold| hold.kind != HoldKind::Future),
+            "released when the wait ended"
+        );
+    });
+}
