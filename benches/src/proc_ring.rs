@@ -56,8 +56,11 @@
 //! 663 ns a hop). Three alternated `--quick` pairs of the binaries before and after (load averages
 //! 8–10): `1w` 3.01×, 3.12× and 2.19× tokio before, 2.29×, 2.15× and 1.99× after; `2w` 1.78×, 1.15×
 //! and 1.47× erlang before, 1.66×, 2.04× and 1.14× after, 1.49×, 0.87× and 1.17× ractor before,
-//! 0.82×, 1.41× and 0.61× after (within the noise of the crossings). Not reached: 0.5× erlang and
-//! ractor.
+//! 0.82×, 1.41× and 0.61× after (within the noise of the crossings). Two alternated full pairs
+//! (load averages 6.5–7.5): `1w` fibra 656 and 626 ns a hop before, 477 and 752 ns after, 2.27×
+//! and 2.39× tokio before, 2.01× and 2.24× after; `2w` fibra 1 202 and 1 313 ns before, 1 173 and
+//! 1 517 ns after, erlang 768–941 ns: 1.57× and 1.42× erlang before, 1.48× and 1.61× after, 0.75×
+//! and 0.71× ractor before, 1.00× and 0.85× after. Not reached: 0.5× erlang and ractor.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
