@@ -123,12 +123,12 @@ pub(crate) struct Proc<M> {
 }
 
 /// Arrivals: what senders have appended since the owner last looked; the owner takes them
-/// all at once, swapping the vector, and moves them into its inbox's private queue. One lock
-/// per send and one per batch the owner takes (a lock-free queue costs an atomic per message
-/// on both sides); the lock is held only for a push, a swap or the wake of the owner. It is a
-/// spin lock: taking it is the one atomic read-modify-write, and releasing it a store, where a
-/// `std` mutex's release is a second one (with a message per hop, the atomics are most of a
-/// send's and a receive's cost).
+/// all at once and moves them into its inbox's private queue. One lock per send and one per
+/// batch the owner takes (a lock-free queue costs an atomic per message on both sides); the
+/// lock is held only for a push, a take or the wake of the owner. It is a spin lock: taking it
+/// is the one atomic read-modify-write, and releasing it a store, where a `std` mutex's release
+/// is a second one (with a message per hop, the atomics are most of a send's and a receive's
+/// cost).
 pub(crate) struct Mailbox<M> {
     pub(crate) arrivals: Arrivals<M>,
     /// Messages in the mailbox, counted only when there is a limit.
@@ -139,13 +139,18 @@ pub(crate) struct Mailbox<M> {
 /// The arrivals of one mailbox, and whether their owner waits for the next one.
 pub(crate) struct Arrivals<M> {
     pending: SpinLock<Pending<M>>,
-    /// Whether `pending.signals` may be non-empty: read without the lock by the owner, which
-    /// so takes no lock to find nothing new while it scans its queue.
+    /// Whether signals may be pending: read without the lock by the owner, which so takes no
+    /// lock to find nothing new while it scans its queue.
     any: AtomicBool,
 }
 
 struct Pending<M> {
-    signals: Vec<Signal<M>>,
+    /// The oldest pending signal, kept beside the lock: a lone message (the usual one between
+    /// two receives) goes from sender to owner without touching a heap buffer, a cache miss
+    /// on each side when many processes take turns.
+    first: Option<Signal<M>>,
+    /// The signals after `first`, in order; empty while `first` is.
+    rest: Vec<Signal<M>>,
     /// The owner's waker, kept from its first wait to its end: a receive that waits sets
     /// `waiting` rather than registering a waker each time.
     owner: Option<Waker>,
@@ -154,11 +159,20 @@ struct Pending<M> {
     waiting: bool,
 }
 
+/// What the owner took from its arrivals.
+pub(crate) enum Taken<M> {
+    Nothing,
+    One(Signal<M>),
+    /// The oldest signal, and the others in order.
+    Many(Signal<M>, Vec<Signal<M>>),
+}
+
 impl<M> Default for Arrivals<M> {
     fn default() -> Self {
         Arrivals {
             pending: SpinLock::new(Pending {
-                signals: Vec::new(),
+                first: None,
+                rest: Vec::new(),
                 owner: None,
                 waiting: false,
             }),
@@ -177,7 +191,11 @@ impl<M> Arrivals<M> {
     /// queues the owner's fiber and runs no user code.
     pub(crate) fn push(&self, signal: Signal<M>) {
         let mut pending = self.lock();
-        pending.signals.push(signal);
+        if pending.first.is_none() {
+            pending.first = Some(signal);
+        } else {
+            pending.rest.push(signal);
+        }
         self.any.store(true, Ordering::Release);
         if mem::take(&mut pending.waiting) {
             if let Some(owner) = &pending.owner {
@@ -186,15 +204,27 @@ impl<M> Arrivals<M> {
         }
     }
 
-    /// Everything that arrived, in order, swapped for `spare` (empty, its capacity reused).
-    pub(crate) fn take_all(&self, spare: Vec<Signal<M>>) -> Vec<Signal<M>> {
+    /// Whether something may have arrived since the owner last took the arrivals.
+    pub(crate) fn any(&self) -> bool {
+        self.any.load(Ordering::Acquire)
+    }
+
+    /// Everything that arrived, in order; several signals come with `spare` (empty, its
+    /// capacity reused) swapped in for the vector of the later ones.
+    pub(crate) fn take(&self, spare: &mut Vec<Signal<M>>) -> Taken<M> {
         debug_assert!(spare.is_empty());
-        if !self.any.load(Ordering::Acquire) {
-            return spare;
+        if !self.any() {
+            return Taken::Nothing;
         }
         let mut pending = self.lock();
         self.any.store(false, Ordering::Relaxed);
-        mem::replace(&mut pending.signals, spare)
+        let Some(first) = pending.first.take() else {
+            return Taken::Nothing;
+        };
+        if pending.rest.is_empty() {
+            return Taken::One(first);
+        }
+        Taken::Many(first, mem::replace(&mut pending.rest, mem::take(spare)))
     }
 
     /// The owner's step before it parks: false if something arrived since its last look
@@ -202,7 +232,7 @@ impl<M> Arrivals<M> {
     /// process) as its waker, and the next push wakes it.
     pub(crate) fn wait(&self, waker: impl FnOnce() -> Waker) -> bool {
         let mut pending = self.lock();
-        if !pending.signals.is_empty() {
+        if pending.first.is_some() {
             return false;
         }
         pending.owner.get_or_insert_with(waker);
@@ -219,14 +249,14 @@ impl<M> Arrivals<M> {
     /// Drops what waits, and the owner's waker.
     fn discard(&self) {
         let mut pending = self.lock();
-        let signals = mem::take(&mut pending.signals);
+        let first = pending.first.take();
+        let rest = mem::take(&mut pending.rest);
         let owner = pending.owner.take();
         pending.waiting = false;
         self.any.store(false, Ordering::Relaxed);
         drop(pending);
         // Signals and wakers run user code when dropped: not under the lock.
-        drop(signals);
-        drop(owner);
+        drop((first, rest, owner));
     }
 }
 
@@ -316,8 +346,12 @@ mod tests {
     }
 
     fn msgs(arrivals: &Arrivals<u32>) -> Vec<u32> {
-        arrivals
-            .take_all(Vec::new())
+        let signals = match arrivals.take(&mut Vec::new()) {
+            Taken::Nothing => Vec::new(),
+            Taken::One(first) => vec![first],
+            Taken::Many(first, rest) => std::iter::once(first).chain(rest).collect(),
+        };
+        signals
             .into_iter()
             .map(|signal| signal.into_msg().unwrap())
             .collect()

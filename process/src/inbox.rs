@@ -1,6 +1,6 @@
 //! The receiving end of a mailbox, with OTP's selective receive.
 
-use crate::core::Proc;
+use crate::core::{Proc, Taken};
 use crate::{Pid, Signal};
 use fibra_runtime::wait::Deadline;
 use std::cell::RefCell;
@@ -230,36 +230,33 @@ impl<M: Send + 'static> Inbox<M> {
                 let mut found = None;
                 for slot in rest {
                     next += 1;
-                    let down = match slot {
-                        None => continue,
-                        Some(Signal::Down { mref, .. }) => {
-                            if self.flushed(mref.0) {
-                                *slot = None;
-                                queue.holes += 1;
-                                self.proc.taken();
-                                continue;
-                            }
-                            Some(mref.0)
-                        }
-                        Some(_) => None,
-                    };
-                    if let Some(taken) = test(slot) {
-                        found = Some((taken, down));
+                    if let Some(hit) = self.examine(slot, &mut queue.holes, &mut test) {
+                        found = Some(hit);
                         break;
                     }
                 }
                 if let Some((taken, down)) = found {
                     queue.holes += 1;
-                    self.proc.taken();
-                    queue.trim();
-                    if let Some(mref) = down {
-                        self.proc.core.lock().held.remove(&mref);
-                    }
-                    return Some(taken);
+                    return Some(self.took(queue, taken, down));
                 }
             }
-            if self.take_arrivals(queue) {
-                continue;
+            match self.take_arrivals(queue) {
+                Arrived::Nothing => {}
+                Arrived::Many => continue,
+                Arrived::One(signal) => {
+                    // The newest signal, and every older one was examined: it is offered before
+                    // it is queued, so the usual receive (one message per wake, taken) leaves
+                    // the queue untouched.
+                    let mut slot = Some(signal);
+                    if let Some((taken, down)) = self.examine(&mut slot, &mut 0, &mut test) {
+                        return Some(self.took(queue, taken, down));
+                    }
+                    if slot.is_some() {
+                        queue.slots.push_back(slot);
+                        next += 1;
+                    }
+                    continue;
+                }
             }
             // Every signal was examined.
             let deadline = match (timeout, deadline) {
@@ -280,23 +277,56 @@ impl<M: Send + 'static> Inbox<M> {
         }
     }
 
-    /// Moves arrivals into `queue`; whether there were any.
-    fn take_arrivals(&self, queue: &mut Queue<M>) -> bool {
-        let mut batch = self
-            .proc
-            .mailbox
-            .arrivals
-            .take_all(std::mem::take(&mut queue.spare));
-        let any = !batch.is_empty();
-        // A lone arrival (a message per wake: the usual batch) is pushed: `extend` from a
-        // drain costs several times a push for one element, and far less per element for many.
-        if batch.len() == 1 {
-            queue.slots.push_back(batch.pop());
-        } else {
-            queue.slots.extend(batch.drain(..).map(Some));
+    /// Offers the signal in `slot` to `test`; what it took, and the monitor of a `Down` it
+    /// took. An empty slot is passed over, and a flushed `Down` is dropped unseen (its slot
+    /// emptied and counted in `holes`). Inlined: it is the body of the scan's loop over
+    /// skipped signals.
+    #[inline(always)]
+    fn examine<R>(
+        &self,
+        slot: &mut Option<Signal<M>>,
+        holes: &mut usize,
+        test: &mut impl FnMut(&mut Option<Signal<M>>) -> Option<R>,
+    ) -> Option<(R, Option<u64>)> {
+        let down = match slot {
+            None => return None,
+            Some(Signal::Down { mref, .. }) => {
+                if self.flushed(mref.0) {
+                    *slot = None;
+                    *holes += 1;
+                    self.proc.taken();
+                    return None;
+                }
+                Some(mref.0)
+            }
+            Some(_) => None,
+        };
+        test(slot).map(|taken| (taken, down))
+    }
+
+    /// The end of a receive that took a signal (`down`: the monitor of a `Down` it took).
+    fn took<R>(&self, queue: &mut Queue<M>, taken: R, down: Option<u64>) -> R {
+        self.proc.taken();
+        queue.trim();
+        if let Some(mref) = down {
+            self.proc.core.lock().held.remove(&mref);
         }
-        queue.spare = batch;
-        any
+        taken
+    }
+
+    /// Takes what arrived: a lone signal is handed back, a batch is appended to `queue`.
+    fn take_arrivals(&self, queue: &mut Queue<M>) -> Arrived<M> {
+        match self.proc.mailbox.arrivals.take(&mut queue.spare) {
+            Taken::Nothing => Arrived::Nothing,
+            Taken::One(signal) => Arrived::One(signal),
+            Taken::Many(first, mut rest) => {
+                queue.slots.reserve(1 + rest.len());
+                queue.slots.push_back(Some(first));
+                queue.slots.extend(rest.drain(..).map(Some));
+                queue.spare = rest;
+                Arrived::Many
+            }
+        }
     }
 
     /// Whether the `Down` of `mref` was flushed by `demonitor` (and so is dropped unseen).
@@ -313,6 +343,15 @@ impl<M: Send + 'static> Inbox<M> {
         core.flushed.fetch_sub(1, Ordering::AcqRel);
         true
     }
+}
+
+/// What a look at the mailbox's arrivals found.
+enum Arrived<M> {
+    Nothing,
+    /// One signal, not queued.
+    One(Signal<M>),
+    /// Several, appended to the queue.
+    Many,
 }
 
 impl<M: Send + 'static> std::fmt::Debug for Inbox<M> {

@@ -304,6 +304,10 @@ where
     if fibra_runtime::Handle::try_current().is_none() {
         panic!("fibra::process: spawn called outside a fibra runtime");
     }
+    // A cancellation point, as a send is: a process that was just ended starts nothing more.
+    // It is also a second reduction: a spawn costs far more than most operations that charge
+    // one, and a loop of spawns still has to end its slice in time.
+    fibra_runtime::checkpoint();
     let group = node.root.child();
     let proc = Arc::new(Proc::<M>::new(
         node.clone(),

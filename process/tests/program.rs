@@ -4,7 +4,7 @@
 mod common;
 
 use common::program;
-use fibra_process::{self as process, Builder, Inbox, Reason};
+use fibra_process::{self as process, Builder, Inbox, Reason, Signal};
 use fibra_testing::{in_child, Counted, WORKER_COUNTS};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -248,6 +248,33 @@ fn a_receive_with_a_message_ready_is_still_a_cancellation_point() {
     });
     assert_eq!(status, 0);
     assert!(received.load(Ordering::SeqCst) < QUEUED);
+}
+
+#[test]
+fn a_process_that_was_ended_unwinds_at_its_next_spawn_instead_of_spawning() {
+    for workers in WORKER_COUNTS {
+        let spawned = Arc::new(AtomicUsize::new(0));
+        let counter = spawned.clone();
+        let status = program(workers, move |inbox: Inbox<()>| {
+            let (_, mref) = process::spawn_monitor(move |_: Inbox<()>| {
+                // Ended here, but the shield keeps it running until its next cancellation
+                // point outside.
+                fibra_runtime::shield(|| process::exit(process::self_id(), Reason::Kill));
+                process::spawn(|_: Inbox<()>| {});
+                counter.fetch_add(1, Ordering::SeqCst);
+            });
+            match inbox.recv() {
+                Signal::Down {
+                    mref: down, reason, ..
+                } => {
+                    assert_eq!((down, reason), (mref, Reason::Killed));
+                }
+                _ => unreachable!("only the monitor's Down is sent"),
+            }
+        });
+        assert_eq!(status, 0);
+        assert_eq!(spawned.load(Ordering::SeqCst), 0, "{workers} workers");
+    }
 }
 
 #[test]
