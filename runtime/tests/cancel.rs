@@ -91,6 +91,59 @@ fn a_token_cancels_its_scope_before_its_cancel_returns() {
 }
 
 #[test]
+fn a_cancellation_reaches_a_scope_tree_deeper_than_the_cancellers_stack_could_recurse() {
+    // Each level is a fiber whose scope holds the next one: a chain of 2 000 nested scopes,
+    // cancelled from a fiber with the smallest stack.
+    const DEPTH: usize = 2_000;
+    fn nest(depth: usize, reached: &AtomicUsize, dropped: &AtomicUsize) {
+        let _guard = Counted(dropped);
+        reached.fetch_add(1, Ordering::SeqCst);
+        if depth > 1 {
+            scope(|s| {
+                s.spawn(move || nest(depth - 1, reached, dropped));
+                loop {
+                    park();
+                }
+            })
+        }
+        loop {
+            park();
+        }
+    }
+    for workers in [1, 2, 4] {
+        let (outcome, dropped) = on(workers, || {
+            let token = CancelToken::new();
+            let (reached, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let outcome = scope_with(ScopeOptions::new().token(token.clone()), |s| {
+                let (reached, dropped) = (&reached, &dropped);
+                s.spawn(move || nest(DEPTH, reached, dropped));
+                while reached.load(Ordering::SeqCst) < DEPTH {
+                    fibra_runtime::yield_now();
+                }
+                let canceller = Builder::new()
+                    .stack_size(16 * 1024)
+                    .spawn(move || token.cancel())
+                    .unwrap();
+                let _ = canceller.join();
+                loop {
+                    park();
+                }
+            });
+            (outcome, dropped.into_inner())
+        });
+        assert_eq!(
+            outcome.unwrap_err().cause(),
+            CancelCause::Token,
+            "{workers} workers"
+        );
+        assert_eq!(
+            dropped, DEPTH,
+            "{workers} workers: every level unwound once"
+        );
+    }
+}
+
+#[test]
 fn children_of_a_cancelled_scope_that_have_not_started_never_run() {
     for workers in [1, 2, 4] {
         let (outcome, ran, dropped) = on(workers, || {

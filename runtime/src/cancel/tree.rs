@@ -90,7 +90,19 @@ impl CancelScope {
         // spawner's), and a fiber that sees its hint looks at its innermost scope at once. Seen
         // unmarked, it would lower the hint for good and sleep through the wake below.
         let mut members = Vec::new();
-        self.mark_tree(origin, &mut members);
+        if self.mark(origin) {
+            // A loop over a list of scopes still to mark, not a recursion: the tree can be
+            // deeper than the canceller's stack (a fiber with a small one) has room for.
+            let mut unmarked = Vec::new();
+            self.collect(&mut members, &mut unmarked);
+            while let Some(scope) = unmarked.pop() {
+                // Whoever marked a scope first marks (or has marked) its subtree, and raises
+                // the hints of its members once that is done.
+                if scope.mark(origin) {
+                    scope.collect(&mut members, &mut unmarked);
+                }
+            }
+        }
         for core in &members {
             core.cancel_hint.raise();
         }
@@ -99,26 +111,16 @@ impl CancelScope {
         }
     }
 
-    /// Marks this scope and, if it was not cancelled yet, everything inside it, collecting
-    /// the members of every scope it marked.
-    fn mark_tree(&self, origin: (u64, CancelCause), members: &mut Vec<Arc<Core>>) {
-        if !self.mark(origin) {
-            // Whoever marked it first marks (or has marked) its subtree, and raises the hints of
-            // its members once that is done.
-            return;
-        }
-        let children: Vec<Arc<CancelScope>> = {
-            let inner = self.lock();
-            members.extend(inner.members.iter().filter_map(Weak::upgrade));
+    /// Adds this scope's members to `members` and its children to `children`.
+    fn collect(&self, members: &mut Vec<Arc<Core>>, children: &mut Vec<Arc<CancelScope>>) {
+        let inner = self.lock();
+        members.extend(inner.members.iter().filter_map(Weak::upgrade));
+        children.extend(
             inner
                 .children
                 .iter()
-                .filter_map(|(_, child)| child.upgrade())
-                .collect()
-        };
-        for child in children {
-            child.mark_tree(origin, members);
-        }
+                .filter_map(|(_, child)| child.upgrade()),
+        );
     }
 
     /// Registers a fiber to be woken, and its cancel hint raised, when the scope is cancelled
