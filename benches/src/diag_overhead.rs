@@ -7,8 +7,9 @@
 //! `mutex_contended`: holders recorded on every lock, waits on every contended one),
 //! `mutex_handoff_1w` (four fibers on one worker taking turns at a fair mutex, each yielding
 //! while it holds it: every lock waits on an owned mutex, the same work in every run, where
-//! `mutex_contended` falls into a convoy in some runs and not in others) and `yield_pingpong`
-//! (every `fibra::park` recording a park).
+//! `mutex_contended` falls into a convoy in some runs and not in others), `mutex_uncontended`
+//! (the `mutex_uncontended` workload: lock and unlock with nobody else about, the holder
+//! recorded at every lock) and `yield_pingpong` (every `fibra::park` recording a park).
 //!
 //! ## Two builds in one run
 //!
@@ -137,7 +138,7 @@ use std::time::{Duration, Instant};
 
 use crate::report::{Case, Metric};
 use crate::rounds::{compare, Contender};
-use crate::{chan_pingpong, child, mutex_contended, runtimes, yield_pingpong};
+use crate::{chan_pingpong, child, mutex_contended, mutex_uncontended, runtimes, yield_pingpong};
 
 /// The first word of this bench's child jobs.
 pub const JOB: &str = "diag_overhead";
@@ -154,7 +155,7 @@ const RECORDING: &str = if cfg!(feature = "nodiag") {
 type Workload = fn(u64) -> Duration;
 
 /// The variants: name, operations per round in a full run, and the workload.
-const VARIANTS: [(&str, u64, Workload); 5] = [
+const VARIANTS: [(&str, u64, Workload); 6] = [
     ("chan_pingpong_1w", 1_000_000, |trips| {
         chan_pingpong::fibra(1, trips)
     }),
@@ -165,6 +166,7 @@ const VARIANTS: [(&str, u64, Workload); 5] = [
         mutex_contended::fibra(true, pairs)
     }),
     ("mutex_handoff_1w", 1_000_000, mutex_handoff),
+    ("mutex_uncontended", 10_000_000, mutex_uncontended::fibra),
     ("yield_pingpong", 1_000_000, yield_pingpong::fibra),
 ];
 
