@@ -29,10 +29,13 @@
 
 use super::looking::Looking;
 use super::record::{OwnerNow, Resource, Waiting};
+use super::table::IdHasher;
 use super::{report, Deadlock};
 use crate::fiber::Core;
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt::Write;
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 
 /// A walk longer than this is given up (it is then not through the checker).
@@ -63,19 +66,18 @@ static REPORTED: Mutex<Option<HashSet<CycleKey>>> = Mutex::new(None);
 /// The resources found, during one pass of a worker's checks, to lead to a fiber not
 /// suspended in an owned wait (see the module docs).
 #[derive(Default)]
-pub(crate) struct DeadEnds(HashSet<Resource>);
+pub(crate) struct DeadEnds(HashSet<Resource, BuildHasherDefault<IdHasher>>);
 
 impl DeadEnds {
     fn contains(&self, resource: Resource) -> bool {
         self.0.contains(&resource)
     }
 
-    /// The walk along `path` ended at a fiber not suspended in an owned wait: `ended`, what
-    /// waiting for it is, and `beyond`, the resource whose owner it was, if any.
-    fn mark(&mut self, path: &[Edge], beyond: Option<Resource>, ended: u64) {
+    /// Marks the resources of `path` and `then`: the walk along them ended at a fiber not
+    /// suspended in an owned wait.
+    fn mark(&mut self, path: &[Edge], then: impl IntoIterator<Item = Resource>) {
         let on_path = path.iter().filter_map(|edge| edge.waiting.resource);
-        self.0.extend(on_path.chain(beyond));
-        self.0.insert(Resource::Fiber(ended));
+        self.0.extend(on_path.chain(then));
     }
 }
 
@@ -122,19 +124,32 @@ fn walk(me: &Arc<Core>, looking: &Looking, dead: &mut DeadEnds) -> Option<Vec<Ed
     let mut path: Vec<Edge> = Vec::new();
     let mut fiber = me.clone();
     while path.len() < MAX_CYCLE {
+        let skipped = Cell::new(false);
         let read = if fiber.latch.is_suspended() {
-            fiber.diag.read(looking, |resource| dead.contains(resource))
+            let skip = |resource| {
+                skipped.set(dead.contains(resource));
+                skipped.get()
+            };
+            fiber.diag.read(looking, skip)
         } else {
             None
         };
-        let Some((waiting, Some(owner))) = read.filter(|(waiting, _)| !waiting.timed) else {
-            // A resource without an owner leads nowhere either; a timed wait's may.
-            let beyond = match read {
-                Some((waiting, None)) => waiting.resource,
-                _ => None,
-            };
-            dead.mark(&path, beyond, fiber.id.as_u64());
-            return None;
+        let (waiting, owner) = match read {
+            Some((waiting, Some(owner))) if !waiting.timed => (waiting, owner),
+            // A resource already marked: the walk leads where another one went.
+            _ if skipped.get() => {
+                dead.mark(&path, None);
+                return None;
+            }
+            // A resource without an owner leads nowhere either.
+            Some((waiting, None)) if !waiting.timed => {
+                dead.mark(&path, waiting.resource);
+                return None;
+            }
+            _ => {
+                dead.mark(&path, Some(Resource::Fiber(fiber.id.as_u64())));
+                return None;
+            }
         };
         path.push(Edge {
             fiber,
@@ -154,7 +169,7 @@ fn walk(me: &Arc<Core>, looking: &Looking, dead: &mut DeadEnds) -> Option<Vec<Ed
         match me.shared.fibers.get(owner.fiber) {
             Some(next) => fiber = next,
             None => {
-                dead.mark(&path, None, owner.fiber);
+                dead.mark(&path, Some(Resource::Fiber(owner.fiber)));
                 return None;
             }
         }
