@@ -16,6 +16,7 @@
 use super::looking::{readers_may_look, Looking};
 use crate::loom::sync::SpinLock;
 use crate::wait::{Holder, WaitKind, WaitSite};
+use std::hash::{Hash, Hasher};
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 use std::sync::atomic::{
@@ -130,12 +131,24 @@ pub(crate) struct Waiting {
 }
 
 /// A resource with one known owner, as a published wait names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Resource {
     /// The resource of the [`Holder`] at this address.
     Holder(usize),
     /// The end of the fiber of this id.
     Fiber(u64),
+}
+
+/// One word (the derived hash writes the discriminant and the value byte by byte through the
+/// fiber table's hasher): a pass of cycle checks hashes one per listed fiber. Addresses and
+/// fiber ids that hash alike only share a bucket.
+impl Hash for Resource {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match *self {
+            Resource::Holder(address) => state.write_u64(address as u64),
+            Resource::Fiber(id) => state.write_u64(id),
+        }
+    }
 }
 
 /// How to end a published wait: carried by the waiting fiber across its suspension, so that
