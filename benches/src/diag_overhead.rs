@@ -160,6 +160,17 @@
 //! handed to a waiter that has not run yet, so the walk stopped at the first fiber before too).
 //! Whether that is cheaper on the machine (a convoy's checks miss the cache on every
 //! fiber's record) is not measured.
+//!
+//! Then, at a load average near 0.7, 11 alternated child runs per pair of builds (median ratio,
+//! paired median), before / after the publish and clear changes: `mutex_handoff_1w` 1.061
+//! (1.061; 261.4 vs 246.4 ns) / 0.976 (0.995; 265.1 vs 271.5 ns) and again 0.965 (0.964);
+//! `mutex_uncontended` 1.028 (1.019) / 1.026 (1.023); `yield_pingpong` 1.088 (1.074) / 1.007
+//! (0.996). Part of the handoff's change is the `nodiag` build's layout: alternated with each
+//! other, the two `nodiag` builds ran at 0.970 (after slower) and the two `fibra` builds at
+//! 1.035 (after faster), though their instruction counts moved by 0.2 % and 2.1 %. One full
+//! run (`fibra-compare diag_overhead`, same load): `chan_pingpong_1w` 1.034,
+//! `chan_pingpong_2w` 0.998, `mutex_contended` 2.288 (its modes), `mutex_handoff_1w` 0.973,
+//! `mutex_uncontended` 1.016, `yield_pingpong` 0.919.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
