@@ -7,8 +7,9 @@
 //! `mutex_contended`: holders recorded on every lock, waits on every contended one),
 //! `mutex_handoff_1w` (four fibers on one worker taking turns at a fair mutex, each yielding
 //! while it holds it: every lock waits on an owned mutex, the same work in every run, where
-//! `mutex_contended` falls into a convoy in some runs and not in others) and `yield_pingpong`
-//! (every `fibra::park` recording a park).
+//! `mutex_contended` falls into a convoy in some runs and not in others), `mutex_uncontended`
+//! (the `mutex_uncontended` workload: lock and unlock with nobody else about, the holder
+//! recorded at every lock) and `yield_pingpong` (every `fibra::park` recording a park).
 //!
 //! ## Two builds in one run
 //!
@@ -130,6 +131,46 @@
 //! alone, after vs before, were 0.996 (paired 1.004) for `mutex_handoff_1w` and 0.970
 //! (paired 0.936) for `yield_pingpong`, while the `nodiag` build got about 1 % faster too
 //! (the inlining), so its ratio moved by no more than the noise.
+//!
+//! 2026-12-06, later, with the `mutex_uncontended` variant added. Callgrind, `fibra` /
+//! `fibra_nodiag`, per 100 000 operations (`mutex_uncontended`: per 1 000 000 pairs), before:
+//! `mutex_handoff_1w` 134.09 M / 127.36 M (+67 instructions a handoff, +5.3 %),
+//! `mutex_uncontended` 62.85 M / 46.78 M (+16 a pair: the holder's thread-local lookup was
+//! compiled as a call in this loop, its null test, two stores, and the release's store),
+//! `yield_pingpong` 90.19 M / 87.68 M (+25 a round trip). After a wait site came with its
+//! shape and owner packed (publishing is six plain stores, no branches on the owner), the
+//! deadlock check's flag was read from the published wait instead of stored at every publish
+//! and clear, and one load told the end of a holder's wait whether readers look:
+//! `mutex_handoff_1w` 131.22 M / 127.14 M (+41, +3.2 %), `mutex_uncontended` 62.86 M /
+//! 46.77 M (unchanged), `yield_pingpong` 89.56 M / 87.73 M (+18, +2.1 %). Tried and dropped
+//! for `mutex_uncontended`: the holder's recording out of line (69.80 M: the call's frame cost
+//! more than the inlined lookup), and the running fiber's id kept in the thread-local beside
+//! its pointer (58.74 M, +12 a pair, but `yield_pingpong` 90.47 M: three more instructions
+//! at every resume). Wall clock on the shared machine was noise-bound: `mutex_uncontended`
+//! before 1.034 (paired 1.020; 11 alternated child runs of 10 000 000 pairs, load average near
+//! 5.6); `mutex_handoff_1w` before 1.002 (paired 1.018), after 0.986 (paired 0.962; 11
+//! alternated child runs each, load average near 8). `mutex_contended`'s rounds still fall into
+//! its modes (7 alternated child runs of 100 000 pairs, before / after: 34 to 1 869 ns a pair
+//! in both), so the cycle checks' pass skipping resources that lead to a fiber not waiting has
+//! no wall figure here. In callgrind (100 000 pairs, convoy mode, where a slowed-down run makes
+//! about 64 000 to 85 000 checks) a check cost 162 instructions before, with three locked
+//! instructions on the checked fiber's lines (its reference count up and down, the record's
+//! pin) and a read through the holder, and costs 191 after, with none of those: the set of
+//! marked resources is looked up instead (in a fair convoy the holder is mostly empty, the lock
+//! handed to a waiter that has not run yet, so the walk stopped at the first fiber before too).
+//! Whether that is cheaper on the machine (a convoy's checks miss the cache on every
+//! fiber's record) is not measured.
+//!
+//! Then, at a load average near 0.7, 11 alternated child runs per pair of builds (median ratio,
+//! paired median), before / after the publish and clear changes: `mutex_handoff_1w` 1.061
+//! (1.061; 261.4 vs 246.4 ns) / 0.976 (0.995; 265.1 vs 271.5 ns) and again 0.965 (0.964);
+//! `mutex_uncontended` 1.028 (1.019) / 1.026 (1.023); `yield_pingpong` 1.088 (1.074) / 1.007
+//! (0.996). Part of the handoff's change is the `nodiag` build's layout: alternated with each
+//! other, the two `nodiag` builds ran at 0.970 (after slower) and the two `fibra` builds at
+//! 1.035 (after faster), though their instruction counts moved by 0.2 % and 2.1 %. One full
+//! run (`fibra-compare diag_overhead`, same load): `chan_pingpong_1w` 1.034,
+//! `chan_pingpong_2w` 0.998, `mutex_contended` 2.288 (its modes), `mutex_handoff_1w` 0.973,
+//! `mutex_uncontended` 1.016, `yield_pingpong` 0.919.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -137,7 +178,7 @@ use std::time::{Duration, Instant};
 
 use crate::report::{Case, Metric};
 use crate::rounds::{compare, Contender};
-use crate::{chan_pingpong, child, mutex_contended, runtimes, yield_pingpong};
+use crate::{chan_pingpong, child, mutex_contended, mutex_uncontended, runtimes, yield_pingpong};
 
 /// The first word of this bench's child jobs.
 pub const JOB: &str = "diag_overhead";
@@ -154,7 +195,7 @@ const RECORDING: &str = if cfg!(feature = "nodiag") {
 type Workload = fn(u64) -> Duration;
 
 /// The variants: name, operations per round in a full run, and the workload.
-const VARIANTS: [(&str, u64, Workload); 5] = [
+const VARIANTS: [(&str, u64, Workload); 6] = [
     ("chan_pingpong_1w", 1_000_000, |trips| {
         chan_pingpong::fibra(1, trips)
     }),
@@ -165,6 +206,7 @@ const VARIANTS: [(&str, u64, Workload); 5] = [
         mutex_contended::fibra(true, pairs)
     }),
     ("mutex_handoff_1w", 1_000_000, mutex_handoff),
+    ("mutex_uncontended", 10_000_000, mutex_uncontended::fibra),
     ("yield_pingpong", 1_000_000, yield_pingpong::fibra),
 ];
 

@@ -26,7 +26,7 @@ pub fn run(quick: bool) {
 }
 
 /// fibra: the main fiber of a 1-worker runtime.
-fn fibra(pairs: u64) -> Duration {
+pub(crate) fn fibra(pairs: u64) -> Duration {
     runtimes::fibra(1).block_on(move || {
         let counter = black_box(fibra::sync::Mutex::new(0u64));
         let start = Instant::now();

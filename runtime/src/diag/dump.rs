@@ -197,20 +197,23 @@ fn fiber_info(shared: &Shared, core: &Core, looking: &Looking) -> Option<FiberIn
     } else {
         FiberState::Ready
     };
-    let wait = core.diag.read(looking).map(|(waiting, owner)| WaitInfo {
-        kind: waiting.kind,
-        object: waiting.object,
-        site: waiting.location.to_string(),
-        line: waiting.location.line(),
-        timed: waiting.timed,
-        waited_ms: millis(Duration::from_nanos(
-            coarse_now().saturating_sub(waiting.since),
-        )),
-        owner: owner.map(|owner| owner.fiber),
-        owner_took_at: owner
-            .and_then(|owner| owner.took_at)
-            .map(ToString::to_string),
-    });
+    let wait = core
+        .diag
+        .read(looking, |_| false)
+        .map(|(waiting, owner)| WaitInfo {
+            kind: waiting.kind,
+            object: waiting.object,
+            site: waiting.location.to_string(),
+            line: waiting.location.line(),
+            timed: waiting.timed,
+            waited_ms: millis(Duration::from_nanos(
+                coarse_now().saturating_sub(waiting.since),
+            )),
+            owner: owner.map(|owner| owner.fiber),
+            owner_took_at: owner
+                .and_then(|owner| owner.took_at)
+                .map(ToString::to_string),
+        });
     Some(FiberInfo {
         id: core.id.as_u64(),
         name: core.name.as_deref().map(str::to_owned),

@@ -25,7 +25,7 @@
 //! fiber of the cycle waits (they wait for ever). The check itself is the same walk as ever
 //! (see `cycle`), from a fiber that is suspended rather than about to suspend.
 
-use super::cycle;
+use super::cycle::{self, DeadEnds};
 use super::looking::Looking;
 use crate::fiber::Core;
 use std::cell::RefCell;
@@ -90,11 +90,12 @@ pub(crate) fn run_all(checks: &RefCell<LazyChecks>) -> bool {
 /// Looks at each fiber listed now, once, with `checks` not borrowed during a check: one that
 /// finds a cycle under `Deadlock::Panic` wakes its fibers. A listed fiber runs only on this
 /// worker, so none of them runs meanwhile, and the fields only it and this worker touch
-/// (`check_noted`, its record's `check`) hold still.
+/// (`check_noted`, its record's published wait) hold still.
 fn run(checks: &RefCell<LazyChecks>, look: Look) -> bool {
     let mut woke = false;
     // One reader's look for every check of the pass (entering it costs a system call).
     let mut looking = None;
+    let mut dead = DeadEnds::default();
     let count = checks.borrow().listed.len();
     for _ in 0..count {
         let Some(listed) = checks.borrow_mut().take() else {
@@ -111,7 +112,8 @@ fn run(checks: &RefCell<LazyChecks>, look: Look) -> bool {
             }
             Some(_) => {
                 listed.fiber.check_noted.set(false);
-                woke |= cycle::check(&listed.fiber, looking.get_or_insert_with(Looking::enter));
+                let looking = looking.get_or_insert_with(Looking::enter);
+                woke |= cycle::check(&listed.fiber, looking, &mut dead);
             }
             None => listed.fiber.check_noted.set(false),
         }

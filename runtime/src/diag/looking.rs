@@ -14,18 +14,20 @@
 //! makes every running thread of the process execute a full barrier (one system call per
 //! look, not per read). Elsewhere both sides use a full fence.
 
-use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// `membarrier` commands (`linux/membarrier.h`).
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
-/// Readers looking now, in every runtime of the process.
-static READERS: AtomicUsize = AtomicUsize::new(0);
-/// Whether the process registered for `membarrier`: set once, by [`init`], before any fiber
-/// exists (so before any writer or reader), and never cleared.
-static ASYMMETRIC: AtomicBool = AtomicBool::new(false);
+/// Whether the process registered for `membarrier` (the `ASYMMETRIC` bit), and how many
+/// readers look now, in every runtime of the process (counted in `READER`s above it): one word,
+/// so that a fiber ending an owned wait learns both with one load. The bit is set once, by
+/// [`init`], before any fiber exists (so before any writer or reader), and never cleared.
+static STATE: AtomicUsize = AtomicUsize::new(0);
+const ASYMMETRIC: usize = 1;
+const READER: usize = 2;
 static INIT: Once = Once::new();
 
 /// Registers the process for asymmetric fences, once; called as a runtime is built, before
@@ -41,7 +43,9 @@ pub(crate) fn init() {
                 0,
             )
         } == 0;
-        ASYMMETRIC.store(registered, Ordering::Relaxed);
+        if registered {
+            STATE.fetch_or(ASYMMETRIC, Ordering::Relaxed);
+        }
     });
 }
 
@@ -50,13 +54,15 @@ pub(crate) fn init() {
 /// record's pin before its call returns.
 #[inline]
 pub(crate) fn readers_may_look() -> bool {
-    if ASYMMETRIC.load(Ordering::Relaxed) {
-        // The reader's `membarrier` stands in for the full fence (see the module docs).
-        compiler_fence(Ordering::SeqCst);
-    } else {
-        fence(Ordering::SeqCst);
+    // Where the process registered, the reader's `membarrier` stands in for the full fence
+    // (see the module docs); the first load of the state is then the one that counts.
+    compiler_fence(Ordering::SeqCst);
+    let state = STATE.load(Ordering::Relaxed);
+    if state & ASYMMETRIC != 0 {
+        return state >= READER;
     }
-    READERS.load(Ordering::Relaxed) != 0
+    fence(Ordering::SeqCst);
+    STATE.load(Ordering::Relaxed) >= READER
 }
 
 /// A reader looking: while it lives, a fiber ending an owned wait takes the record's pin, so
@@ -65,11 +71,11 @@ pub(crate) struct Looking(());
 
 impl Looking {
     pub(crate) fn enter() -> Looking {
-        READERS.fetch_add(1, Ordering::SeqCst);
+        let before = STATE.fetch_add(READER, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        if ASYMMETRIC.load(Ordering::Relaxed) {
+        if before & ASYMMETRIC != 0 {
             // Every thread that runs now executes a full barrier before this returns: a fiber
-            // whose look at `READERS` came before its barrier ended its wait before it too, and
+            // whose look at the count came before its barrier ended its wait before it too, and
             // the end is visible to this reader; one whose look came after sees this reader.
             // SAFETY: as in `init`; the process registered for this command.
             let done =
@@ -82,6 +88,6 @@ impl Looking {
 
 impl Drop for Looking {
     fn drop(&mut self) {
-        READERS.fetch_sub(1, Ordering::Release);
+        STATE.fetch_sub(READER, Ordering::Release);
     }
 }

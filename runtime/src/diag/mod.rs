@@ -19,7 +19,7 @@ pub(crate) use lazy_check::{
     run_all as run_all_checks, run_periodic as run_periodic_checks, LazyChecks,
 };
 pub use policy::{Deadlock, Deadlocked};
-pub(crate) use record::Record;
+pub(crate) use record::{Record, Shape, Tag};
 pub(crate) use signal::print_dump_on;
 pub(crate) use sysmon::{start as start_sysmon, Sysmon};
 pub(crate) use table::FiberTable;

@@ -15,7 +15,8 @@
 
 use super::looking::{readers_may_look, Looking};
 use crate::loom::sync::SpinLock;
-use crate::wait::{Holder, Owner, WaitKind, WaitSite};
+use crate::wait::{Holder, WaitKind, WaitSite};
+use std::hash::{Hash, Hasher};
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 use std::sync::atomic::{
@@ -27,10 +28,17 @@ const UNSTARTED: u8 = 0;
 const STARTED: u8 = 1;
 const DONE: u8 = 2;
 
-/// `owner_tag` values.
-const NOBODY: u8 = 0;
-const HOLDER: u8 = 1;
-const FIBER: u8 = 2;
+/// Who can end a published wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub(crate) enum Tag {
+    /// Nobody in particular: the wait has no edge in the wait-for graph.
+    Nobody,
+    /// The owner a [`Holder`] records.
+    Holder,
+    /// The end of one fiber.
+    Fiber,
+}
 
 /// How far a fiber has got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,25 +50,69 @@ pub(crate) enum Phase {
 
 /// The small fields of a published wait, packed into one word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Shape {
-    kind: u8,
-    timed: bool,
-    tag: u8,
+pub(crate) struct Shape {
+    pub(crate) kind: WaitKind,
+    pub(crate) timed: bool,
+    pub(crate) tag: Tag,
 }
 
 impl Shape {
-    fn pack(self) -> u32 {
-        u32::from(self.kind) | u32::from(self.timed) << 8 | u32::from(self.tag) << 16
-    }
-
-    fn unpack(word: u32) -> Shape {
+    /// A wait site's shape, before it is published with or without a deadline.
+    #[inline]
+    pub(crate) const fn untimed(kind: WaitKind, tag: Tag) -> Shape {
         Shape {
-            kind: word as u8,
-            timed: (word >> 8) & 1 == 1,
-            tag: (word >> 16) as u8,
+            kind,
+            timed: false,
+            tag,
         }
     }
+
+    #[inline]
+    pub(crate) const fn pack(self) -> u32 {
+        self.kind as u32 | (self.timed as u32) << TIMED_SHIFT | (self.tag as u32) << TAG_SHIFT
+    }
+
+    /// `pack`ed word `word` with owner tag `tag` instead of its own.
+    #[inline]
+    pub(crate) const fn with_tag(word: u32, tag: Tag) -> u32 {
+        word & !(0xff << TAG_SHIFT) | (tag as u32) << TAG_SHIFT
+    }
+
+    /// `pack`ed word `word`, marked timed.
+    #[inline]
+    fn timed(word: u32, timed: bool) -> u32 {
+        word | u32::from(timed) << TIMED_SHIFT
+    }
+
+    #[inline]
+    pub(crate) fn unpack(word: u32) -> Shape {
+        Shape {
+            kind: WAIT_KINDS[usize::from(word as u8)],
+            timed: Shape::is_timed(word),
+            tag: Shape::tag(word),
+        }
+    }
+
+    /// The owner tag of `pack`ed word `word`.
+    #[inline]
+    fn tag(word: u32) -> Tag {
+        match (word >> TAG_SHIFT) as u8 {
+            0 => Tag::Nobody,
+            1 => Tag::Holder,
+            _ => Tag::Fiber,
+        }
+    }
+
+    /// Whether `pack`ed word `word` is marked timed.
+    #[inline]
+    fn is_timed(word: u32) -> bool {
+        (word >> TIMED_SHIFT) & 1 == 1
+    }
 }
+
+/// Where a packed shape keeps `timed` and the tag (the kind is its low byte).
+const TIMED_SHIFT: u32 = 8;
+const TAG_SHIFT: u32 = 16;
 
 /// A published wait, as read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +126,29 @@ pub(crate) struct Waiting {
     pub(crate) timed: bool,
     /// Tells waits apart: a wait that ended and a new one on the same object differ.
     pub(crate) generation: u64,
-    /// Whether an owner was named (it may have none right now).
-    pub(crate) owned: bool,
+    /// What the wait is for, if it has an owner (who may have none right now).
+    pub(crate) resource: Option<Resource>,
+}
+
+/// A resource with one known owner, as a published wait names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resource {
+    /// The resource of the [`Holder`] at this address.
+    Holder(usize),
+    /// The end of the fiber of this id.
+    Fiber(u64),
+}
+
+/// One word (the derived hash writes the discriminant and the value byte by byte through the
+/// fiber table's hasher): a pass of cycle checks hashes one per listed fiber. Addresses and
+/// fiber ids that hash alike only share a bucket.
+impl Hash for Resource {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match *self {
+            Resource::Holder(address) => state.write_u64(address as u64),
+            Resource::Fiber(id) => state.write_u64(id),
+        }
+    }
 }
 
 /// How to end a published wait: carried by the waiting fiber across its suspension, so that
@@ -85,8 +158,8 @@ pub(crate) struct Waiting {
 pub(crate) struct Ending {
     /// The sequence that says the wait has ended.
     seq: u64,
-    /// Whether it names an owner: readers then look through the holder, under `pin`.
-    owned: bool,
+    /// Whether it names a holder: readers then look through it, under `pin`.
+    holder: bool,
 }
 
 /// The owner of a published wait, read live.
@@ -103,16 +176,12 @@ pub(crate) struct Record {
     /// The published wait's kind (its index in `WAIT_KINDS`), whether it is timed and its
     /// owner tag, in one word (see [`Shape`]) so that publishing stores it at once.
     shape: AtomicU32,
-    /// The holder's address or the owning fiber's id, after the owner tag; not written for a
-    /// wait without an owner.
+    /// The holder's address or the owning fiber's id, after the owner tag; 0 without one.
     owner: AtomicUsize,
     object: AtomicUsize,
     location: AtomicPtr<Location<'static>>,
     since: AtomicU64,
     pin: SpinLock<()>,
-    /// Set while the published wait is one that asks for a deadlock check (owned,
-    /// untimed). Written only by the fiber.
-    check: AtomicBool,
     /// Set with `report` by the check that found this fiber in a deadlock: it unwinds.
     doomed: AtomicBool,
     /// Set by the monitor for a fiber that ran too long: it yields at its next cancellation
@@ -132,7 +201,6 @@ impl Record {
             location: AtomicPtr::new(std::ptr::null_mut()),
             since: AtomicU64::new(0),
             pin: SpinLock::new(()),
-            check: AtomicBool::new(false),
             doomed: AtomicBool::new(false),
             preempt: AtomicBool::new(false),
             report: SpinLock::new(None),
@@ -174,77 +242,57 @@ impl Record {
     /// Publishes a wait; what it returns ends it ([`clear`](Self::clear)).
     #[inline]
     pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> Ending {
-        let (tag, owner) = match site.owner {
-            Owner::Nobody => (NOBODY, 0),
-            Owner::Holder(holder) => (HOLDER, holder as *const Holder as usize),
-            Owner::Fiber(id) => (FIBER, id as usize),
-        };
         // Only the fiber itself writes, and no wait is published (the sequence is even).
         let seq = self.seq.load(Ordering::Relaxed);
         debug_assert!(seq % 2 == 0, "a wait published twice");
         // Orders the end of the last wait (the even store) before these field stores: a
         // reader that sees one of them sees the sequence moved past its odd value.
         fence(Ordering::Release);
-        let shape = Shape {
-            kind: site.kind as u8,
-            timed,
-            tag,
-        };
-        self.shape.store(shape.pack(), Ordering::Relaxed);
-        if tag != NOBODY {
-            self.owner.store(owner, Ordering::Relaxed);
-        }
+        self.shape
+            .store(Shape::timed(site.shape, timed), Ordering::Relaxed);
+        self.owner.store(site.owner, Ordering::Relaxed);
         self.object.store(site.object, Ordering::Relaxed);
         let location = site.location as *const Location<'static>;
         self.location.store(location.cast_mut(), Ordering::Relaxed);
         self.since.store(since, Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Release);
-        let owned = tag != NOBODY;
-        // `check` is down whenever no owned wait is published (`clear` lowers it), so only an
-        // owned, untimed wait has to raise it.
-        if owned && !timed {
-            self.check.store(true, Ordering::Relaxed);
-        }
         Ending {
             seq: seq + 2,
-            owned,
+            holder: Shape::tag(site.shape) == Tag::Holder,
         }
     }
 
     /// Ends the wait `publish` returned `ending` for.
     #[inline]
     pub(crate) fn clear(&self, ending: Ending) {
-        if ending.owned {
-            self.check.store(false, Ordering::Relaxed);
-            self.seq.store(ending.seq, Ordering::Release);
-            if readers_may_look() {
-                // A reader that saw the wait may be reading its holder: it holds `pin` then.
-                drop(self.pin.lock());
-            }
-        } else {
-            // `check` was never raised for a wait without an owner.
-            self.seq.store(ending.seq, Ordering::Release);
+        self.seq.store(ending.seq, Ordering::Release);
+        // A reader that saw the wait may be reading its holder: it holds `pin` then.
+        if ending.holder && readers_may_look() {
+            drop(self.pin.lock());
         }
     }
 
     /// The generation of the published wait if it asks for a deadlock check (an owned,
-    /// untimed wait). Read by the fiber itself, or by its home worker while it is suspended.
+    /// untimed wait). Read by the fiber itself, or by its home worker while it is suspended:
+    /// the thread that writes the record.
     pub(crate) fn check_due(&self) -> Option<u64> {
-        // Only the fiber itself writes `check` and the sequence, on its home worker.
-        self.check
-            .load(Ordering::Relaxed)
-            .then(|| self.seq.load(Ordering::Relaxed))
+        let seq = self.seq.load(Ordering::Relaxed);
+        if seq % 2 == 0 {
+            return None;
+        }
+        let shape = self.shape.load(Ordering::Relaxed);
+        (Shape::tag(shape) != Tag::Nobody && !Shape::is_timed(shape)).then_some(seq)
     }
 
-    /// A consistent read of the published wait: the wait, its owner tag and value.
-    fn read_stable(&self) -> Option<(Waiting, u8, usize)> {
+    /// A consistent read of the published wait.
+    fn read_stable(&self) -> Option<Waiting> {
         let mut spins = 0u32;
         loop {
             let seq = self.seq.load(Ordering::Acquire);
             if seq % 2 == 0 {
                 return None;
             }
-            let Shape { kind, timed, tag } = Shape::unpack(self.shape.load(Ordering::Relaxed));
+            let shape = self.shape.load(Ordering::Relaxed);
             let owner = self.owner.load(Ordering::Relaxed);
             let object = self.object.load(Ordering::Relaxed);
             let location = self.location.load(Ordering::Relaxed);
@@ -254,16 +302,20 @@ impl Record {
                 // SAFETY: the sequence did not move while we read, so `location` is the one
                 // published with it, and a published location came from a `&'static Location`.
                 let location = unsafe { &*location.cast_const() };
-                let waiting = Waiting {
-                    kind: WAIT_KINDS[usize::from(kind)],
+                let Shape { kind, timed, tag } = Shape::unpack(shape);
+                return Some(Waiting {
+                    kind,
                     object,
                     location,
                     since,
                     timed,
                     generation: seq,
-                    owned: tag != NOBODY,
-                };
-                return Some((waiting, tag, owner));
+                    resource: match tag {
+                        Tag::Nobody => None,
+                        Tag::Holder => Some(Resource::Holder(owner)),
+                        Tag::Fiber => Some(Resource::Fiber(owner as u64)),
+                    },
+                });
             }
             spins += 1;
             if spins % 64 == 0 {
@@ -274,16 +326,22 @@ impl Record {
         }
     }
 
-    /// The published wait and its owner now; `_looking` lets it follow a holder.
-    pub(crate) fn read(&self, _looking: &Looking) -> Option<(Waiting, Option<OwnerNow>)> {
+    /// The published wait and its owner now; `_looking` lets it follow a holder. A wait on a
+    /// resource `skip` picks is read without its owner (as one that has none).
+    pub(crate) fn read(
+        &self,
+        _looking: &Looking,
+        skip: impl Fn(Resource) -> bool,
+    ) -> Option<(Waiting, Option<OwnerNow>)> {
         loop {
-            let (waiting, tag, owner) = self.read_stable()?;
-            let owner = match tag {
-                FIBER => Some(OwnerNow {
-                    fiber: owner as u64,
+            let waiting = self.read_stable()?;
+            let owner = match waiting.resource {
+                Some(resource) if skip(resource) => None,
+                Some(Resource::Fiber(fiber)) => Some(OwnerNow {
+                    fiber,
                     took_at: None,
                 }),
-                HOLDER => {
+                Some(Resource::Holder(holder)) => {
                     let _pin = self.pin.lock();
                     if self.seq.load(Ordering::Acquire) != waiting.generation {
                         // The wait ended or changed meanwhile: read again.
@@ -293,10 +351,10 @@ impl Record {
                     // waiting call borrows until its wait has ended; the sequence shows it had
                     // not ended when we took `pin`, and while we look (`_looking`) a fiber that
                     // ends a wait with a holder takes `pin` before its call returns.
-                    let (fiber, took_at) = unsafe { &*(owner as *const Holder) }.read();
+                    let (fiber, took_at) = unsafe { &*(holder as *const Holder) }.read();
                     (fiber != 0).then_some(OwnerNow { fiber, took_at })
                 }
-                _ => None,
+                None => None,
             };
             return Some((waiting, owner));
         }
@@ -358,7 +416,7 @@ pub(crate) fn coarse_now() -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Looking, Record, Shape, FIBER, HOLDER, NOBODY, WAIT_KINDS};
+    use super::{Looking, Record, Resource, Shape, Tag, WAIT_KINDS};
     use crate::wait::{Holder, WaitKind, WaitSite};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -387,7 +445,7 @@ mod tests {
                 done.store(true, Ordering::Release);
             });
             while !done.load(Ordering::Acquire) {
-                if let Some((waiting, _, _)) = record.read_stable() {
+                if let Some(waiting) = record.read_stable() {
                     let expected = if waiting.kind == WaitKind::Mutex {
                         (first_site.object, 10, false)
                     } else {
@@ -432,9 +490,9 @@ mod tests {
 
     #[test]
     fn a_shape_unpacks_to_what_was_packed() {
-        for kind in 0..WAIT_KINDS.len() as u8 {
+        for kind in WAIT_KINDS {
             for timed in [false, true] {
-                for tag in [NOBODY, HOLDER, FIBER] {
+                for tag in [Tag::Nobody, Tag::Holder, Tag::Fiber] {
                     let shape = Shape { kind, timed, tag };
                     assert_eq!(Shape::unpack(shape.pack()), shape);
                 }
@@ -449,7 +507,7 @@ mod tests {
         let object = 7u32;
         let site = WaitSite::new(WaitKind::Sleep, &object);
         let ending = record.publish(&site, true, 5);
-        let (waiting, _, _) = record.read_stable().expect("published");
+        let waiting = record.read_stable().expect("published");
         assert_eq!(
             (waiting.kind, waiting.since, waiting.timed),
             (WaitKind::Sleep, 5, true)
@@ -457,8 +515,52 @@ mod tests {
         record.clear(ending);
         assert_eq!(record.read_stable(), None);
         let ending = record.publish(&site, false, 6);
-        let (again, _, _) = record.read_stable().expect("published again");
+        let again = record.read_stable().expect("published again");
         assert_ne!(again.generation, waiting.generation, "waits are told apart");
+        record.clear(ending);
+    }
+
+    #[test]
+    fn only_an_owned_untimed_wait_asks_for_a_check() {
+        let record = Record::new();
+        let (holder, object) = (Holder::new(), 1u8);
+        let plain = WaitSite::new(WaitKind::Event, &object);
+        let owned = plain.held_by(&holder);
+        let joining = plain.ended_by(crate::FiberId(7));
+        for (site, timed, due) in [
+            (&plain, false, false),
+            (&owned, true, false),
+            (&owned, false, true),
+            (&joining, false, true),
+        ] {
+            assert_eq!(record.check_due(), None);
+            let ending = record.publish(site, timed, 0);
+            assert_eq!(
+                record.check_due().is_some(),
+                due,
+                "{site:?}, timed: {timed}"
+            );
+            record.clear(ending);
+        }
+        assert_eq!(record.check_due(), None, "the last wait was ended");
+    }
+
+    #[test]
+    fn a_skipped_resource_is_read_without_its_owner() {
+        super::super::looking::init();
+        let record = Record::new();
+        let object = 2u8;
+        let site = WaitSite::new(WaitKind::Join, &object).ended_by(crate::FiberId(7));
+        let ending = record.publish(&site, false, 0);
+        let looking = Looking::enter();
+        let (waiting, owner) = record.read(&looking, |_| false).expect("published");
+        assert_eq!(waiting.resource, Some(Resource::Fiber(7)));
+        assert_eq!(owner.map(|owner| owner.fiber), Some(7));
+        let (_, owner) = record
+            .read(&looking, |resource| resource == Resource::Fiber(7))
+            .expect("published");
+        assert_eq!(owner, None);
+        drop(looking);
         record.clear(ending);
     }
 

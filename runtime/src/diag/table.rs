@@ -62,9 +62,10 @@ impl FiberTable {
     }
 }
 
-/// Fiber ids are distinct small integers: spread them with one multiplication.
+/// Fiber ids are distinct small integers: spread them with one multiplication. (Also the
+/// hasher of the resources a pass of cycle checks marks: addresses and fiber ids.)
 #[derive(Default)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {

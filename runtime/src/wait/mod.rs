@@ -84,7 +84,6 @@ pub(crate) use park::{
     FiberTimer,
 };
 pub use patience::{yield_cost, Backoff, RetryBudget, RETRY_TURNS};
-pub(crate) use site::Owner;
 pub use site::{Holder, WaitKind, WaitSite};
 pub use task_timer::TaskTimer;
 pub use waitable::{PlainWaitable, TimedOut, Wait, Waitable};

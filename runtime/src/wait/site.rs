@@ -1,9 +1,11 @@
 //! What a waiting fiber waits for and where: the wait site every blocking primitive hands the
 //! toolkit, and the [`Holder`] of a resource with one known owner.
 
+use crate::diag::{Shape, Tag};
 use crate::sched::with_running;
 use serde::Serialize;
 use std::fmt;
+use std::marker::PhantomData;
 use std::panic::Location;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -194,20 +196,16 @@ impl fmt::Debug for Holder {
 /// assert_eq!(site.kind(), WaitKind::Event);
 /// assert_eq!(site.location().line(), line!() - 2);
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct WaitSite<'a> {
-    pub(crate) kind: WaitKind,
+    /// The wait's kind and owner tag, packed as a published wait stores them (see
+    /// `diag::Shape`), so that publishing the wait is one store; not yet marked timed.
+    pub(crate) shape: u32,
+    /// The holder's address or the owning fiber's id; 0 without an owner.
+    pub(crate) owner: usize,
     pub(crate) object: usize,
-    pub(crate) owner: Owner<'a>,
     pub(crate) location: &'static Location<'static>,
-}
-
-/// Who can end a wait that has one known owner.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Owner<'a> {
-    Nobody,
-    Holder(&'a Holder),
-    Fiber(u64),
+    holder: PhantomData<&'a Holder>,
 }
 
 impl<'a> WaitSite<'a> {
@@ -216,18 +214,21 @@ impl<'a> WaitSite<'a> {
     #[inline]
     pub fn new<T: ?Sized>(kind: WaitKind, object: &T) -> WaitSite<'a> {
         WaitSite {
-            kind,
+            shape: Shape::untimed(kind, Tag::Nobody).pack(),
+            owner: 0,
             object: object as *const T as *const () as usize,
-            owner: Owner::Nobody,
             location: Location::caller(),
+            holder: PhantomData,
         }
     }
 
     /// The same wait, on a resource whose owner `holder` records: it can end only when that
     /// owner lets go, which makes it part of the wait-for graph checked for deadlocks.
+    #[inline]
     pub fn held_by(self, holder: &'a Holder) -> WaitSite<'a> {
         WaitSite {
-            owner: Owner::Holder(holder),
+            shape: Shape::with_tag(self.shape, Tag::Holder),
+            owner: holder as *const Holder as usize,
             ..self
         }
     }
@@ -235,18 +236,31 @@ impl<'a> WaitSite<'a> {
     /// A wait that only the end of fiber `id` can finish.
     pub(crate) fn ended_by(self, id: crate::FiberId) -> WaitSite<'a> {
         WaitSite {
-            owner: Owner::Fiber(id.as_u64()),
+            shape: Shape::with_tag(self.shape, Tag::Fiber),
+            owner: id.as_u64() as usize,
             ..self
         }
     }
 
     /// What is waited for.
+    #[inline]
     pub fn kind(&self) -> WaitKind {
-        self.kind
+        Shape::unpack(self.shape).kind
     }
 
     /// Where the wait was called.
     pub fn location(&self) -> &'static Location<'static> {
         self.location
+    }
+}
+
+impl fmt::Debug for WaitSite<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WaitSite")
+            .field("kind", &self.kind())
+            .field("object", &self.object)
+            .field("owner", &Shape::unpack(self.shape).tag)
+            .field("location", &self.location)
+            .finish()
     }
 }
