@@ -4,9 +4,12 @@
 //! while its worker goes on running other fibers, a plain thread is parked, and the `*_async`
 //! forms return futures for async code. Waiters are served in FIFO order unless stated, each
 //! blocking operation has `try_*` and `*_timeout` forms, and everything held is released by an
-//! RAII guard, so a fiber that unwinds releases it. Every wait is a cancellation point (it
-//! parks through `fibra_runtime::wait`): a cancelled fiber unwinds out of it, leaving the queue
-//! and passing on whatever it had just been granted.
+//! RAII guard, so a fiber that unwinds releases it. Every wait is a cancellation point: a
+//! cancelled fiber unwinds out of it, leaving the queue and passing on whatever it had just
+//! been granted. A blocking lock or acquisition (`lock`, `read`, `write`, `acquire`, their
+//! `*_timeout` forms) is a cancellation point and costs the fiber one reduction of its slice
+//! even when it needs no wait, like a channel operation, so a fiber that keeps taking a free
+//! lock still lets the others on its worker run; the `try_*` forms are neither.
 //!
 //! ```
 //! use fibra::sync::{Mutex, Semaphore};

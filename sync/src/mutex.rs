@@ -106,11 +106,12 @@ impl<T: ?Sized> Mutex<T> {
     /// ```
     #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, T> {
-        // The wait site is built only for a wait: a lock taken at once (the common case)
-        // would store it for nothing.
+        // `RawSemaphore::acquire` unrolled, so that the wait site is built only for a wait: a
+        // lock taken at once (the common case) would store it for nothing.
+        fibra_runtime::checkpoint();
         if !self.raw.try_acquire(1) {
             // Without a deadline the wait cannot time out.
-            let _ = self.raw.acquire(1, Deadline::NEVER, self.site());
+            let _ = self.raw.acquire_contended(1, Deadline::NEVER, &self.site());
         }
         MutexGuard::new(self)
     }

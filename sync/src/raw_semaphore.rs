@@ -100,6 +100,9 @@ impl RawSemaphore {
     }
 
     /// Takes `n` permits, parking the caller until they are granted or `deadline` passes.
+    /// Starts with a cancellation point, which also charges the call's reduction, whether or
+    /// not it then waits: a lock is a runtime operation even when nobody holds it, so a fiber
+    /// looping on a free lock still ends its slice and still sees its cancellation.
     #[inline]
     pub(crate) fn acquire(
         &self,
@@ -107,14 +110,18 @@ impl RawSemaphore {
         deadline: Deadline,
         site: WaitSite<'_>,
     ) -> Result<(), TimedOut> {
+        fibra_runtime::checkpoint();
         if self.try_acquire(n) {
             return Ok(());
         }
-        self.acquire_slow(n, deadline, &site)
+        self.acquire_contended(n, deadline, &site)
     }
 
+    /// [`acquire`](Self::acquire) after its cancellation point and a failed
+    /// [`try_acquire`](Self::try_acquire), for a caller that builds the wait's site only
+    /// when it has to wait.
     #[cold]
-    fn acquire_slow(
+    pub(crate) fn acquire_contended(
         &self,
         n: usize,
         deadline: Deadline,

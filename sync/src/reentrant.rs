@@ -163,12 +163,17 @@ impl<T: ?Sized> ReentrantMutex<T> {
 
     #[track_caller]
     fn lock_until(&self, deadline: Deadline) -> Result<ReentrantMutexGuard<'_, T>, TimedOut> {
+        // A re-lock is a lock too: the cancellation point and reduction of
+        // `RawSemaphore::acquire` come first for every caller.
+        fibra_runtime::checkpoint();
         let me = Owner::current();
         if self.is_owner(me) {
             return Ok(self.relock());
         }
-        let site = WaitSite::new(WaitKind::ReentrantMutex, self).held_by(&self.holder);
-        self.raw.acquire(1, deadline, site)?;
+        if !self.raw.try_acquire(1) {
+            let site = WaitSite::new(WaitKind::ReentrantMutex, self).held_by(&self.holder);
+            self.raw.acquire_contended(1, deadline, &site)?;
+        }
         Ok(self.first_lock(me))
     }
 
