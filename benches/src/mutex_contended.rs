@@ -5,6 +5,24 @@
 //! as many tasks, vs `may`'s mutex with as many coroutines, and `parking_lot::Mutex` on 2
 //! plain threads doing the same number of pairs, for reference. Variant `unfair`: fibra's
 //! `Mutex::new_unfair` (barging) vs the same peers. The final count is checked every run.
+//!
+//! # Why fibra's fair rounds vary
+//!
+//! Each fibra round logs how many of its parked fibers were woken from the other worker. A
+//! fair unlock hands the lock to the oldest waiter, who locks again at once behind everyone
+//! else, so the order of the queue repeats lap after lap, and with it the workers its
+//! owners alternate between: set by how the fibers first arrived, which is timing. Started
+//! fibers never move, so a hand-off to a fiber of the other worker waits for that worker to
+//! pick it up and touch the lock, the waiter record and the fiber's state, each a cache line
+//! coming from the other core; tokio's woken task runs on the waker's worker instead. Fitted
+//! over 14 full-size rounds of each build of `diag_overhead` (load average 3): ns per pair ≈
+//! 300 + 1 630 × the share of wakes that crossed (recording on), 270 + 1 690 × that share
+//! (off), shares from 0.003 (254–387 ns) to 0.80 (1 430–2 250 ns), with rounds in between; a
+//! round where the fibers happen to run one after another without meeting costs about 40 ns.
+//! The floor under a crossing is the machine's: two threads bouncing one atomic between the two
+//! cores took 486 and 776 ns a round trip on a quiet machine, so a hand-off that moves a few
+//! lines between cores costs over a microsecond, and a fair round whose queue alternates
+//! workers cannot come under tokio's 530–590 ns.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,9 +56,13 @@ pub fn run(quick: bool) {
     }
 }
 
-/// fibra: a scope of fibers on a 2-worker runtime, each doing its share of the `pairs`.
+/// fibra: a scope of fibers on a 2-worker runtime, each doing its share of the `pairs`. Logs
+/// on stderr the share of the waiters' wake-ups that crossed between the workers (see the
+/// module docs).
 pub(crate) fn fibra(fair: bool, pairs: u64) -> Duration {
-    runtimes::fibra(WORKERS).block_on(move || {
+    let runtime = runtimes::fibra(WORKERS);
+    let handle = runtime.handle();
+    let elapsed = runtime.block_on(move || {
         let counter = if fair {
             fibra::sync::Mutex::new(0u64)
         } else {
@@ -59,7 +81,15 @@ pub(crate) fn fibra(fair: bool, pairs: u64) -> Duration {
         let elapsed = start.elapsed();
         assert_eq!(counter.into_inner(), pairs);
         elapsed
-    })
+    });
+    let workers = handle.metrics().workers;
+    let crossed: u64 = workers.iter().map(|w| w.inbox_wakes).sum();
+    let parked: u64 = workers.iter().map(|w| w.parks).sum();
+    eprintln!(
+        "mutex_contended fibra: {crossed} of {parked} parked fibers were woken from the other \
+         worker"
+    );
+    elapsed
 }
 
 /// tokio: tasks on a 2-worker multi-thread runtime, spawned and awaited by a task, each doing
