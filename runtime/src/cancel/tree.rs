@@ -137,15 +137,34 @@ impl CancelScope {
     }
 }
 
-impl Drop for CancelScope {
-    fn drop(&mut self) {
+impl CancelScope {
+    /// Takes this scope off its parent's list of children (once; it is being dropped).
+    fn leave_parent(&mut self) {
         let in_parent = self
             .inner
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
-            .in_parent;
+            .in_parent
+            .take();
         if let (Some(parent), Some(key)) = (&self.parent, in_parent) {
             parent.lock().children.try_remove(key);
+        }
+    }
+}
+
+impl Drop for CancelScope {
+    fn drop(&mut self) {
+        self.leave_parent();
+        // Dropping the parent here could drop its own parent in turn, a stack frame per level:
+        // a chain of scopes whose last references go at once (each held by the one inside it,
+        // the innermost by a detached fiber that just ended) could be deeper than the stack.
+        // So the ancestors that this drop ends are taken apart one at a time, in a loop.
+        let mut next = self.parent.take();
+        while let Some(parent) = next {
+            next = Arc::into_inner(parent).and_then(|mut scope| {
+                scope.leave_parent();
+                scope.parent.take()
+            });
         }
     }
 }
@@ -154,6 +173,41 @@ impl Drop for CancelScope {
 mod tests {
     use super::*;
     use std::sync::Barrier;
+
+    #[test]
+    fn a_chain_of_scopes_deeper_than_the_stack_drops_without_recursing() {
+        // Each scope holds its parent; only the innermost is referenced from outside.
+        let mut innermost = CancelScope::new(None);
+        let outermost = Arc::downgrade(&innermost);
+        for _ in 0..200_000 {
+            innermost = CancelScope::new(Some(innermost));
+        }
+        let parent = Arc::downgrade(innermost.parent.as_ref().unwrap());
+        // A recursive drop needs tens of bytes of stack per level: megabytes here.
+        std::thread::Builder::new()
+            .stack_size(64 << 10)
+            .spawn(move || drop(innermost))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(outermost.strong_count(), 0);
+        assert_eq!(parent.strong_count(), 0);
+    }
+
+    #[test]
+    fn a_dropped_scope_leaves_its_living_parents_list_of_children() {
+        let grandparent = CancelScope::new(None);
+        let parent = CancelScope::new(Some(grandparent.clone()));
+        let child = CancelScope::new(Some(parent.clone()));
+        drop(parent);
+        assert_eq!(
+            grandparent.lock().children.len(),
+            1,
+            "the child keeps the parent"
+        );
+        drop(child);
+        assert_eq!(grandparent.lock().children.len(), 0);
+    }
 
     #[test]
     fn a_child_made_while_its_parent_is_cancelled_ends_up_cancelled() {
