@@ -246,13 +246,20 @@ impl<M: Send + 'static> Inbox<M> {
                 Arrived::One(signal) => {
                     // The newest signal, and every older one was examined: it is offered before
                     // it is queued, so the usual receive (one message per wake, taken) leaves
-                    // the queue untouched.
-                    let mut slot = Some(signal);
-                    if let Some((taken, down)) = self.examine(&mut slot, &mut 0, &mut test) {
+                    // the queue untouched. A signal left in the offer is queued when the offer
+                    // drops, also when `test` unwinds (a pattern or guard that panics loses
+                    // nothing).
+                    let mut offer = Offer {
+                        slots: &mut queue.slots,
+                        slot: Some(signal),
+                    };
+                    let found = self.examine(&mut offer.slot, &mut 0, &mut test);
+                    let left = offer.slot.is_some();
+                    drop(offer);
+                    if let Some((taken, down)) = found {
                         return Some(self.took(queue, taken, down));
                     }
-                    if slot.is_some() {
-                        queue.slots.push_back(slot);
+                    if left {
                         next += 1;
                     }
                     continue;
@@ -352,6 +359,21 @@ enum Arrived<M> {
     One(Signal<M>),
     /// Several, appended to the queue.
     Many,
+}
+
+/// An [`Arrived::One`] signal offered to a receive before it is queued: whatever the offer
+/// leaves in `slot` goes to the back of the queue when it drops, by unwinding too.
+struct Offer<'a, M> {
+    slots: &'a mut VecDeque<Option<Signal<M>>>,
+    slot: Option<Signal<M>>,
+}
+
+impl<M> Drop for Offer<'_, M> {
+    fn drop(&mut self) {
+        if self.slot.is_some() {
+            self.slots.push_back(self.slot.take());
+        }
+    }
 }
 
 impl<M: Send + 'static> std::fmt::Debug for Inbox<M> {

@@ -310,3 +310,47 @@ fn a_panicking_predicate_loses_no_signal() {
     });
     assert_eq!(status, 0);
 }
+
+/// The same for a signal that arrives alone and is offered to the receive before it is queued:
+/// it stays in the mailbox, counted, so lost signals cannot use up a mailbox limit.
+#[test]
+fn a_panicking_predicate_loses_no_lone_arrival() {
+    /// The mailbox limit: each round below would leak a slot if the signal were lost.
+    const LIMIT: usize = 4;
+    let status = program(1, |main: Inbox<Vec<u32>>| {
+        let report = main.pid();
+        let (_, monitor) = process::Builder::new()
+            .mailbox_limit(LIMIT)
+            .spawn_monitor(move |inbox: Inbox<u32>| {
+                let me = inbox.pid();
+                for n in 0..2 * LIMIT as u32 {
+                    me.send(n);
+                    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        inbox.receive(|s| panic!("not {s:?}"))
+                    }));
+                    assert!(panicked.is_err());
+                    assert_eq!(inbox.try_recv().and_then(Signal::into_msg), Some(n));
+                }
+                // Lone arrivals that match nothing stay, in order, behind each other.
+                for n in 10..13 {
+                    me.send(n);
+                    let none = receive! { inbox,
+                        Signal::Msg(n) if n > 100 => Some(n),
+                        after Duration::ZERO => None,
+                    };
+                    assert_eq!(none, None);
+                }
+                report.send(drain(&inbox));
+            })
+            .unwrap();
+        assert_eq!(main.recv().into_msg(), Some(vec![10, 11, 12]));
+        match main.recv() {
+            Signal::Down { mref, reason, .. } => {
+                assert_eq!(mref, monitor);
+                assert!(reason.is_normal(), "{reason:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+    });
+    assert_eq!(status, 0);
+}
