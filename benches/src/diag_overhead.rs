@@ -11,6 +11,26 @@
 //! (the `mutex_uncontended` workload: lock and unlock with nobody else about, the holder
 //! recorded at every lock) and `yield_pingpong` (every `fibra::park` recording a park).
 //!
+//! ## `mutex_contended`'s two lines
+//!
+//! A `mutex_contended` round's time is set mostly by how many of its hand-offs cross between
+//! the two workers, from under 1 % to 80 % of them, which the order the fibers first queued in
+//! decides (see `mutex_contended`'s docs): about 300 ns per pair without crossings, 1 900 with
+//! 80 %, in either build. Five or seven rounds of each build draw different mixes, so the ratio
+//! of their medians swung from 0.7 to 2.3 between runs though recording costs a few
+//! instructions a pair. Each round of this variant therefore also reports the share of its
+//! parked fibers that were woken from the other worker, each build runs
+//! 21 rounds, and besides the usual lines (medians, metric `ns_per_op`) the bench prints
+//! lines of metric `ns_per_op_at_mean_crossing`: each build's least-squares line of time over
+//! share, read at the mean share of all 42 rounds, so both builds are compared at the same mix
+//! of crossings. That comparison is fair because the share is drawn by timing, not by the
+//! build: in 14 rounds of each build (load average 3) the shares spread alike, from 0.002 to
+//! 0.81, and the two fitted lines were 300 + 1 634 × share (recording) and 269 + 1 691 ×
+//! share (not). The first full run with the fit (load average 3.3, another engineer's
+//! benchmarks beside it): medians 1 130 against 512 ns, ratio 2.209 (the mixes: 10 of
+//! `fibra_nodiag`'s 21 rounds had under 1 % crossed against 4 of `fibra`'s); at the mean
+//! crossing 1.014.
+//!
 //! ## Two builds in one run
 //!
 //! The recording is compiled out by the `nodiag` feature of this crate (it turns on
@@ -176,7 +196,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::report::{Case, Metric};
+use crate::report::{self, Case, Metric, Outcome};
 use crate::rounds::{compare, Contender};
 use crate::{chan_pingpong, child, mutex_contended, mutex_uncontended, runtimes, yield_pingpong};
 
@@ -191,23 +211,54 @@ const RECORDING: &str = if cfg!(feature = "nodiag") {
     "on"
 };
 
+/// Rounds per system of a variant whose rounds report their crossings: the fit needs more.
+const CROSSING_ROUNDS: usize = 21;
+
 /// A round of a workload: does the given number of operations, returns how long they took.
-type Workload = fn(u64) -> Duration;
+#[derive(Clone, Copy)]
+enum Workload {
+    Plain(fn(u64) -> Duration),
+    /// A workload on two workers whose time depends on how many of its wakes crossed between
+    /// them, which timing decides and recording does not (see the module docs): it also
+    /// returns that share.
+    Crossing(fn(u64) -> (Duration, f64)),
+}
 
 /// The variants: name, operations per round in a full run, and the workload.
 const VARIANTS: [(&str, u64, Workload); 6] = [
-    ("chan_pingpong_1w", 1_000_000, |trips| {
-        chan_pingpong::fibra(1, trips)
-    }),
-    ("chan_pingpong_2w", 1_000_000, |trips| {
-        chan_pingpong::fibra(2, trips)
-    }),
-    ("mutex_contended", 1_000_000, |pairs| {
-        mutex_contended::fibra(true, pairs)
-    }),
-    ("mutex_handoff_1w", 1_000_000, mutex_handoff),
-    ("mutex_uncontended", 10_000_000, mutex_uncontended::fibra),
-    ("yield_pingpong", 1_000_000, yield_pingpong::fibra),
+    (
+        "chan_pingpong_1w",
+        1_000_000,
+        Workload::Plain(|trips| chan_pingpong::fibra(1, trips)),
+    ),
+    (
+        "chan_pingpong_2w",
+        1_000_000,
+        Workload::Plain(|trips| chan_pingpong::fibra(2, trips)),
+    ),
+    (
+        "mutex_contended",
+        1_000_000,
+        Workload::Crossing(|pairs| {
+            let (elapsed, crossings) = mutex_contended::fibra_crossings(true, pairs);
+            (elapsed, crossings.share())
+        }),
+    ),
+    (
+        "mutex_handoff_1w",
+        1_000_000,
+        Workload::Plain(mutex_handoff),
+    ),
+    (
+        "mutex_uncontended",
+        10_000_000,
+        Workload::Plain(mutex_uncontended::fibra),
+    ),
+    (
+        "yield_pingpong",
+        1_000_000,
+        Workload::Plain(yield_pingpong::fibra),
+    ),
 ];
 
 /// Fibers taking turns at the `mutex_handoff_1w` mutex.
@@ -257,7 +308,7 @@ pub fn run(quick: bool) {
         }
     };
     let this = std::env::current_exe().expect("path of the running binary");
-    for (variant, full, _) in VARIANTS {
+    for (variant, full, workload) in VARIANTS {
         let ops = if quick { full / 10 } else { full };
         let case = Case {
             bench: JOB,
@@ -265,12 +316,84 @@ pub fn run(quick: bool) {
             metric: Metric::NsPerOp,
         };
         let job = format!("{JOB} {variant} {ops}");
-        let mut contenders = [
-            Contender::new("fibra", || in_child(&this, &job, "on")),
-            Contender::new("fibra_nodiag", || in_child(&nodiag, &job, "off")),
-        ];
-        compare(&case, ROUNDS, &mut contenders);
+        match workload {
+            Workload::Plain(_) => {
+                let mut contenders = [
+                    Contender::new("fibra", || in_child(&this, &job, "on").0),
+                    Contender::new("fibra_nodiag", || in_child(&nodiag, &job, "off").0),
+                ];
+                compare(&case, ROUNDS, &mut contenders);
+            }
+            Workload::Crossing(_) => compare_crossing(&case, &job, [&this, &nodiag]),
+        }
     }
+}
+
+/// Runs a [`Workload::Crossing`] variant: alternated rounds of both builds, then the JSON lines
+/// of the medians, then those of each build's fitted time at the crossing share of all rounds
+/// (see the module docs).
+fn compare_crossing(case: &Case, job: &str, builds: [&std::path::Path; 2]) {
+    let systems = [("fibra", "on"), ("fibra_nodiag", "off")];
+    let mut rounds: [Vec<(f64, f64)>; 2] = Default::default();
+    for round in 1..=CROSSING_ROUNDS {
+        for ((exe, (system, recording)), rounds) in builds.iter().zip(systems).zip(&mut rounds) {
+            let (value, share) = in_child(exe, job, recording);
+            let share = share.expect("a crossing workload reports its share");
+            eprintln!(
+                "{JOB}/{} round {round}/{CROSSING_ROUNDS} {system}: {value:.2} ns_per_op, \
+                 {share:.3} of the wakes crossed",
+                case.variant
+            );
+            rounds.push((value, share));
+        }
+    }
+    let outcome = |system, value| Outcome {
+        system,
+        value,
+        runs: CROSSING_ROUNDS,
+    };
+    let medians: Vec<Outcome> = systems
+        .iter()
+        .zip(&rounds)
+        .map(|(&(system, _), rounds)| {
+            let values: Vec<f64> = rounds.iter().map(|&(value, _)| value).collect();
+            outcome(system, report::median(&values))
+        })
+        .collect();
+    let shares: Vec<f64> = rounds.iter().flatten().map(|&(_, share)| share).collect();
+    let mean_share = shares.iter().sum::<f64>() / shares.len() as f64;
+    let fitted: Vec<Outcome> = systems
+        .iter()
+        .zip(&rounds)
+        .map(|(&(system, _), rounds)| outcome(system, fitted_at(rounds, mean_share)))
+        .collect();
+    let at_mean = Case {
+        metric: Metric::NsPerOpAtMeanCrossing,
+        ..*case
+    };
+    for line in report::lines(case, &medians)
+        .into_iter()
+        .chain(report::lines(&at_mean, &fitted))
+    {
+        println!("{line}");
+    }
+}
+
+/// The least-squares line through `points` (value over share), read at `share`; the mean
+/// value when every point has the same share.
+fn fitted_at(points: &[(f64, f64)], share: f64) -> f64 {
+    let n = points.len() as f64;
+    let mean_x = points.iter().map(|&(_, x)| x).sum::<f64>() / n;
+    let mean_y = points.iter().map(|&(y, _)| y).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|&(_, x)| (x - mean_x).powi(2)).sum();
+    if sxx == 0.0 {
+        return mean_y;
+    }
+    let sxy: f64 = points
+        .iter()
+        .map(|&(y, x)| (x - mean_x) * (y - mean_y))
+        .sum();
+    mean_y + sxy / sxx * (share - mean_x)
 }
 
 /// Where the `nodiag` build of this binary should be (module docs): `Ok` if it is there.
@@ -287,23 +410,26 @@ fn nodiag_binary() -> Result<PathBuf, PathBuf> {
     }
 }
 
-/// One round of `job` in the build at `exe`, which must report recording `recording`.
-fn in_child(exe: &std::path::Path, job: &str, recording: &str) -> f64 {
+/// One round of `job` in the build at `exe`, which must report recording `recording`: ns per
+/// operation, and the share of crossed wakes for a [`Workload::Crossing`].
+fn in_child(exe: &std::path::Path, job: &str, recording: &str) -> (f64, Option<f64>) {
     let out = child::run_binary(exe, job);
-    match out.split_whitespace().collect::<Vec<_>>()[..] {
-        [reported, value] => {
-            assert_eq!(
-                reported,
-                recording,
-                "{} records wait sites: {reported}, expected {recording}",
-                exe.display()
-            );
-            value
-                .parse()
-                .unwrap_or_else(|_| panic!("child printed `{out}`, not a number"))
-        }
-        _ => panic!("child printed `{out}`, not `<recording> <ns per op>`"),
-    }
+    let number = |text: &str| -> f64 {
+        text.parse()
+            .unwrap_or_else(|_| panic!("child printed `{out}`, not numbers"))
+    };
+    let (reported, value, share) = match out.split_whitespace().collect::<Vec<_>>()[..] {
+        [reported, value] => (reported, number(value), None),
+        [reported, value, share] => (reported, number(value), Some(number(share))),
+        _ => panic!("child printed `{out}`, not `<recording> <ns per op> [<share>]`"),
+    };
+    assert_eq!(
+        reported,
+        recording,
+        "{} records wait sites: {reported}, expected {recording}",
+        exe.display()
+    );
+    (value, share)
 }
 
 /// The child side: runs the job `diag_overhead <variant> <ops>` and prints whether this build
@@ -320,14 +446,32 @@ pub fn run_child(job: &str) -> ExitCode {
         eprintln!("fibra-compare: bad child job `{job}`");
         return ExitCode::from(2);
     };
-    let elapsed = workload(ops);
-    println!("{RECORDING} {:.3}", elapsed.as_nanos() as f64 / ops as f64);
+    let per_op = |elapsed: Duration| elapsed.as_nanos() as f64 / ops as f64;
+    match workload {
+        Workload::Plain(workload) => println!("{RECORDING} {:.3}", per_op(workload(ops))),
+        Workload::Crossing(workload) => {
+            let (elapsed, share) = workload(ops);
+            println!("{RECORDING} {:.3} {share:.4}", per_op(elapsed));
+        }
+    }
     ExitCode::SUCCESS
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fit_reads_the_line_through_the_rounds_at_the_given_share() {
+        // Exactly on the line 300 + 1 600 × share.
+        let rounds = [(300.0, 0.0), (1100.0, 0.5), (1500.0, 0.75)];
+        assert!((fitted_at(&rounds, 0.25) - 700.0).abs() < 1e-9);
+        // Scattered, the line of least squares: 1.25 + 1.0 × share through these.
+        let scattered = [(1.0, 0.0), (4.0, 2.0), (3.0, 2.0), (5.0, 4.0)];
+        assert!((fitted_at(&scattered, 4.0) - 5.25).abs() < 1e-9);
+        // Every round at one share: their mean, wherever it is read.
+        assert_eq!(fitted_at(&[(10.0, 0.3), (20.0, 0.3)], 0.9), 15.0);
+    }
 
     #[test]
     fn a_child_job_runs_its_variant_and_a_bad_one_is_refused() {

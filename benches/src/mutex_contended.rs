@@ -59,7 +59,31 @@ pub fn run(quick: bool) {
 /// fibra: a scope of fibers on a 2-worker runtime, each doing its share of the `pairs`. Logs
 /// on stderr the share of the waiters' wake-ups that crossed between the workers (see the
 /// module docs).
-pub(crate) fn fibra(fair: bool, pairs: u64) -> Duration {
+fn fibra(fair: bool, pairs: u64) -> Duration {
+    let (elapsed, crossings) = fibra_crossings(fair, pairs);
+    eprintln!(
+        "mutex_contended fibra: {} of {} parked fibers were woken from the other worker",
+        crossings.crossed, crossings.parked
+    );
+    elapsed
+}
+
+/// How many of a round's parked fibers were woken from the other worker.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Crossings {
+    pub(crate) crossed: u64,
+    pub(crate) parked: u64,
+}
+
+impl Crossings {
+    /// The crossed wakes' share of the parks (0 when nothing parked).
+    pub(crate) fn share(self) -> f64 {
+        self.crossed as f64 / self.parked.max(1) as f64
+    }
+}
+
+/// [`fibra`]'s round, returning its crossings instead of logging them.
+pub(crate) fn fibra_crossings(fair: bool, pairs: u64) -> (Duration, Crossings) {
     let runtime = runtimes::fibra(WORKERS);
     let handle = runtime.handle();
     let elapsed = runtime.block_on(move || {
@@ -83,13 +107,11 @@ pub(crate) fn fibra(fair: bool, pairs: u64) -> Duration {
         elapsed
     });
     let workers = handle.metrics().workers;
-    let crossed: u64 = workers.iter().map(|w| w.inbox_wakes).sum();
-    let parked: u64 = workers.iter().map(|w| w.parks).sum();
-    eprintln!(
-        "mutex_contended fibra: {crossed} of {parked} parked fibers were woken from the other \
-         worker"
-    );
-    elapsed
+    let crossings = Crossings {
+        crossed: workers.iter().map(|w| w.inbox_wakes).sum(),
+        parked: workers.iter().map(|w| w.parks).sum(),
+    };
+    (elapsed, crossings)
 }
 
 /// tokio: tasks on a 2-worker multi-thread runtime, spawned and awaited by a task, each doing

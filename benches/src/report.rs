@@ -24,6 +24,10 @@ pub enum Metric {
     BytesPerConn,
     /// Minor page faults of the whole process per task, over the whole workload.
     FaultsPerTask,
+    /// Nanoseconds per operation, read off a system's least-squares line of its rounds' times
+    /// over the share of their wakes that crossed between workers, at the mean share of every
+    /// system's rounds.
+    NsPerOpAtMeanCrossing,
 }
 
 impl Metric {
@@ -38,6 +42,7 @@ impl Metric {
             Metric::Rps => "rps",
             Metric::BytesPerConn => "bytes_per_conn",
             Metric::FaultsPerTask => "faults_per_task",
+            Metric::NsPerOpAtMeanCrossing => "ns_per_op_at_mean_crossing",
         }
     }
 

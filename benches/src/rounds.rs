@@ -118,7 +118,8 @@ fn timed_value(metric: Metric, elapsed: Duration, work: u64) -> f64 {
         | Metric::MaxOverMin
         | Metric::Rps
         | Metric::BytesPerConn
-        | Metric::FaultsPerTask => {
+        | Metric::FaultsPerTask
+        | Metric::NsPerOpAtMeanCrossing => {
             panic!("{} is not a time", metric.name())
         }
     }
