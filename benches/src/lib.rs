@@ -43,6 +43,7 @@ pub mod selective_receive;
 pub mod semaphore;
 pub mod skynet;
 pub mod spawn_join;
+pub mod sysmon_cpu;
 pub mod tcp_echo;
 pub mod timers;
 pub mod yield_pingpong;

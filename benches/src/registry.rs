@@ -7,7 +7,7 @@ use crate::{
     chan_pingpong, chan_throughput, diag_overhead, fs_read, http_hello, idle_conn_memory,
     interop_roundtrip, link_chain_kill, load_http, mutex_contended, mutex_uncontended,
     parallel_map, parked_memory, proc_memory, proc_pingpong, proc_ring, proc_spawn, select2,
-    selective_receive, semaphore, skynet, spawn_join, tcp_echo, timers, yield_pingpong,
+    selective_receive, semaphore, skynet, spawn_join, sysmon_cpu, tcp_echo, timers, yield_pingpong,
 };
 
 /// One benchmark the binary can run.
@@ -185,6 +185,11 @@ pub static BENCHES: &[Bench] = &[
         name: "diag_overhead",
         about: "Channel, mutex and park workloads with wait-site recording on and compiled out.",
         run: diag_overhead::run,
+    },
+    Bench {
+        name: "sysmon_cpu",
+        about: "The monitor thread's CPU use over an idle and a busy runtime.",
+        run: sysmon_cpu::run,
     },
 ];
 

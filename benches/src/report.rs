@@ -28,6 +28,8 @@ pub enum Metric {
     /// over the share of their wakes that crossed between workers, at the mean share of every
     /// system's rounds.
     NsPerOpAtMeanCrossing,
+    /// One thread's CPU time over the wall time, in percent of one core.
+    PercentOfCore,
 }
 
 impl Metric {
@@ -43,6 +45,7 @@ impl Metric {
             Metric::BytesPerConn => "bytes_per_conn",
             Metric::FaultsPerTask => "faults_per_task",
             Metric::NsPerOpAtMeanCrossing => "ns_per_op_at_mean_crossing",
+            Metric::PercentOfCore => "percent_of_core",
         }
     }
 

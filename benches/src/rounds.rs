@@ -119,7 +119,8 @@ fn timed_value(metric: Metric, elapsed: Duration, work: u64) -> f64 {
         | Metric::Rps
         | Metric::BytesPerConn
         | Metric::FaultsPerTask
-        | Metric::NsPerOpAtMeanCrossing => {
+        | Metric::NsPerOpAtMeanCrossing
+        | Metric::PercentOfCore => {
             panic!("{} is not a time", metric.name())
         }
     }
