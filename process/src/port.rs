@@ -208,6 +208,9 @@ where
     F: FnMut(PortEvent) -> M + Send + 'static,
 {
     let owner = crate::self_pid::<M>();
+    // A cancellation point before the program starts: a process killed meanwhile starts none
+    // (the port's own spawn below is one too, but by then the program would run).
+    fibra_runtime::checkpoint();
     let child = command
         .borrow_mut()
         .stdin(Stdio::piped())

@@ -214,6 +214,38 @@ fn a_port_can_be_registered_and_a_program_that_cannot_start_is_an_error() {
     assert_eq!(status, 0);
 }
 
+/// Opening a port is a cancellation point before the program starts: a process killed while
+/// it could not unwind starts no program once it can.
+#[test]
+fn a_killed_process_opening_a_port_starts_no_program() {
+    let status = program(2, |_: Inbox<()>| {
+        let (ready_tx, ready) = fibra::chan::bounded(1);
+        let (go, go_rx) = fibra::chan::bounded(1);
+        let (outcome_tx, outcome) = fibra::chan::bounded(1);
+        let doomed = process::spawn(move |_: Inbox<PortEvent>| {
+            fibra_runtime::shield(|| {
+                ready_tx.send(()).unwrap();
+                go_rx.recv().unwrap();
+            });
+            // Had the program started, opening this one would have returned its error.
+            let opened = std::panic::catch_unwind(|| {
+                process::open_port(Command::new("/nonexistent/program"), |e| e)
+            });
+            let unwound = opened.is_err();
+            fibra_runtime::shield(|| outcome_tx.send(unwound).unwrap());
+        });
+        ready.recv().unwrap();
+        process::exit(&doomed, Reason::Kill);
+        go.send(()).unwrap();
+        assert_eq!(
+            outcome.recv(),
+            Some(true),
+            "the killed process started its program"
+        );
+    });
+    assert_eq!(status, 0);
+}
+
 #[test]
 #[should_panic(expected = "fibra::process::self_pid")]
 fn opening_a_port_outside_a_process_panics() {
