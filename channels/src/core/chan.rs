@@ -146,25 +146,21 @@ impl<T> Chan<T> {
     }
 
     /// Runs one transition under the lock, then wakes whoever it completed. No user code runs
-    /// under the lock: values are only moved, wakers are woken after it. All of it runs on the
-    /// worker's stack: its frames are the deepest of a blocking operation, and on the fiber's
-    /// own stack they would miss the cache whenever many fibers take turns.
+    /// under the lock: values are only moved, wakers are woken after it.
     fn locked<R>(&self, f: impl FnOnce(&mut Txn<'_, T>) -> R) -> R {
-        fibra_runtime::wait::on_worker_stack(|| {
-            let mut waits = self.waits.lock();
-            let mut txn = Txn {
-                ring: &self.ring,
-                hints: &self.hints,
-                waits: &mut waits,
-                wake: WakeList::new(),
-            };
-            let out = f(&mut txn);
-            txn.publish();
-            let wake = std::mem::take(&mut txn.wake);
-            drop(waits);
-            wake.wake_all();
-            out
-        })
+        let mut waits = self.waits.lock();
+        let mut txn = Txn {
+            ring: &self.ring,
+            hints: &self.hints,
+            waits: &mut waits,
+            wake: WakeList::new(),
+        };
+        let out = f(&mut txn);
+        txn.publish();
+        let wake = std::mem::take(&mut txn.wake);
+        drop(waits);
+        wake.wake_all();
+        out
     }
 
     pub(crate) fn capacity(&self) -> usize {

@@ -40,9 +40,6 @@ pub(crate) struct Core {
     /// Whether its home worker lists it for a cycle check (see `diag::lazy_check`); used only
     /// on the home worker.
     pub(crate) check_noted: Cell<bool>,
-    /// Whether it runs on its worker's stack now (see `wait::on_worker_stack`), where it must
-    /// not suspend; used only by the fiber itself.
-    pub(crate) on_worker_stack: Cell<bool>,
     /// Its home worker's resume count when it last resumed it (see `Local::push_ready`); used
     /// only on the home worker.
     last_resumed: Cell<u32>,
@@ -82,14 +79,14 @@ pub(crate) struct Core {
     pub(crate) ctx: RefCell<FiberCtx>,
 }
 
-// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top`, `check_noted`, `on_worker_stack`, `queued_ref` (whose protocol is
+// SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top`, `check_noted`, `queued_ref` (whose protocol is
 // described on the field) and `ctx` (written by the spawner before the fiber is published
 // through a queue, afterwards used only by the fiber itself, on its home worker). A fiber is handed between threads
 // only through queues (crossbeam deques and SegQueue, which synchronise push with pop), and
 // at any moment at most one thread holds it for running: before it starts, the one worker that
 // popped or stole it; afterwards, only its home worker (the latch dispatches it at most once per
-// suspension, and only to its home worker's queues). `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top`, `check_noted` and `on_worker_stack` are
-// accessed only by that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
+// suspension, and only to its home worker's queues). `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top` and `check_noted` are accessed
+// only by that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
 // dropped elsewhere: `Body::Running` holds it in `ManuallyDrop`, so dropping a `Core` on another
 // thread leaks it instead of touching it.
 unsafe impl Send for Core {}
@@ -127,7 +124,6 @@ impl Core {
             last_resumed: Cell::new(0),
             stack_top: Cell::new(0),
             check_noted: Cell::new(false),
-            on_worker_stack: Cell::new(false),
             queued_ref: UnsafeCell::new(None),
             ctx: RefCell::new(ctx),
             cancel_hint: CancelHint::new(),
@@ -282,7 +278,6 @@ mod tests {
             offset_of!(Core, latch) + size_of::<Latch>(),
             offset_of!(Core, cancel_hint) + size_of::<CancelHint>(),
             offset_of!(Core, check_noted) + size_of::<Cell<bool>>(),
-            offset_of!(Core, on_worker_stack) + size_of::<Cell<bool>>(),
             offset_of!(Core, last_resumed) + size_of::<Cell<u32>>(),
             offset_of!(Core, id) + size_of::<FiberId>(),
             offset_of!(Core, home) + size_of::<AtomicUsize>(),

@@ -76,7 +76,7 @@ pub use fibra_driver::Deadline;
 pub(crate) use lazy_timer::LazyTimers;
 pub use list::{Key, Popped, WaitList};
 pub use park::{
-    current_waker, in_fiber, on_worker_stack, park_current, park_current_at, park_current_until,
+    current_waker, in_fiber, park_current, park_current_at, park_current_until,
     park_current_until_at,
 };
 pub(crate) use park::{

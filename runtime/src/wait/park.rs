@@ -283,48 +283,17 @@ pub(crate) fn park_fiber_checking(check: Check) -> bool {
 }
 
 /// [`park_fiber_checking`], woken at the latest at `timed`'s deadline (see `lazy_timer`).
-///
-/// A plain park (no deadline, no cycle check to list, not unwinding) goes straight to the
-/// switch; the rest is out of line in [`park_noted`]. Everything this frame holds sits on the
-/// fiber's stack while it waits, and a fiber resumed behind hundreds of others finds those
-/// lines out of the cache: the plain park keeps its frame small.
 fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
         return false;
     };
-    // SAFETY: the running fiber's `Core` is alive while it runs (its worker lent it a
-    // reference for this resume, and lends one again for the resume that follows a park); only
-    // the pointer, never a reference, is held across the suspension.
-    let core = unsafe { &*fiber };
-    on_own_stack(core);
-    crate::cancel::check_fiber(core);
-    // SAFETY: as above.
-    let to_list = crate::diag::check_due(unsafe { &*fiber });
-    if to_list || timed.is_some() || thread::panicking() {
-        park_noted(fiber, check, to_list, timed);
-        return true;
-    }
-    // SAFETY: as above.
-    match unsafe { (*fiber).latch.prepare_park() } {
-        Park::Suspend => {
-            suspend(fiber, Suspend::Park);
-            // SAFETY: as above: we run again, so the worker lent the reference again.
-            unsafe { (*fiber).latch.resumed() };
-            woken(fiber, check);
-        }
-        Park::Consumed => consumed(),
-    }
-    true
-}
-
-/// The park of [`park_fiber_with`] that has more to do than suspend: list the fiber for a
-/// cycle check (`to_list`), note its deadline, or, unwinding, block its thread.
-#[cold]
-#[inline(never)]
-fn park_noted(fiber: *const Core, check: Check, to_list: bool, timed: Option<Timed>) {
+    // SAFETY: the running fiber's `Core` is alive while it runs (see below).
+    crate::cancel::check_fiber(unsafe { &*fiber });
     // A cycle check for this park lists the fiber with its worker, and a deadline notes the
     // park; each holds a reference, counted while the fiber still runs: once it has committed
     // to park, a wake may take the reference its worker lent it.
+    // SAFETY: as above.
+    let to_list = crate::diag::check_due(unsafe { &*fiber });
     // SAFETY: `fiber` is the running fiber's, which has not committed to park yet.
     let counted = || unsafe { counted_running(fiber) };
     let for_check = to_list.then(counted);
@@ -332,7 +301,9 @@ fn park_noted(fiber: *const Core, check: Check, to_list: bool, timed: Option<Tim
     // An unwinding fiber blocks its thread instead of suspending (see below), and keeps a
     // reference of its own meanwhile, for the same reason.
     let for_block = thread::panicking().then(counted);
-    // SAFETY: as in `park_fiber_with`.
+    // SAFETY: the running fiber's `Core` is kept alive by the reference its worker lent it
+    // for this resume, and again for the resume that follows a park; only the pointer, never a
+    // reference, is held across the suspension.
     match unsafe { (*fiber).latch.prepare_park() } {
         Park::Suspend => {
             let timer = (for_check.is_some() || for_timer.is_some())
@@ -362,42 +333,33 @@ fn park_noted(fiber: *const Core, check: Check, to_list: bool, timed: Option<Tim
                 })
             });
             if !blocked {
+                // SAFETY: as above.
                 suspend(fiber, Suspend::Park);
             }
-            // SAFETY: as in `park_fiber_with`.
+            // SAFETY: as above: we run again, so the worker lent the reference again.
             unsafe { (*fiber).latch.resumed() };
             if let Some(key) = timer {
                 with_worker(|local| {
                     local.expect("a fiber runs on a worker").timers().end(key);
                 });
             }
-            woken(fiber, check);
+            // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
+            // SAFETY: as above.
+            crate::diag::unwind_if_doomed(unsafe { &*fiber });
+            if check == Check::BeforeAndAfter {
+                // Woken, perhaps by a cancellation of our scope (which raised the hint before
+                // the wake).
+                // SAFETY: as above.
+                crate::cancel::check_fiber(unsafe { &*fiber });
+            }
         }
-        Park::Consumed => consumed(),
+        Park::Consumed => {
+            if charge() {
+                yield_fiber();
+            }
+        }
     }
-}
-
-/// What a parked fiber does once resumed, `fiber` its `Core`.
-#[inline(always)]
-fn woken(fiber: *const Core, check: Check) {
-    // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
-    // SAFETY: as in `park_fiber_with`.
-    crate::diag::unwind_if_doomed(unsafe { &*fiber });
-    if check == Check::BeforeAndAfter {
-        // Woken, perhaps by a cancellation of our scope (which raised the hint before the
-        // wake).
-        // SAFETY: as above.
-        crate::cancel::check_fiber(unsafe { &*fiber });
-    }
-}
-
-/// A park that found its token already there: it costs a reduction, and yields if that ends
-/// the slice.
-#[inline(always)]
-fn consumed() {
-    if charge() {
-        yield_fiber();
-    }
+    true
 }
 
 /// Moves the running fiber to the back of its worker's ready queue.
@@ -417,7 +379,6 @@ pub(crate) fn suspend(fiber: *const Core, why: Suspend) {
     // SAFETY: `fiber` is the running fiber's `Core`, alive while it runs (its worker lent it a
     // reference for this resume); the reference ends before the switch.
     let yielder = unsafe {
-        on_own_stack(&*fiber);
         (*fiber).note_suspend();
         (*fiber).yielder()
     };
@@ -429,78 +390,6 @@ pub(crate) fn suspend(fiber: *const Core, why: Suspend) {
     // that memory stays mapped at least until the coroutine finishes (a coroutine that never
     // resumes keeps its stack forever).
     unsafe { (*yielder).suspend(why) };
-}
-
-/// Runs `f` and returns its result; called from a fiber, runs it on the stack of the fiber's
-/// worker thread, below the worker's own frames, and switches back. For short, stack-hungry
-/// work that never suspends, such as a transaction under a lock and the wakes after it: a
-/// fiber's stack is its own memory, out of the cache once hundreds of other fibers have run,
-/// while its worker's stack is in the cache all the time. Elsewhere (a plain thread, or
-/// already on the worker's stack) it just calls `f`.
-///
-/// # Panics
-///
-/// If `f` tries to suspend the fiber (a park, a yield, a blocking call that waits): the
-/// worker needs its stack back to run other fibers. A panic in `f` comes out of this call.
-///
-/// ```
-/// fibra::run(|| {
-///     let (tx, rx) = fibra::chan::bounded::<u32>(1);
-///     let sum = fibra::wait::on_worker_stack(|| {
-///         tx.try_send(2).unwrap();
-///         rx.try_recv().unwrap() + 1
-///     });
-///     assert_eq!(sum, 3);
-///     let parked = std::panic::catch_unwind(|| fibra::wait::on_worker_stack(fibra::yield_now));
-///     assert!(parked.is_err());
-/// });
-/// ```
-pub fn on_worker_stack<R>(f: impl FnOnce() -> R) -> R {
-    let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
-        return f();
-    };
-    // SAFETY: the running fiber's `Core` is alive while it runs, and it cannot suspend (so
-    // its worker keeps its reference) until `f` has returned.
-    let core = unsafe { &*fiber };
-    let yielder = core.yielder();
-    if yielder.is_null() || core.on_worker_stack.replace(true) {
-        return f();
-    }
-    /// Marks the fiber back on its own stack, also when `f` panics.
-    struct Back<'a>(&'a Core);
-    impl Drop for Back<'_> {
-        fn drop(&mut self) {
-            self.0.on_worker_stack.set(false);
-        }
-    }
-    let _back = Back(core);
-    /// `f`, which runs on this thread, only on another stack.
-    struct SameThread<F>(F);
-    // SAFETY: `on_parent_stack` runs its closure on the calling thread; its `Send` bound keeps
-    // the yielder out of the parent's frames, and `f` cannot reach it: the runtime's only use
-    // of it, a suspension, panics while the fiber is on its worker's stack (`on_own_stack`).
-    unsafe impl<F> Send for SameThread<F> {}
-    let f = SameThread(f);
-    // SAFETY: the yielder lives on the running coroutine's stack, which is the stack we are on.
-    unsafe { &*yielder }.on_parent_stack(move || {
-        let f = f;
-        (f.0)()
-    })
-}
-
-/// Panics if the fiber of `core` runs on its worker's stack (see [`on_worker_stack`]), where
-/// it must not suspend.
-#[inline(always)]
-fn on_own_stack(core: &Core) {
-    if core.on_worker_stack.get() {
-        suspended_on_worker_stack();
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn suspended_on_worker_stack() -> ! {
-    panic!("a fiber cannot suspend while it runs on its worker's stack (`on_worker_stack`)")
 }
 
 /// The running fiber's handle, if the caller is a fiber.
@@ -539,58 +428,5 @@ mod loom_waiter {
     /// Blocks the loom thread until its waker is woken (a wake that came first counts).
     pub(super) fn park() {
         NOTIFY.with(|notify| notify.wait());
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::on_worker_stack;
-    use crate::sched::with_running;
-    use std::panic::{catch_unwind, AssertUnwindSafe};
-
-    /// An address in its own frame.
-    #[inline(never)]
-    fn here() -> usize {
-        let local = 0u8;
-        std::hint::black_box(&local) as *const u8 as usize
-    }
-
-    #[test]
-    fn work_on_the_worker_stack_runs_off_the_fiber_stack_and_nests() {
-        for workers in [1, 2] {
-            crate::Runtime::builder()
-                .workers(workers)
-                .build()
-                .unwrap()
-                .block_on(|| {
-                    let stack_size = with_running(|core| core.unwrap().stack_size);
-                    let fiber = here();
-                    let (outer, inner) = on_worker_stack(|| (here(), on_worker_stack(here)));
-                    assert!(fiber.abs_diff(outer) > stack_size, "{fiber:x} {outer:x}");
-                    // Nested: called directly, on the same stack.
-                    assert!(outer.abs_diff(inner) < 64 * 1024, "{outer:x} {inner:x}");
-                    assert_eq!(on_worker_stack(|| 7), 7);
-                });
-        }
-        assert_eq!(on_worker_stack(|| 7), 7, "on a plain thread");
-    }
-
-    #[test]
-    fn a_fiber_that_tries_to_suspend_on_the_worker_stack_panics_and_goes_on() {
-        crate::Runtime::builder()
-            .workers(1)
-            .build()
-            .unwrap()
-            .block_on(|| {
-                let other = crate::spawn_local(|| 1);
-                let yielded = catch_unwind(AssertUnwindSafe(|| on_worker_stack(crate::yield_now)));
-                assert!(yielded.is_err());
-                let parked = catch_unwind(AssertUnwindSafe(|| on_worker_stack(super::park_fiber)));
-                assert!(parked.is_err());
-                assert!(!with_running(|core| core.unwrap().on_worker_stack.get()));
-                // Back on its own stack, it suspends as usual.
-                crate::yield_now();
-                assert_eq!(other.join().unwrap(), 1);
-            });
     }
 }
