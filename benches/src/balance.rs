@@ -106,10 +106,44 @@
 //! The floor, then: with the bench's work (about 1 µs a round) the runtime's share per
 //! task-round on one worker is about 480 ns against tokio's 320 ns (1.1× in total), and on 2
 //! workers of a loaded machine a pinned fiber also waits for its descheduled worker where
-//! tokio steals it. Going below tokio needs the transient deep frames of a blocking
-//! operation (its transaction under the channel lock, registering, waking) off the fiber's
-//! stack, run on the worker's stack as Go's runtime does (`systemstack`, `mcall`), leaving on
-//! the fiber's stack only what must survive the suspension. Not built.
+//! tokio steals it.
+//!
+//! Fourth pass: the blocking path's frames off the fiber's stack. Measured by painting the
+//! stack below the task's closure (1 worker, 200 yielders beside a pair, so that the receive
+//! parks): a `yield_now` writes 88 bytes below the closure's frame, a receive that parks 992
+//! (the deepest are the registration's frames under the channel's lock, below the park's
+//! switch), the send that wakes it 608, a receive a retry completes 344. Tried, in the commit
+//! "Experiment: channel transactions on the worker's stack" and reverted after it: every
+//! transaction under a channel's lock, with the wakes after it, ran on the worker thread's
+//! stack (corosensei's `on_parent_stack`, Go's `systemstack`), and a plain park left its cold
+//! cases (deadline, cycle check, unwinding) out of line: 816, 208 and 344 bytes. Cachegrind as
+//! above, per task-round: L1 misses 30.0 → 26.7 (writes 12.1 → 8.6, reads 17.9 → 18.1),
+//! instructions 1 859 → 1 925; with a 1 MiB last level standing in for the L2, 22.5 → 18.8
+//! misses (tokio: 0.9). In time, nothing: `fibra-compare balance`, eight alternations at a load
+//! average of 3.1–3.5, 1.13×–1.21× before (median 1.17×), 1.14×–1.27× after (median 1.18×);
+//! the workload on 2 workers with the work, best of 15: 126.9 ms before, 127.0 ms after, tokio
+//! 108.0 ms. The lines saved were lines first written, which the store buffer absorbs; the
+//! misses that stall are reads, and those stayed.
+//!
+//! Where the floor is: the memory a fiber touches per round, not the depth of its stack.
+//! Yields alone (1 worker, 200 000 yields cut into more or fewer tasks, best of 8, load
+//! 2.2–3.3): fibra is faster than tokio until its fibers' memory outgrows the 512 KiB L2, then
+//! falls behind, where tokio stays flat:
+//!
+//! | tasks | 20 | 200 | 500 | 1 000 | 1 500 | 2 000 |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | tokio ms | 18.4 | 17.3 | | 18.3 | | 18.9 |
+//! | fibra ms | 14.3 | 15.5 | 17.9 | 23.4 | 32.1 | 44.1 |
+//!
+//! A yielding fiber touches its `Core`'s hot lines and a few lines of its stack, about eight
+//! lines where a tokio task touches two or three. The ping-pong adds the channels' lines: of
+//! the 10.6 read misses per task-round that miss a 1 MiB L2 in cachegrind, about 5 are the
+//! channel's (the ring's padded head and tail, its slot, the hints, the retry slot, the `Arc`'s
+//! header), 2 the `Core`'s and 2 the stack's on resume. A page per task is not the cost: tokio
+//! tasks each writing a line of a page of their own every round ran as fast as without (1 000
+//! tasks, best of 10: 38.9 ms against 39.2 ms; fibra 67.1 ms). Reaching tokio on this workload
+//! needs fewer lines read per fiber and round — a channel whose operation reads fewer lines,
+//! a smaller hot `Core` — not a shallower stack.
 
 use std::collections::HashMap;
 use std::hint::black_box;
