@@ -137,13 +137,30 @@
 //!
 //! A yielding fiber touches its `Core`'s hot lines and a few lines of its stack, about eight
 //! lines where a tokio task touches two or three. The ping-pong adds the channels' lines: of
-//! the 10.6 read misses per task-round that miss a 1 MiB L2 in cachegrind, about 5 are the
-//! channel's (the ring's padded head and tail, its slot, the hints, the retry slot, the `Arc`'s
-//! header), 2 the `Core`'s and 2 the stack's on resume. A page per task is not the cost: tokio
-//! tasks each writing a line of a page of their own every round ran as fast as without (1 000
-//! tasks, best of 10: 38.9 ms against 39.2 ms; fibra 67.1 ms). Reaching tokio on this workload
-//! needs fewer lines read per fiber and round — a channel whose operation reads fewer lines,
-//! a smaller hot `Core` — not a shallower stack.
+//! the 10.6 read misses per task-round that missed a 1 MiB L2 in cachegrind, about 5 were the
+//! channel's, 2 the `Core`'s and 2 the stack's on resume. A page per task is not the cost:
+//! tokio tasks each writing a line of a page of their own every round ran as fast as without
+//! (1 000 tasks, best of 10: 38.9 ms against 39.2 ms; fibra 67.1 ms).
+//!
+//! Kept: a channel's ring keeps its head and tail, and the channel its retry slots, beside its
+//! other fields instead of on cache lines of their own. Cachegrind as above, per task-round: L1 read misses 17.9 → 13.8 (tokio
+//! 17.5), misses of a 1 MiB L2 22.5 → 16.4 (reads 10.8 → 4.8), instructions 1 859 → 1 867. The
+//! workload without the work on 1 worker, best of 12 at a load average of 2.4–3.2: 66.2 ms →
+//! 59.0 ms (tokio 39.4 ms). `fibra-compare balance`, alternated with the binary before,
+//! twelve runs each at a load average of 2.2–2.5: 0.89×–1.44× before (median 1.17×),
+//! 1.05×–1.18× after (median 1.09×); eight each at 2.9–3.4: 1.07×–1.27× before (median 1.17×),
+//! 1.12×–1.21× after (median 1.15×), the worker share 0.93–1.01× tokio's in both.
+//! `spawn_join --quick` 2w 1.29×, 1.25×, 1.21× before, 1.18×, 1.02×, 0.67× after; `skynet
+//! --quick` 2w_100k 1.12×, 0.71×, 0.96× before, 1.03×, 1.01×, 1.01× after, 2w_10k 1.18×,
+//! 1.46×, 1.11× before, 1.23×, 1.11×, 1.09× after (load 3.2–7.0).
+//! `chan_throughput --quick`, seven alternations at 2.3–4.6 (medians; each ratio spreads over
+//! 2× between runs): 1x1 0.33× tokio before, 0.31× after; 4x4 0.81× crossbeam and 0.49×
+//! async_channel before, 0.93× and 0.40× after. `chan_pingpong --quick`, three: 1w 0.56× tokio
+//! before, 0.51× after; 2w 3.04× before, 3.05× after.
+//!
+//! What remains on this workload is fewer lines read per fiber and round: the `Core`'s hot
+//! lines, the stack lines a resume returns through, the channel's waiting state. The ratio
+//! fell with the channel's lines; ≤ 1.0× needs about as much again.
 
 use std::collections::HashMap;
 use std::hint::black_box;
