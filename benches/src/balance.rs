@@ -125,7 +125,7 @@
 //! 108.0 ms. The lines saved were lines first written, which the store buffer absorbs; the
 //! misses that stall are reads, and those stayed.
 //!
-//! Where the floor is: the memory a fiber touches per round, not the depth of its stack.
+//! Where the floor is: how much memory a fiber touches per round.
 //! Yields alone (1 worker, 200 000 yields cut into more or fewer tasks, best of 8, load
 //! 2.2–3.3): fibra is faster than tokio until its fibers' memory outgrows the 512 KiB L2, then
 //! falls behind, where tokio stays flat:
@@ -158,9 +158,18 @@
 //! async_channel before, 0.93× and 0.40× after. `chan_pingpong --quick`, three: 1w 0.56× tokio
 //! before, 0.51× after; 2w 3.04× before, 3.05× after.
 //!
-//! What remains on this workload is fewer lines read per fiber and round: the `Core`'s hot
-//! lines, the stack lines a resume returns through, the channel's waiting state. The ratio
-//! fell with the channel's lines; ≤ 1.0× needs about as much again.
+//! The floor. Per round a fiber touches its `Core`'s hot lines (232 bytes), its stack from
+//! the closure down (about 1 000 bytes for the task whose receive parks, 600 for its partner)
+//! and its share of the channels, about 1.4 KiB a fiber: 1 000 fibers taking turns need more
+//! than twice the 512 KiB L2 of a core, so each line a fiber reads in its round comes from the
+//! L3. A tokio task's round touches a few hundred bytes, and 1 000 of them fit (0.9 misses of
+//! a 1 MiB L2 per task-round in cachegrind, fibra 16.4). Shaving lines helps only once the
+//! whole fits: the worker-stack experiment took about 300 bytes a fiber off and changed nothing
+//! in time. With yields alone, where a fiber touches about 500 bytes, fibra is ahead of tokio
+//! up to a few hundred fibers and falls behind from 1 000 (table above), where they fill the
+//! L2. So ≤ 1.0× on this workload needs a fiber's round to touch about half of what it does
+//! now — the stack experiment, a `Core` whose hot part is one or two lines, a channel wait that
+//! writes less — not any one of them.
 
 use std::collections::HashMap;
 use std::hint::black_box;
