@@ -143,18 +143,19 @@
 //! (1 000 tasks, best of 10: 38.9 ms against 39.2 ms; fibra 67.1 ms).
 //!
 //! Kept: a channel's ring keeps its head and tail, and the channel its retry slots, beside its
-//! other fields instead of on cache lines of their own. Cachegrind as above, per task-round: L1 read misses 17.9 → 13.8 (tokio
-//! 17.5), misses of a 1 MiB L2 22.5 → 16.4 (reads 10.8 → 4.8), instructions 1 859 → 1 867. The
-//! workload without the work on 1 worker, best of 12 at a load average of 2.4–3.2: 66.2 ms →
-//! 59.0 ms (tokio 39.4 ms). `fibra-compare balance`, alternated with the binary before,
-//! twelve runs each at a load average of 2.2–2.5: 0.89×–1.44× before (median 1.17×),
-//! 1.05×–1.18× after (median 1.09×); eight each at 2.9–3.4: 1.07×–1.27× before (median 1.17×),
-//! 1.12×–1.21× after (median 1.15×), the worker share 0.93–1.01× tokio's in both.
-//! `spawn_join --quick` 2w 1.29×, 1.25×, 1.21× before, 1.18×, 1.02×, 0.67× after; `skynet
-//! --quick` 2w_100k 1.12×, 0.71×, 0.96× before, 1.03×, 1.01×, 1.01× after, 2w_10k 1.18×,
-//! 1.46×, 1.11× before, 1.23×, 1.11×, 1.09× after (load 3.2–7.0).
-//! `chan_throughput --quick`, seven alternations at 2.3–4.6 (medians; each ratio spreads over
-//! 2× between runs): 1x1 0.33× tokio before, 0.31× after; 4x4 0.81× crossbeam and 0.49×
+//! other fields instead of on cache lines of their own. Cachegrind as above, per task-round: L1
+//! read misses 17.9 → 13.8 (tokio 17.5), misses of a 1 MiB L2 22.5 → 16.4 (reads 10.8 → 4.8),
+//! instructions 1 859 → 1 867. The workload without the work on 1 worker, best of 12 at a load
+//! average of 2.4–3.2: 66.2 ms → 59.0 ms (tokio 39.4 ms). `fibra-compare balance`, alternated with
+//! the binary before, twelve runs each at a load average of 2.2–2.5: 0.89×–1.44× before (median
+//! 1.17×), 1.05×–1.18× after (median 1.09×); eight each at 2.9–3.4: 1.07×–1.27× before (median
+//! 1.17×), 1.12×–1.21× after (median 1.15×); six each at 2.5: 1.05×–1.12× before (median 1.09×,
+//! fibra 109.5 ms, tokio 99.5 ms), 1.04×–1.11× after (median 1.06×, fibra 105.2 ms, tokio 99.7 ms);
+//! the worker share 0.93–1.07× tokio's in the last two sets. `spawn_join --quick` 2w 1.29×, 1.25×,
+//! 1.21× before, 1.18×, 1.02×, 0.67× after; `skynet --quick` 2w_100k 1.12×, 0.71×, 0.96× before,
+//! 1.03×, 1.01×, 1.01× after, 2w_10k 1.18×, 1.46×, 1.11× before, 1.23×, 1.11×, 1.09× after (load
+//! 3.2–7.0). `chan_throughput --quick`, seven alternations at 2.3–4.6 (medians; each ratio spreads
+//! over 2× between runs): 1x1 0.33× tokio before, 0.31× after; 4x4 0.81× crossbeam and 0.49×
 //! async_channel before, 0.93× and 0.40× after. `chan_pingpong --quick`, three: 1w 0.56× tokio
 //! before, 0.51× after; 2w 3.04× before, 3.05× after.
 //!
