@@ -106,10 +106,71 @@
 //! The floor, then: with the bench's work (about 1 µs a round) the runtime's share per
 //! task-round on one worker is about 480 ns against tokio's 320 ns (1.1× in total), and on 2
 //! workers of a loaded machine a pinned fiber also waits for its descheduled worker where
-//! tokio steals it. Going below tokio needs the transient deep frames of a blocking
-//! operation (its transaction under the channel lock, registering, waking) off the fiber's
-//! stack, run on the worker's stack as Go's runtime does (`systemstack`, `mcall`), leaving on
-//! the fiber's stack only what must survive the suspension. Not built.
+//! tokio steals it.
+//!
+//! Fourth pass: the blocking path's frames off the fiber's stack. Measured by painting the
+//! stack below the task's closure (1 worker, 200 yielders beside a pair, so that the receive
+//! parks): a `yield_now` writes 88 bytes below the closure's frame, a receive that parks 992
+//! (the deepest are the registration's frames under the channel's lock, below the park's
+//! switch), the send that wakes it 608, a receive a retry completes 344. Tried, in the commit
+//! "Experiment: channel transactions on the worker's stack" and reverted after it: every
+//! transaction under a channel's lock, with the wakes after it, ran on the worker thread's
+//! stack (corosensei's `on_parent_stack`, Go's `systemstack`), and a plain park left its cold
+//! cases (deadline, cycle check, unwinding) out of line: 816, 208 and 344 bytes. Cachegrind as
+//! above, per task-round: L1 misses 30.0 → 26.7 (writes 12.1 → 8.6, reads 17.9 → 18.1),
+//! instructions 1 859 → 1 925; with a 1 MiB last level standing in for the L2, 22.5 → 18.8
+//! misses (tokio: 0.9). In time, nothing: `fibra-compare balance`, eight alternations at a load
+//! average of 3.1–3.5, 1.13×–1.21× before (median 1.17×), 1.14×–1.27× after (median 1.18×);
+//! the workload on 2 workers with the work, best of 15: 126.9 ms before, 127.0 ms after, tokio
+//! 108.0 ms. The lines saved were lines first written, which the store buffer absorbs; the
+//! misses that stall are reads, and those stayed.
+//!
+//! Where the floor is: how much memory a fiber touches per round.
+//! Yields alone (1 worker, 200 000 yields cut into more or fewer tasks, best of 8, load
+//! 2.2–3.3): fibra is faster than tokio until its fibers' memory outgrows the 512 KiB L2, then
+//! falls behind, where tokio stays flat:
+//!
+//! | tasks | 20 | 200 | 500 | 1 000 | 1 500 | 2 000 |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | tokio ms | 18.4 | 17.3 | | 18.3 | | 18.9 |
+//! | fibra ms | 14.3 | 15.5 | 17.9 | 23.4 | 32.1 | 44.1 |
+//!
+//! A yielding fiber touches its `Core`'s hot lines and a few lines of its stack, about eight
+//! lines where a tokio task touches two or three. The ping-pong adds the channels' lines: of
+//! the 10.6 read misses per task-round that missed a 1 MiB L2 in cachegrind, about 5 were the
+//! channel's, 2 the `Core`'s and 2 the stack's on resume. A page per task is not the cost:
+//! tokio tasks each writing a line of a page of their own every round ran as fast as without
+//! (1 000 tasks, best of 10: 38.9 ms against 39.2 ms; fibra 67.1 ms).
+//!
+//! Kept: a channel's ring keeps its head and tail, and the channel its retry slots, beside its
+//! other fields instead of on cache lines of their own. Cachegrind as above, per task-round: L1
+//! read misses 17.9 → 13.8 (tokio 17.5), misses of a 1 MiB L2 22.5 → 16.4 (reads 10.8 → 4.8),
+//! instructions 1 859 → 1 867. The workload without the work on 1 worker, best of 12 at a load
+//! average of 2.4–3.2: 66.2 ms → 59.0 ms (tokio 39.4 ms). `fibra-compare balance`, alternated with
+//! the binary before, twelve runs each at a load average of 2.2–2.5: 0.89×–1.44× before (median
+//! 1.17×), 1.05×–1.18× after (median 1.09×); eight each at 2.9–3.4: 1.07×–1.27× before (median
+//! 1.17×), 1.12×–1.21× after (median 1.15×); six each at 2.5: 1.05×–1.12× before (median 1.09×,
+//! fibra 109.5 ms, tokio 99.5 ms), 1.04×–1.11× after (median 1.06×, fibra 105.2 ms, tokio 99.7 ms);
+//! the worker share 0.93–1.07× tokio's in the last two sets. `spawn_join --quick` 2w 1.29×, 1.25×,
+//! 1.21× before, 1.18×, 1.02×, 0.67× after; `skynet --quick` 2w_100k 1.12×, 0.71×, 0.96× before,
+//! 1.03×, 1.01×, 1.01× after, 2w_10k 1.18×, 1.46×, 1.11× before, 1.23×, 1.11×, 1.09× after (load
+//! 3.2–7.0). `chan_throughput --quick`, seven alternations at 2.3–4.6 (medians; each ratio spreads
+//! over 2× between runs): 1x1 0.33× tokio before, 0.31× after; 4x4 0.81× crossbeam and 0.49×
+//! async_channel before, 0.93× and 0.40× after. `chan_pingpong --quick`, three: 1w 0.56× tokio
+//! before, 0.51× after; 2w 3.04× before, 3.05× after.
+//!
+//! The floor. Per round a fiber touches its `Core`'s hot lines (232 bytes), its stack from
+//! the closure down (about 1 000 bytes for the task whose receive parks, 600 for its partner)
+//! and its share of the channels, about 1.4 KiB a fiber: 1 000 fibers taking turns need more
+//! than twice the 512 KiB L2 of a core, so each line a fiber reads in its round comes from the
+//! L3. A tokio task's round touches a few hundred bytes, and 1 000 of them fit (0.9 misses of
+//! a 1 MiB L2 per task-round in cachegrind, fibra 16.4). Shaving lines helps only once the
+//! whole fits: the worker-stack experiment took about 300 bytes a fiber off and changed nothing
+//! in time. With yields alone, where a fiber touches about 500 bytes, fibra is ahead of tokio
+//! up to a few hundred fibers and falls behind from 1 000 (table above), where they fill the
+//! L2. So ≤ 1.0× on this workload needs a fiber's round to touch about half of what it does
+//! now — the stack experiment, a `Core` whose hot part is one or two lines, a channel wait that
+//! writes less — not any one of them.
 
 use std::collections::HashMap;
 use std::hint::black_box;
