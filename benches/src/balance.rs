@@ -142,8 +142,12 @@
 //! tokio tasks each writing a line of a page of their own every round ran as fast as without
 //! (1 000 tasks, best of 10: 38.9 ms against 39.2 ms; fibra 67.1 ms).
 //!
-//! Kept: a channel's ring keeps its head and tail, and the channel its retry slots, beside its
-//! other fields instead of on cache lines of their own. Cachegrind as above, per task-round: L1
+//! Tried, and reverted when it was merged: a channel's ring kept its head and tail, and the
+//! channel its retry slots, beside its other fields instead of on cache lines of their own.
+//! It cost the channels between threads too much: full `chan_throughput` runs on a quiet
+//! machine (load average 2.2), three alternations, fibra's ns per message 36–92 before against
+//! 78–261 after for 1x1 and 37–305 against 117–466 for 4x4, a producer and a consumer on two
+//! threads now writing one line. What it gained here, cachegrind as above, per task-round: L1
 //! read misses 17.9 → 13.8 (tokio 17.5), misses of a 1 MiB L2 22.5 → 16.4 (reads 10.8 → 4.8),
 //! instructions 1 859 → 1 867. The workload without the work on 1 worker, best of 12 at a load
 //! average of 2.4–3.2: 66.2 ms → 59.0 ms (tokio 39.4 ms). `fibra-compare balance`, alternated with
@@ -170,7 +174,7 @@
 //! up to a few hundred fibers and falls behind from 1 000 (table above), where they fill the
 //! L2. So ≤ 1.0× on this workload needs a fiber's round to touch about half of what it does
 //! now — the stack experiment, a `Core` whose hot part is one or two lines, a channel wait that
-//! writes less — not any one of them.
+//! reads fewer lines without sharing the ones other threads write — not any one of them.
 
 use std::collections::HashMap;
 use std::hint::black_box;

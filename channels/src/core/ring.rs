@@ -1,11 +1,6 @@
 //! The buffer of a channel: a bounded lock-free MPMC ring, so that a send into room and a
-//! receive of a buffered value take no lock. Head and tail share a cache line with the rest of
-//! the channel's state rather than sit on lines of their own. Apart, a sender and a receiver on
-//! two threads never wrote the same line; together, an operation touches one line where it
-//! touched three, and a program with many channels (a pair per connection, a ring of
-//! processes) misses the cache on every line an operation touches once hundreds of other
-//! fibers have run. That cost showed in the `balance` bench; the sharing did not show in
-//! `chan_throughput`, within its noise.
+//! receive of a buffered value take no lock and touch no line the other side writes (head and
+//! tail sit on cache lines of their own).
 //!
 //! Every slot carries a stamp that says whose turn the slot is: a position `p` may be written
 //! when the slot's stamp is `p`, and read when it is `p + 1`; a reader sets it to `p` plus one
@@ -19,6 +14,7 @@
 //! `Empty` that none was. A peer caught between its CAS and its stamp store (a few
 //! instructions, unless the OS preempts it) is waited for, not reported as full or empty.
 
+use crossbeam_utils::CachePadded;
 use fibra_runtime::loom::cell::Cell;
 use fibra_runtime::loom::sync::atomic::{fence, AtomicUsize, Ordering};
 use fibra_runtime::wait::Backoff;
@@ -49,8 +45,8 @@ struct Slot<T> {
 
 /// A bounded MPMC queue of up to `cap` values; `cap == 0` holds none (always full and empty).
 pub(crate) struct Ring<T> {
-    head: AtomicUsize,
-    tail: AtomicUsize,
+    head: CachePadded<AtomicUsize>,
+    tail: CachePadded<AtomicUsize>,
     slots: Box<[Slot<T>]>,
     /// The bit of `tail` that marks the ring closed; above every index.
     closed: usize,
@@ -76,8 +72,8 @@ impl<T> Ring<T> {
             })
             .collect();
         Ring {
-            head: AtomicUsize::new(0),
-            tail: AtomicUsize::new(0),
+            head: CachePadded::new(AtomicUsize::new(0)),
+            tail: CachePadded::new(AtomicUsize::new(0)),
             slots,
             closed,
             lap: closed << 1,
