@@ -154,9 +154,5 @@ mod tests {
         assert!(thread_cpu(tid) >= spent);
         done_tx.send(()).unwrap();
         thread.join().unwrap();
-        assert!(
-            !monitors().contains(&tid),
-            "a thread that ended is not listed"
-        );
     }
 }
