@@ -29,7 +29,15 @@
 //! share (not). The first full run with the fit (load average 3.3, another engineer's
 //! benchmarks beside it): medians 1 130 against 512 ns, ratio 2.209 (the mixes: 10 of
 //! `fibra_nodiag`'s 21 rounds had under 1 % crossed against 4 of `fibra`'s); at the mean
-//! crossing 1.014.
+//! crossing 1.014. A second run on a quiet machine (load average 1.2, commit 14763fe) gave
+//! 1.318 on the medians and 1.165 at the mean crossing: there, rounds with the same share
+//! differed threefold (479 against 1 539 ns at 0.70 crossed), as the idle worker caught a
+//! crossing hand-off while it spun or had gone to sleep first. The share alone does not
+//! account for the time, so the fit does not settle the comparison either. The same run put
+//! `chan_pingpong_1w` at 1.159 while callgrind counts the two builds 2 % apart (279.9 M
+//! against 274.3 M instructions for 200 000 round trips; the `nodiag` build now inlines the
+//! blocked path into `recv`, the recording build does not, and making it do so left the wall
+//! gap near 8 %): at this size the ratio follows code placement more than recording.
 //!
 //! ## Two builds in one run
 //!
