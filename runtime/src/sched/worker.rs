@@ -4,7 +4,7 @@ use super::containment::{contain, AbortOnUnwind};
 use super::current::{self, EnterWorker};
 use super::idle::Woken;
 use super::order::{Next, RunOrder};
-use super::spin::{Spin, SPIN_FOR};
+use super::spin::{AfterLooks, Spin, SpinClock, LOOKS_PER_CLOCK, PAUSES_PER_LOOK, SPIN_FOR};
 use super::{Remote, Shared};
 use crate::diag::{LazyChecks, WorkerSlot};
 use crate::fiber::{warm, Body, Core, Suspend, NO_HOME};
@@ -451,12 +451,17 @@ impl Local {
         })
     }
 
+    /// Whether our inbox has wakes or fibers were handed to us.
+    #[inline]
+    fn own_work_visible(&self) -> bool {
+        let own = self.own();
+        !own.inbox.is_empty() || !own.handoff.is_empty()
+    }
+
     /// Whether another worker or the injector has something to steal, or our inbox has wakes.
     fn work_visible(&self) -> bool {
-        let own = self.own();
-        !self.shared.injector.is_empty()
-            || !own.inbox.is_empty()
-            || !own.handoff.is_empty()
+        self.own_work_visible()
+            || !self.shared.injector.is_empty()
             || (!self.overloaded() && self.shared.remotes.iter().any(|r| !r.stealer.is_empty()))
             || (0..self.shared.workers()).any(|victim| self.may_take_handed_to(victim))
     }
@@ -677,18 +682,25 @@ impl Local {
         }
         crate::diag::tick();
         let went_idle = Instant::now();
-        let spin_until = went_idle + self.spin.next();
+        let clock = SpinClock::new(went_idle, self.spin.next());
         loop {
-            if self.stopping() || self.work_visible() {
+            for _ in 0..LOOKS_PER_CLOCK {
+                if self.stopping() || self.own_work_visible() {
+                    self.spin.work_came_soon();
+                    return;
+                }
+                for _ in 0..PAUSES_PER_LOOK {
+                    hint::spin_loop();
+                }
+            }
+            if self.work_visible() {
                 self.spin.work_came_soon();
                 return;
             }
-            for _ in 0..64 {
-                hint::spin_loop();
-            }
-            std::thread::yield_now();
-            if Instant::now() >= spin_until {
-                break;
+            match clock.after_looks(Instant::now()) {
+                AfterLooks::Spin => {}
+                AfterLooks::YieldThread => std::thread::yield_now(),
+                AfterLooks::Sleep => break,
             }
         }
         self.spin.spun_for_nothing();
