@@ -111,13 +111,13 @@
 //! hint takes 27 ns. There the `2w` ping-pong took 1.2–2.0 µs a round trip (1.9–3.1× tokio in
 //! eight runs, load average 1.5–3.5), `may` 0.3 µs: each retry that found nothing sat in a
 //! thread yield while the peer's answer, a few hundred nanoseconds away, waited. Now the first
-//! four retries alone on a worker pause the thread for four hints instead (the later ones
+//! three retries alone on a worker pause the thread for four hints instead (the later ones
 //! still yield it, for the one-CPU case above), and the idle spin looks for its inbox every
 //! four hints instead of every 64 and a thread yield. Rounds now take either 0.26–0.38 µs or
 //! 0.68–0.78 µs (which of the two, run to run, was not explained); per run, fibra ÷ tokio
-//! 0.53, 0.55 and one 1.45 with four pausing retries, 0.48–0.58 in six of eight runs with
-//! sixteen. Sixteen cost `select2` about 15 % (see `RetryBudget` in the runtime), four did not
-//! clearly.
+//! 0.53, 0.55 and one 1.45 with three pausing retries, 0.48–0.58 in six of eight runs with
+//! half the budget pausing. Half the budget cost `select2` about 15 % (see `RetryBudget` in
+//! the runtime), three did not clearly.
 
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -29,13 +29,14 @@ pub const RETRY_TURNS: u32 = 0;
 /// producers and a consumer on two workers, took some 15 % longer with half the budget
 /// pausing: median of eight runs, fibra ÷ tokio 0.82 against 0.71). Capped by the budget,
 /// which is zero under loom.
-const PAUSING_RETRIES: u32 = if RETRY_TURNS < 4 { RETRY_TURNS } else { 4 };
+const PAUSING_RETRIES: u32 = if RETRY_TURNS < 3 { RETRY_TURNS } else { 3 };
 /// Spin-loop hints in a retry that pauses: about 100 ns where one takes 27 ns (an AMD EPYC
 /// guest), less on CPUs with shorter hints.
 const PAUSES_PER_RETRY: u32 = 4;
 
 /// Whether a retry made alone on its worker, with `left` turns left before it, pauses rather
-/// than yields the thread: the first [`PAUSING_RETRIES`] do.
+/// than yields the thread: those made while fewer than [`PAUSING_RETRIES`] turns of the budget
+/// are spent do.
 #[inline]
 fn pauses_alone(left: u32) -> bool {
     RETRY_TURNS - left < PAUSING_RETRIES
@@ -172,6 +173,7 @@ impl RetryBudget {
             self.left = 0;
             return false;
         }
+        let pauses = alone && pauses_alone(self.left);
         // No more than `left`, so it fits.
         self.left -= cost as u32;
         crate::this_fiber::yield_as(why);
@@ -181,7 +183,7 @@ impl RetryBudget {
             // a virtual machine (about a microsecond), so the first retries only pause. On a
             // loaded machine the peer's worker may wait for this CPU, and every retry would find
             // nothing until the budget is spent: the later ones yield the thread.
-            if pauses_alone(self.left) {
+            if pauses {
                 for _ in 0..PAUSES_PER_RETRY {
                     std::hint::spin_loop();
                 }
