@@ -27,9 +27,8 @@ pub const RETRY_TURNS: u32 = 0;
 /// producers' channel every few hundred nanoseconds takes the channel's lines away from them
 /// at every poll, where one that yields its thread lets them fill a batch (`select2`, two
 /// producers and a consumer on two workers, took some 15 % longer with half the budget
-/// pausing: median of eight runs, fibra ÷ tokio 0.82 against 0.71). Capped by the budget,
-/// which is zero under loom.
-const PAUSING_RETRIES: u32 = if RETRY_TURNS < 3 { RETRY_TURNS } else { 3 };
+/// pausing: median of eight runs, fibra ÷ tokio 0.82 against 0.71).
+const PAUSING_RETRIES: u32 = 3;
 /// Spin-loop hints in a retry that pauses: about 100 ns where one takes 27 ns (an AMD EPYC
 /// guest), less on CPUs with shorter hints.
 const PAUSES_PER_RETRY: u32 = 4;
