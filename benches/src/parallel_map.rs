@@ -20,6 +20,12 @@
 //! 1.30 / 1.23 ms, 1.9× / 2.0× / 2.6× — within the 3× target. What remains beside rayon is
 //! the scope's start (eight fibers, the second worker's wake) and a lock per block.
 //!
+//! On the AMD EPYC guest (2026-12-06) the same binary measured 2.89 ms against rayon's 0.53
+//! ms, 5.5×: fibra's maps got the bench's `map` as a function pointer (`fn(u64) -> u64`),
+//! an indirect call per item, while rayon's and tokio's got it as the function item, inlined.
+//! Passed as the function item to all three (no change to `parallel_chunks`): three full runs,
+//! `2w_chunks` 2.18×, 2.13×, 2.21× rayon (fibra 1.03 ms, rayon 0.46 ms in the last).
+//!
 //! `2w` (a fiber per item) stays 180×–400× rayon and 0.46×–0.60× tokio's task per item: a
 //! million fibers cost a spawn and a join each; its docs send CPU-bound maps to
 //! `parallel_chunks`.
@@ -77,22 +83,24 @@ fn check(results: &[u64], items: u64) {
 
 /// fibra: the main fiber of a 2-worker runtime calls `parallel_map`.
 fn fibra(items: u64) -> Duration {
-    fibra_with(items, fibra::parallel_map)
+    fibra_with(items, |items| fibra::parallel_map(items, map))
 }
 
 /// fibra, variant `2w_chunks`: the main fiber calls `parallel_chunks` (a fiber per chunk).
 fn fibra_chunks(items: u64) -> Duration {
-    fibra_with(items, fibra::parallel_chunks)
+    fibra_with(items, |items| fibra::parallel_chunks(items, map))
 }
 
-/// One of fibra's parallel maps, over the bench's items with its `map`.
-type ParallelMap = fn(Range<u64>, fn(u64) -> u64) -> Vec<u64>;
-
-/// The main fiber of a 2-worker runtime maps `items` with `parallel`.
-fn fibra_with(items: u64, parallel: ParallelMap) -> Duration {
+/// The main fiber of a 2-worker runtime maps `items` with `parallel`, which passes the bench's
+/// `map` on as the function item it is (as rayon's map gets it), not as a pointer: a pointer
+/// would cost an indirect call per item that the compiler could not inline.
+fn fibra_with(
+    items: u64,
+    parallel: impl FnOnce(Range<u64>) -> Vec<u64> + Send + 'static,
+) -> Duration {
     runtimes::fibra(WORKERS).block_on(move || {
         let start = Instant::now();
-        let results = parallel(0..items, map);
+        let results = parallel(0..items);
         let elapsed = start.elapsed();
         check(&results, items);
         elapsed
