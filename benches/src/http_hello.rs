@@ -64,6 +64,26 @@
 //!   not slower).
 //!
 //! The HTTP work itself (`httparse`, the hello answer) is under 2 % of the samples.
+//!
+//! # On the AMD EPYC guest (2026-12-06): the retries' failed `recv`s
+//!
+//! A system call costs about ten times what it did on the earlier machine (`getppid` 430 ns,
+//! a `recv` that finds nothing 620 ns). `perf stat` of the `http_hello` example under
+//! `fibra-load -c 100`, per request: the fibra server 5.2 system calls, 4.0 of them `recv`
+//! (one with the request, three from `fibra-net`'s retries finding nothing), 0.12 futex calls
+//! and 0.14 context switches; a hyper server 2.1 (one `recv`, one `writev`, 0.09
+//! `epoll_wait`). `perf record`: the kernel 72 % of the fibra server's samples and 75 % of
+//! hyper's; fibra's own code 14 % (hyper's 17 %). Per request the fibra server took 13.7 µs of
+//! CPU there and hyper 11.4 µs; the three failed `recv`s, at 0.6 µs each, are most of the gap.
+//! Without the retries (every `WouldBlock` to the reactor): one `recv` a request but 0.57
+//! futex calls and 0.52 context switches, no cheaper within the noise, and fewer requests per
+//! second (two alternated `--quick` pairs: 0.89 and 0.75× hyper, against 0.96 and 0.92× with
+//! them). Retrying at doubling gaps (turns 0, 1,
+//! 3, 7, 15 and 31 of the 32): 1.3 `recv`s a request, and CPU per request (six alternated
+//! pairs of 200 000 requests, medians) 12.6 → 11.5 µs in the server and 13.1 → 12.2 µs in the
+//! client, but `tcp_echo` got slower in three alternated full pairs (`1c` 0.80–1.02 → 1.03–1.17×
+//! tokio, `100c` 1.02–1.05 → 1.13–1.21×): its peers answer within a few turns, and the gaps
+//! delay the find. Not kept.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
