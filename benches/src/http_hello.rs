@@ -78,12 +78,11 @@
 //! Without the retries (every `WouldBlock` to the reactor): one `recv` a request but 0.57
 //! futex calls and 0.52 context switches, no cheaper within the noise, and fewer requests per
 //! second (two alternated `--quick` pairs: 0.89 and 0.75× hyper, against 0.96 and 0.92× with
-//! them). Retrying at doubling gaps (turns 0, 1,
-//! 3, 7, 15 and 31 of the 32): 1.3 `recv`s a request, and CPU per request (six alternated
-//! pairs of 200 000 requests, medians) 12.6 → 11.5 µs in the server and 13.1 → 12.2 µs in the
-//! client, but `tcp_echo` got slower in three alternated full pairs (`1c` 0.80–1.02 → 1.03–1.17×
-//! tokio, `100c` 1.02–1.05 → 1.13–1.21×): its peers answer within a few turns, and the gaps
-//! delay the find. Not kept.
+//! them). Retrying at doubling gaps (turns 0, 1, 3, 7, 15 and 31 of the 32): 1.3 `recv`s a
+//! request, and CPU per request (six alternated pairs of 200 000 requests, medians) 12.6 →
+//! 11.5 µs in the server and 13.1 → 12.2 µs in the client, but `tcp_echo` got slower in three
+//! alternated full pairs (`1c` 0.80–1.02 → 1.03–1.17× tokio, `100c` 1.02–1.05 → 1.13–1.21×):
+//! its peers answer within a few turns, and the gaps delay the find. Not kept.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
