@@ -372,6 +372,11 @@ impl Record {
         if !self.doomed.load(Ordering::Acquire) {
             return None;
         }
+        self.take_report()
+    }
+
+    #[cold]
+    fn take_report(&self) -> Option<Arc<str>> {
         self.doomed.store(false, Ordering::Relaxed);
         self.report.lock().take()
     }

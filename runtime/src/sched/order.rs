@@ -22,7 +22,8 @@ use std::collections::VecDeque;
 pub(crate) struct RunOrder<T> {
     /// Woken fibers, the wakes of each level after those of the levels below it.
     woken: VecDeque<T>,
-    /// Bottom first; never empty (the bottom level has no batch).
+    /// Bottom first; never empty. The bottom level has no batch: its `queued` and
+    /// `first_woken` stay 0.
     levels: Vec<Level>,
 }
 
@@ -60,7 +61,17 @@ impl<T> RunOrder<T> {
     /// A fiber woken (or pinned here unstarted), whose id is `id`: it runs after the rest of
     /// the top level's batch. Levels whose batches have all started are left first, unless
     /// `id` spawned the batch: a fiber woken by its own children runs before its siblings.
+    #[inline]
     pub(crate) fn wake(&mut self, fiber: T, id: u64) {
+        if self.levels.len() > 1 {
+            self.leave_used_up_levels(id);
+        }
+        self.woken.push_back(fiber);
+    }
+
+    /// Pops the top levels whose batches have all started and whose wakes have all run,
+    /// down to one `id` spawned.
+    fn leave_used_up_levels(&mut self, id: u64) {
         while self.levels.len() > 1 {
             let top = self.levels.last().expect("the bottom level stays");
             let used_up = top.queued == 0 && self.woken.len() <= top.first_woken;
@@ -69,7 +80,6 @@ impl<T> RunOrder<T> {
             }
             self.levels.pop();
         }
-        self.woken.push_back(fiber);
     }
 
     /// `fibers` unstarted fibers, spawned by the fiber whose id is `spawner`, were pushed onto
@@ -82,13 +92,6 @@ impl<T> RunOrder<T> {
                 first_woken: self.woken.len(),
             });
         }
-    }
-
-    /// Whether [`next`](Self::next) would certainly find nothing: no batch counted, nothing
-    /// woken.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.levels.len() == 1 && self.levels[0].queued == 0 && self.woken.is_empty()
     }
 
     /// Fibers woken and waiting to run.
@@ -104,7 +107,18 @@ impl<T> RunOrder<T> {
         self.woken.range(top.first_woken.min(self.woken.len())..)
     }
 
+    #[inline]
     pub(crate) fn next(&mut self) -> Next<T> {
+        // Most steps find only the bottom level, which has no batch and whose wakes start at
+        // the front.
+        if self.levels.len() == 1 {
+            debug_assert!(self.levels[0].queued == 0 && self.levels[0].first_woken == 0);
+            return self.woken.pop_front().map_or(Next::Empty, Next::Woken);
+        }
+        self.next_in_levels()
+    }
+
+    fn next_in_levels(&mut self) -> Next<T> {
         loop {
             let top = self.levels.last_mut().expect("the bottom level stays");
             if top.queued > 0 {

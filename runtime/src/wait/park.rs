@@ -287,13 +287,35 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
         return false;
     };
-    // SAFETY: the running fiber's `Core` is alive while it runs (see below).
+    // SAFETY: the running fiber's `Core` is alive while it runs (see `park_noted`).
     crate::cancel::check_fiber(unsafe { &*fiber });
+    // SAFETY: as above.
+    let to_list = crate::diag::check_due(unsafe { &*fiber });
+    if to_list || timed.is_some() || thread::panicking() {
+        park_noted(fiber, check, timed, to_list);
+    } else {
+        // Most parks: nothing to note for the worker, nothing counted to keep the `Core`.
+        // SAFETY: as above; only the pointer is held across the suspension.
+        match unsafe { (*fiber).latch.prepare_park() } {
+            Park::Suspend => {
+                suspend(fiber, Suspend::Park);
+                // SAFETY: as above: we run again, so the worker lent the reference again.
+                unsafe { (*fiber).latch.resumed() };
+                after_wake(fiber, check);
+            }
+            Park::Consumed => consumed(),
+        }
+    }
+    true
+}
+
+/// [`park_fiber_with`] for the running fiber `fiber` when the park is noted somewhere: listed
+/// for a cycle check (`to_list`), timed, or made while unwinding.
+#[inline(never)]
+fn park_noted(fiber: *const Core, check: Check, timed: Option<Timed>, to_list: bool) {
     // A cycle check for this park lists the fiber with its worker, and a deadline notes the
     // park; each holds a reference, counted while the fiber still runs: once it has committed
     // to park, a wake may take the reference its worker lent it.
-    // SAFETY: as above.
-    let to_list = crate::diag::check_due(unsafe { &*fiber });
     // SAFETY: `fiber` is the running fiber's, which has not committed to park yet.
     let counted = || unsafe { counted_running(fiber) };
     let for_check = to_list.then(counted);
@@ -333,7 +355,6 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
                 })
             });
             if !blocked {
-                // SAFETY: as above.
                 suspend(fiber, Suspend::Park);
             }
             // SAFETY: as above: we run again, so the worker lent the reference again.
@@ -343,25 +364,34 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
                     local.expect("a fiber runs on a worker").timers().end(key);
                 });
             }
-            // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
-            // SAFETY: as above.
-            crate::diag::unwind_if_doomed(unsafe { &*fiber });
-            if check == Check::BeforeAndAfter {
-                // Woken, perhaps by a cancellation of our scope (which raised the hint before
-                // the wake).
-                // SAFETY: as above.
-                crate::cancel::check_fiber(unsafe { &*fiber });
-            }
+            after_wake(fiber, check);
         }
-        Park::Consumed => {
-            if charge() {
-                yield_fiber();
-            }
-        }
+        Park::Consumed => consumed(),
     }
-    true
 }
 
+/// The running fiber `fiber` runs again after a park: the deadlock check's verdict and, where
+/// `check` says, the cancellation point.
+#[inline]
+fn after_wake(fiber: *const Core, check: Check) {
+    // A deadlock check found this fiber in a deadlock under `Deadlock::Panic`.
+    // SAFETY: `fiber` is the running fiber's, alive while it runs.
+    crate::diag::unwind_if_doomed(unsafe { &*fiber });
+    if check == Check::BeforeAndAfter {
+        // Woken, perhaps by a cancellation of our scope (which raised the hint before the
+        // wake).
+        // SAFETY: as above.
+        crate::cancel::check_fiber(unsafe { &*fiber });
+    }
+}
+
+/// A park that found its token: the fiber runs on, ending its slice if it is used up.
+#[inline]
+fn consumed() {
+    if charge() {
+        yield_fiber();
+    }
+}
 /// Moves the running fiber to the back of its worker's ready queue.
 pub(crate) fn yield_fiber() {
     let fiber = with_running(|core| core.expect("yield outside a fiber") as *const Core);
