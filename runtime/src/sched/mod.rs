@@ -271,6 +271,13 @@ pub(crate) fn dispatch(core: Arc<Core>) {
         Some(core) => core,
         None => return,
     };
+    dispatch_remote(core, home);
+}
+
+/// [`dispatch`] from a thread other than the fiber's home worker. Out of line: the local
+/// dispatch, most of a ping-pong's, then saves no registers for it.
+#[inline(never)]
+fn dispatch_remote(core: Arc<Core>, home: usize) {
     let shared = core.shared.clone();
     shared.remotes[home].inbox.push(core);
     if shared.is_shut_down() {
