@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::panic::Location;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -67,20 +68,63 @@ impl fmt::Display for HoldInfo {
 /// drop(hold);
 /// assert!(holds.snapshot().is_empty());
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Holds {
+    /// Every thread takes its holds in a shard of its own (while there are no more threads
+    /// than shards): the workers of a runtime arm a timer for every sleeping fiber, and one
+    /// shared lock and reference count made them queue behind each other.
+    shards: Box<[Arc<Shard>]>,
+}
+
+/// How many shards a runtime's holds are spread over.
+const SHARDS: usize = 16;
+
+/// One shard's holds, on cache lines of its own.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shard {
     open: Mutex<Slab<HoldInfo>>,
+}
+
+impl Shard {
+    fn lock(&self) -> MutexGuard<'_, Slab<HoldInfo>> {
+        // Never held across user code; recover from a poisoned lock anyway.
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Releases the hold at `key`. A double or unknown release is a bug in fibra, caught by a
+    /// debug assertion.
+    fn release(&self, key: usize) {
+        let released = self.lock().try_remove(key);
+        debug_assert!(
+            released.is_some(),
+            "hold {key} released twice or never taken"
+        );
+    }
+}
+
+/// The shard of the calling thread: threads are dealt the shards in turn as they first take a
+/// hold.
+fn own_shard() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static OWN: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    OWN.with(|own| *own)
+}
+
+impl Default for Holds {
+    fn default() -> Holds {
+        Holds {
+            shards: (0..SHARDS).map(|_| Arc::default()).collect(),
+        }
+    }
 }
 
 impl Holds {
     /// No holds.
     pub fn new() -> Holds {
         Holds::default()
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Slab<HoldInfo>> {
-        // Never held across user code; recover from a poisoned lock anyway.
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes a hold for a wait started at the caller's location; dropping the [`Hold`]
@@ -113,21 +157,16 @@ impl Holds {
             since: Instant::now(),
             owner,
         };
-        let key = self.lock().insert(info);
-        Hold {
-            holds: self.clone(),
-            key,
-        }
+        let shard = self.shards[own_shard()].clone();
+        let key = shard.lock().insert(info);
+        Hold { shard, key }
     }
 
-    /// Releases the hold at `key`. A double or unknown release is a bug in fibra, caught by a
-    /// debug assertion.
-    fn release(&self, key: usize) {
-        let released = self.lock().try_remove(key);
-        debug_assert!(
-            released.is_some(),
-            "hold {key} released twice or never taken"
-        );
+    /// Every open hold, one shard locked at a time.
+    fn each(&self, mut f: impl FnMut(&HoldInfo)) {
+        for shard in self.shards.iter() {
+            shard.lock().iter().for_each(|(_, info)| f(info));
+        }
     }
 
     /// The open holds, oldest first.
@@ -138,7 +177,8 @@ impl Holds {
     /// assert_eq!(holds.snapshot()[0].owner, Some(3));
     /// ```
     pub fn snapshot(&self) -> Vec<HoldInfo> {
-        let mut open: Vec<HoldInfo> = self.lock().iter().map(|(_, info)| info.clone()).collect();
+        let mut open = Vec::new();
+        self.each(|info| open.push(info.clone()));
         open.sort_by_key(|info| info.since);
         open
     }
@@ -150,7 +190,7 @@ impl Holds {
     /// assert_eq!(holds.len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.shards.iter().map(|shard| shard.lock().len()).sum()
     }
 
     /// How many holds of `kind` are open.
@@ -164,10 +204,9 @@ impl Holds {
     /// assert_eq!(holds.count(HoldKind::Blocking), 0);
     /// ```
     pub fn count(&self, kind: HoldKind) -> usize {
-        self.lock()
-            .iter()
-            .filter(|(_, info)| info.kind == kind)
-            .count()
+        let mut count = 0;
+        self.each(|info| count += usize::from(info.kind == kind));
+        count
     }
 
     /// Whether no hold is open.
@@ -183,13 +222,13 @@ impl Holds {
 /// One open hold; dropping it releases it, exactly once.
 #[must_use = "dropping a hold releases it at once"]
 pub struct Hold {
-    holds: Arc<Holds>,
+    shard: Arc<Shard>,
     key: usize,
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        self.holds.release(self.key);
+        self.shard.release(self.key);
     }
 }
 
@@ -223,13 +262,39 @@ mod tests {
     }
 
     #[test]
+    fn holds_of_every_thread_are_listed_and_counted() {
+        let holds = Arc::new(Holds::new());
+        // More threads than shards: some share one.
+        let threads = SHARDS + 3;
+        let taken: Vec<Hold> = std::thread::scope(|s| {
+            let spawned: Vec<_> = (0..threads)
+                .map(|owner| {
+                    let holds = &holds;
+                    s.spawn(move || holds.take(HoldKind::Blocking, Some(owner as u64)))
+                })
+                .collect();
+            spawned.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let _timer = holds.take(HoldKind::Timer, None);
+        assert_eq!(holds.len(), threads + 1);
+        assert_eq!(holds.count(HoldKind::Blocking), threads);
+        let mut owners: Vec<u64> = holds.snapshot().iter().filter_map(|h| h.owner).collect();
+        owners.sort_unstable();
+        assert_eq!(owners, (0..threads as u64).collect::<Vec<_>>());
+        // Released from this thread, whatever thread took them.
+        drop(taken);
+        assert_eq!(holds.len(), 1);
+        assert_eq!(holds.count(HoldKind::Blocking), 0);
+    }
+
+    #[test]
     #[cfg(debug_assertions)]
     #[should_panic(expected = "released twice or never taken")]
     fn a_double_release_is_caught() {
         let holds = Arc::new(Holds::new());
         let hold = holds.take(HoldKind::Timer, None);
-        let key = hold.key;
+        let (shard, key) = (hold.shard.clone(), hold.key);
         drop(hold);
-        holds.release(key);
+        shard.release(key);
     }
 }
