@@ -32,6 +32,9 @@ const CHECK_INTERVAL: u32 = 61;
 const WARM_BEHIND: usize = 8;
 /// The spawner of a batch spawned outside any fiber (no fiber has id 0).
 const NO_SPAWNER: u64 = 0;
+/// How often a busy worker ages its stack pool, in nanoseconds: memory of stacks returned past
+/// the warm bound goes back to the kernel within two periods unless fibers reuse it.
+const STACK_AGING_NS: u64 = 50_000_000;
 
 /// The worker-owned state: used only on the worker's thread.
 pub(crate) struct Local {
@@ -62,6 +65,8 @@ pub(crate) struct Local {
     timers: RefCell<LazyTimers>,
     /// The fibers this worker checks for cycle deadlocks (see `diag::lazy_check`).
     checks: RefCell<LazyChecks>,
+    /// When the stack pool was last aged (see `STACK_AGING_NS`), on the diagnostics' clock.
+    stacks_aged_at: Cell<u64>,
     /// Reductions per slice (the running fiber's budget is in the thread's context).
     slice: u32,
     /// Fibers resumed so far (wrapping): a clock in resumes, for `push_ready`'s warming.
@@ -84,6 +89,7 @@ impl Local {
         });
         Local {
             index,
+            stacks_aged_at: Cell::new(0),
             slice: shared.config.reductions,
             resumes: Cell::new(0),
             shared,
@@ -218,6 +224,17 @@ impl Local {
         self.counters().set_stacks(self.pool.borrow().stats());
     }
 
+    /// Ages the stack pool if a period has passed since it was last aged (see `StackPool::age`);
+    /// `now` is on the diagnostics' clock.
+    fn age_stacks(&self, now: u64) {
+        if now.wrapping_sub(self.stacks_aged_at.get()) < STACK_AGING_NS {
+            return;
+        }
+        self.stacks_aged_at.set(now);
+        self.pool.borrow_mut().age();
+        self.publish_stacks();
+    }
+
     /// The timed parks of this worker's fibers.
     pub(crate) fn timers(&self) -> RefMut<'_, LazyTimers> {
         self.timers.borrow_mut()
@@ -266,6 +283,7 @@ impl Local {
         if until_check == 0 {
             self.until_check.set(CHECK_INTERVAL);
             let now = crate::diag::tick();
+            self.age_stacks(now);
             self.timers.borrow_mut().arm_older(&self.shared.holds);
             // A fiber a check wakes is queued here, and found below.
             let _ = crate::diag::run_periodic_checks(&self.checks, now);
@@ -707,6 +725,9 @@ impl Local {
             }
         }
         self.spin.spun_for_nothing();
+        // An idle worker keeps no batch of stacks past the warm bound for a burst to come.
+        self.pool.borrow_mut().discard_batches();
+        self.publish_stacks();
         if self.before_blocking() {
             return;
         }

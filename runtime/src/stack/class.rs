@@ -7,8 +7,8 @@ use super::guard::Guard;
 use super::layout::{Growth, GUARD_SIZE};
 use super::sys;
 
-/// Returned stacks past the warm bound give their memory back this many at a time: one system
-/// call (and one TLB shootdown) per batch rather than per stack.
+/// The fewest cold stacks whose memory a pool gives back outside an aging (when its worker
+/// goes idle): one system call (and one TLB shootdown) for a batch rather than per stack.
 pub(super) const DISCARD_BATCH: usize = 64;
 
 /// Most never-used slots whose guards go in together, where guards cost no mapping: one
@@ -31,10 +31,15 @@ pub(super) struct SizeClass {
     warm: Vec<SlotRef>,
     /// Returned stacks past the warm bound; reused before fresh slots so that chunks fill up
     /// (and can be unmapped as a whole) rather than spread out. The last `undiscarded` still
-    /// have their memory: it goes back to the kernel once [`DISCARD_BATCH`] of them wait, and
-    /// until then the most recently returned are reused first, like warm ones.
+    /// have their memory, and the most recently returned are reused first, like warm ones.
+    /// Their memory goes back to the kernel when they have waited through an aging
+    /// ([`age`](Self::age)), or when a batch of them goes at once
+    /// ([`discard_batch`](Self::discard_batch)): a burst of fibers that ends and starts again
+    /// soon reuses its stacks without a system call or a page fault.
     cold: Vec<SlotRef>,
     undiscarded: usize,
+    /// How many of the `undiscarded` (the oldest) already waited at the last aging.
+    aged: usize,
     /// Slots out of the pool.
     out: usize,
     growth: Growth,
@@ -50,6 +55,7 @@ impl SizeClass {
             warm: Vec::new(),
             cold: Vec::new(),
             undiscarded: 0,
+            aged: 0,
             out: 0,
             growth: Growth::new(slot_size),
         }
@@ -88,6 +94,7 @@ impl SizeClass {
             unsafe { guard.reinstall(addr, GUARD_SIZE) }.map_err(StackError::Guard)?;
             self.cold.pop();
             self.undiscarded = self.undiscarded.saturating_sub(1);
+            self.aged = self.aged.min(self.undiscarded);
             self.chunks[slot.chunk].lend();
             return Ok(slot);
         }
@@ -141,8 +148,7 @@ impl SizeClass {
     }
 
     /// Takes back `slot`, whose stack nothing uses any more. It stays warm while fewer than
-    /// `max_warm` stacks are; otherwise it goes cold, and its memory back to the kernel with
-    /// the next full batch.
+    /// `max_warm` stacks are; otherwise it goes cold, its memory kept until it has aged.
     pub(super) fn give(&mut self, slot: SlotRef, guard: Guard, max_warm: usize) {
         let chunk = &mut self.chunks[slot.chunk];
         chunk.settle();
@@ -158,18 +164,34 @@ impl SizeClass {
         debug_assert!(lifted.is_ok(), "lifting a cold stack's guard: {lifted:?}");
         self.cold.push(slot);
         self.undiscarded += 1;
-        if self.undiscarded == DISCARD_BATCH {
+    }
+
+    /// Gives back the memory of the cold stacks that already waited at the last aging, in one
+    /// system call, and marks the rest to go at the next.
+    pub(super) fn age(&mut self) {
+        self.discard_oldest(self.aged);
+        self.aged = self.undiscarded;
+    }
+
+    /// Gives the memory of every cold stack that still has it back to the kernel.
+    fn discard_waiting(&mut self) {
+        self.discard_oldest(self.undiscarded);
+    }
+
+    /// [`discard_waiting`](Self::discard_waiting), if at least [`DISCARD_BATCH`] stacks wait.
+    pub(super) fn discard_batch(&mut self) {
+        if self.undiscarded >= DISCARD_BATCH {
             self.discard_waiting();
         }
     }
 
-    /// Gives the memory of the cold stacks that still have it back to the kernel.
-    fn discard_waiting(&mut self) {
-        if self.undiscarded == 0 {
+    /// Gives back the memory of the `count` cold stacks that have waited longest.
+    fn discard_oldest(&mut self, count: usize) {
+        if count == 0 {
             return;
         }
-        let waiting = &self.cold[self.cold.len() - self.undiscarded..];
-        let ranges: Vec<(usize, usize)> = waiting
+        let first = self.cold.len() - self.undiscarded;
+        let ranges: Vec<(usize, usize)> = self.cold[first..first + count]
             .iter()
             .map(|slot| self.chunks[slot.chunk].usable(slot.slot))
             .collect();
@@ -177,7 +199,8 @@ impl SizeClass {
         // from a finished coroutine, so no frame and no reference into it remains.
         let discarded = unsafe { sys::discard(&ranges) };
         debug_assert!(discarded.is_ok(), "discarding cold stacks: {discarded:?}");
-        self.undiscarded = 0;
+        self.undiscarded -= count;
+        self.aged = self.aged.saturating_sub(count);
     }
 
     /// The slot of this class whose stack's limit is `limit` in chunk `chunk`.

@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PoolConfig {
     /// Returned stacks kept resident per size class. Beyond that, a returned stack's slot is
-    /// kept cold for reuse and its memory given back to the kernel (`MADV_FREE`, reclaimed
-    /// under memory pressure), a batch of stacks at a time.
+    /// kept cold for reuse, and its memory given back to the kernel (`MADV_FREE`, reclaimed
+    /// under memory pressure) once it has waited through an aging ([`StackPool::age`]) or
+    /// with a batch of others ([`StackPool::discard_batches`]).
     pub(crate) max_warm: usize,
     /// How guard regions are made.
     pub(crate) guard: GuardMode,
@@ -117,6 +118,20 @@ impl StackPool {
         let class = &mut self.classes[stack.class];
         let slot = class.slot_at(stack.chunk, stack.limit.get());
         class.give(slot, self.guard, self.max_warm);
+    }
+
+    /// Gives back the memory of the cold stacks that were already waiting at the last call,
+    /// and marks those waiting now to go at the next. Called at a steady pace, it returns
+    /// memory a burst of fibers no longer uses within two periods, in one system call per
+    /// period, while a burst that comes again within one reuses it.
+    pub(crate) fn age(&mut self) {
+        self.classes.iter_mut().for_each(SizeClass::age);
+    }
+
+    /// Gives back the memory of the cold stacks that still have it, in the size classes
+    /// where a batch of them waits (fewer wait for an aging).
+    pub(crate) fn discard_batches(&mut self) {
+        self.classes.iter_mut().for_each(SizeClass::discard_batch);
     }
 }
 

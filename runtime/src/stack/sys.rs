@@ -95,16 +95,34 @@ pub(super) unsafe fn discard(ranges: &[(usize, usize)]) -> io::Result<()> {
         .or_else(|_| unsafe { advise_all(ranges, libc::MADV_DONTNEED) })
 }
 
-/// [`advise`] on every range of `ranges` (each `(addr, len)`), all in one `process_madvise`
-/// call where the kernel takes one from a process for itself (Linux 6.15+): one system call,
-/// and for advices that drop pages one TLB shootdown, for the whole batch rather than one per
-/// range. Elsewhere one `madvise` per range.
+/// Whether `process_madvise` may still be tried: false once the kernel refused it.
+static BATCHED: AtomicBool = AtomicBool::new(true);
+
+/// Most ranges one `process_madvise` call takes (the kernel's `UIO_MAXIOV`; a call with more
+/// fails as a whole).
+const MAX_RANGES_PER_CALL: usize = 1024;
+
+/// [`advise`] on every range of `ranges` (each `(addr, len)`), in one `process_madvise` call
+/// per [`MAX_RANGES_PER_CALL`] where the kernel takes one from a process for itself (Linux
+/// 6.15+): one system call, and for advices that drop pages one TLB shootdown, for many
+/// ranges rather than one per range. Elsewhere one `madvise` per range.
 ///
 /// # Safety
 ///
 /// As for [`advise`], for every range.
 pub(super) unsafe fn advise_all(ranges: &[(usize, usize)], advice: libc::c_int) -> io::Result<()> {
-    static BATCHED: AtomicBool = AtomicBool::new(true);
+    ranges
+        .chunks(MAX_RANGES_PER_CALL)
+        // SAFETY: the caller's contract covers every range of every chunk.
+        .try_for_each(|chunk| unsafe { advise_some(chunk, advice) })
+}
+
+/// [`advise_all`] for at most [`MAX_RANGES_PER_CALL`] ranges.
+///
+/// # Safety
+///
+/// As for [`advise`], for every range.
+unsafe fn advise_some(ranges: &[(usize, usize)], advice: libc::c_int) -> io::Result<()> {
     let mut done = 0;
     if ranges.len() > 1 && BATCHED.load(Ordering::Relaxed) {
         let iovecs: Vec<libc::iovec> = ranges
@@ -162,5 +180,34 @@ fn check(rc: libc::c_int) -> io::Result<()> {
         Ok(())
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_ranges_than_one_call_takes_are_advised_in_several_calls() {
+        let page = page_size();
+        let pages = MAX_RANGES_PER_CALL + 100;
+        let addr = map_stack_memory(pages * page).unwrap();
+        // Every other page: ranges the kernel cannot merge.
+        let ranges: Vec<(usize, usize)> = (0..pages / 2)
+            .map(|i| (addr + 2 * i * page, page))
+            .collect();
+        let batched_before = BATCHED.load(Ordering::Relaxed);
+        // SAFETY: pages of a fresh mapping of our own that nothing references.
+        unsafe { advise_all(&ranges, libc::MADV_FREE) }.unwrap();
+        let all: Vec<(usize, usize)> = (0..pages).map(|i| (addr + i * page, page)).collect();
+        // SAFETY: as above.
+        unsafe { advise_all(&all, libc::MADV_FREE) }.unwrap();
+        assert_eq!(
+            BATCHED.load(Ordering::Relaxed),
+            batched_before,
+            "a long list must not make the kernel refuse batching for good"
+        );
+        // SAFETY: our mapping, no longer used.
+        unsafe { unmap(addr, pages * page) }.unwrap();
     }
 }

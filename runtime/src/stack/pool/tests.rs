@@ -101,43 +101,61 @@ fn lazily_freed_pages(addrs: &[usize]) -> usize {
     pages
 }
 
+/// Cold stacks, a batch of them.
+const COLD: usize = DISCARD_BATCH;
+
 #[test]
-fn cold_stacks_give_their_memory_back_a_batch_at_a_time() {
+fn cold_stacks_give_their_memory_back_once_they_have_waited_through_an_aging() {
     if child::in_child() {
         let mut pool = pool(0, GuardMode::Auto);
-        let stacks: Vec<_> = (0..DISCARD_BATCH)
-            .map(|_| pool.take(MIB).unwrap())
-            .collect();
+        let stacks: Vec<_> = (0..COLD).map(|_| pool.take(MIB).unwrap()).collect();
         let tops: Vec<usize> = stacks.iter().map(|s| top_word(s) as usize).collect();
         for stack in &stacks {
             touch(stack);
         }
-        let mut stacks = stacks.into_iter();
-        for stack in stacks.by_ref().take(DISCARD_BATCH - 1) {
+        for stack in stacks {
             pool.give(stack);
         }
+        pool.age();
         assert!(
             tops.iter().all(|&top| is_resident(top)),
-            "the batch is not full yet"
+            "an aging only marks the stacks waiting"
         );
         assert_eq!(lazily_freed_pages(&tops), 0);
+        assert_eq!(
+            pool.classes[0].counts().0,
+            COLD,
+            "all kept with their memory"
+        );
 
-        // The most recently returned stack awaiting its discard is reused first, as it was.
+        // The most recently returned stack is reused first, as it was; given back, it waits
+        // anew.
         let again = pool.take(MIB).unwrap();
-        assert_eq!(top_word(&again) as usize, tops[DISCARD_BATCH - 2]);
+        assert_eq!(top_word(&again) as usize, tops[COLD - 1]);
         // SAFETY: the top word of the stack we hold again; nothing discarded it.
         assert_eq!(unsafe { ptr::read_volatile(top_word(&again)) }, 0xf1b7a);
         pool.give(again);
 
-        pool.give(stacks.next().unwrap());
+        pool.age();
         // The pages went back: lazily freed, or already reclaimed. `LazyFree` counts a page
         // only once the kernel's per-CPU batch holding it has drained, so not every page of
         // the batch need show yet; none showed before.
-        let gone = tops.iter().filter(|&&top| !is_resident(top)).count();
+        let aged = &tops[..COLD - 1];
+        let gone = aged.iter().filter(|&&top| !is_resident(top)).count();
         assert!(
-            lazily_freed_pages(&tops) + gone > 0,
-            "the full batch went back"
+            lazily_freed_pages(aged) + gone > 0,
+            "the stacks that waited through an aging went back"
         );
+        assert!(is_resident(tops[COLD - 1]), "the one reused since waits on");
+        assert_eq!(pool.classes[0].counts().0, 1, "one kept with its memory");
+
+        pool.discard_batches();
+        assert_eq!(pool.classes[0].counts().0, 1, "one is no batch");
+        let more: Vec<_> = (0..COLD).map(|_| pool.take(MIB).unwrap()).collect();
+        for stack in more {
+            pool.give(stack);
+        }
+        pool.discard_batches();
         assert_eq!(
             pool.classes[0].counts().0,
             0,
@@ -147,7 +165,7 @@ fn cold_stacks_give_their_memory_back_a_batch_at_a_time() {
     }
     let output = child::run(
         module_path!(),
-        "cold_stacks_give_their_memory_back_a_batch_at_a_time",
+        "cold_stacks_give_their_memory_back_once_they_have_waited_through_an_aging",
     );
     child::assert_passed(&output);
 }
