@@ -29,14 +29,14 @@
 
 use super::looking::Looking;
 use super::record::{OwnerNow, Resource, Waiting};
-use super::table::IdHasher;
+use super::table::SCRAMBLE;
 use super::{report, Deadlock};
 use crate::fiber::Core;
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt::Write;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 /// A walk longer than this is given up (it is then not through the checker).
@@ -206,6 +206,27 @@ fn describe(cycle: &[Edge]) -> String {
         }
     }
     text
+}
+
+/// Fiber ids and addresses, spread with one multiplication: the hasher of the resources a pass
+/// of cycle checks marks.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 << 8 | u64::from(byte)).wrapping_mul(SCRAMBLE);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id.wrapping_mul(SCRAMBLE);
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 const SHARDS: usize = 32;
 
-type Shard = HashMap<u64, Weak<Core>, BuildHasherDefault<IdHasher>>;
+/// 2^64 divided by the golden ratio: multiplying by it scrambles the bits of small integers.
+pub(super) const SCRAMBLE: u64 = 0x9E37_79B9_7F4A_7C15;
+
+type Shard = HashMap<u64, Weak<Core>, BuildHasherDefault<ShardHasher>>;
 
 /// See the module docs. Holds weak references: a fiber is in the table while its `Core` lives.
 pub(crate) struct FiberTable {
@@ -62,30 +65,49 @@ impl FiberTable {
     }
 }
 
-/// Fiber ids are distinct small integers: spread them with one multiplication. (Also the
-/// hasher of the resources a pass of cycle checks marks: addresses and fiber ids.)
+/// Places a shard's fibers in its map in id order: fibers are mostly added and removed in
+/// spawn order, so each goes beside the last one added (a cache line recently used) and is
+/// removed from beside the last one removed, where scattered places would each miss the cache
+/// once the map holds many. The map finds a slot by the hash's low bits and tells keys apart
+/// by its top seven: the id's rank within the shard, and scrambled bits on top.
 #[derive(Default)]
-pub(crate) struct IdHasher(u64);
+struct ShardHasher(u64);
 
-impl Hasher for IdHasher {
+impl Hasher for ShardHasher {
     fn finish(&self) -> u64 {
         self.0
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 << 8 | u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("the table's keys are fiber ids")
     }
 
     fn write_u64(&mut self, id: u64) {
-        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        const TOP_SEVEN: u64 = 0x7f << 57;
+        let rank = id / SHARDS as u64;
+        self.0 = (rank & !TOP_SEVEN) | (id.wrapping_mul(SCRAMBLE) & TOP_SEVEN);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hash(id: u64) -> u64 {
+        let mut hasher = ShardHasher::default();
+        hasher.write_u64(id);
+        hasher.finish()
+    }
+
+    #[test]
+    fn a_shards_ids_hash_to_consecutive_slots_told_apart_by_their_top_bits() {
+        let shard = 5;
+        let ids: Vec<u64> = (0..64).map(|rank| rank * SHARDS as u64 + shard).collect();
+        let slots: Vec<u64> = ids.iter().map(|&id| hash(id) & 0xffff).collect();
+        assert_eq!(slots, (0..64).collect::<Vec<_>>());
+        let tops: std::collections::HashSet<u64> = ids.iter().map(|&id| hash(id) >> 57).collect();
+        assert!(tops.len() > 32, "only {} distinct top bits", tops.len());
+    }
 
     #[test]
     fn neighbouring_shards_share_no_cache_line() {
