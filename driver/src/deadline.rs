@@ -1,6 +1,7 @@
 //! The one deadline type of every timed wait.
 
 use std::cmp::Ordering;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Deadlines further out than this are "never": tokio's wheel cannot hold more, and no wait
@@ -90,14 +91,24 @@ impl Deadline {
         }
     }
 
-    /// The instant to arm a timer with: a never deadline becomes one decades away.
+    /// The instant to arm a timer with: a never deadline becomes one decades away, and so
+    /// does a later one.
     pub(crate) fn timer_instant(&self) -> Instant {
         let far = || Instant::now() + FAR_FUTURE;
         match self.at {
+            // No clock read for the usual deadline: one below the first far instant this
+            // process computed is below every later one.
+            Some(at) if at < first_far() => at,
             Some(at) => at.min(far()),
             None => far(),
         }
     }
+}
+
+/// [`FAR_FUTURE`] from the first time it was asked for.
+fn first_far() -> Instant {
+    static FIRST: OnceLock<Instant> = OnceLock::new();
+    *FIRST.get_or_init(|| Instant::now() + FAR_FUTURE)
 }
 
 /// The default is [`NEVER`](Deadline::NEVER).
@@ -144,5 +155,15 @@ mod tests {
         assert!(!Deadline::NEVER.has_passed());
         assert_eq!(Deadline::at(now).remaining(), Duration::ZERO);
         assert!(Deadline::NEVER.timer_instant() > now + Duration::from_secs(86_400));
+    }
+
+    #[test]
+    fn a_timer_is_armed_at_the_deadline_or_decades_away_at_the_latest() {
+        let now = Instant::now();
+        let soon = now + Duration::from_millis(10);
+        assert_eq!(Deadline::at(soon).timer_instant(), soon);
+        let beyond = Instant::now() + 2 * FAR_FUTURE;
+        let armed = Deadline::at(beyond).timer_instant();
+        assert!(armed < beyond && armed >= now + FAR_FUTURE);
     }
 }
