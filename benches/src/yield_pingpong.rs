@@ -6,6 +6,14 @@
 //! per round trip, the floor under any stackful switch), vs two tokio tasks on a current-thread
 //! runtime using `Notify`. Fibers and tasks follow a shared turn counter, so a stray wake-up
 //! only costs a re-check.
+//!
+//! The floor under fibra's design (a scratch loop: two corosensei coroutines resumed from a
+//! `VecDeque` by a loop, each parking on a three-state latch with the same three atomic
+//! operations per switch as fibra's) is about 26 ns per round trip on this machine, against
+//! fibra's 120–140: the rest is the scheduler's bookkeeping. Trimmed on 2026-12-06 (the run
+//! order's common case without walking its levels, a plain park that notes nothing for its
+//! worker, the deadlock verdict checked inline, the remote dispatch out of line): 923 → 715
+//! instructions per round trip (callgrind), 0.69× → 0.60× tokio (three alternated runs each).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -15,7 +15,10 @@
 //!
 //! The kernel work per stack (installing a guard, giving memory back) goes in batches where the
 //! kernel takes them (`process_madvise` on the process itself, Linux 6.15+): one system call,
-//! and one TLB shootdown across the workers, per few dozen stacks.
+//! and one TLB shootdown across the workers, per few dozen stacks (up to a thousand). Memory
+//! of stacks returned past a pool's warm bound goes back only once they have waited through
+//! an aging of the pool, or a batch of them when the worker goes idle: a burst of fibers that
+//! comes again soon reuses them as they are.
 
 mod altstack;
 mod budget;
