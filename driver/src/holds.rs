@@ -130,7 +130,7 @@ impl Holds {
     /// Takes a hold for a wait started at the caller's location; dropping the [`Hold`]
     /// releases it.
     #[track_caller]
-    pub fn take(self: &Arc<Self>, kind: HoldKind, owner: Option<u64>) -> Hold {
+    pub fn take(&self, kind: HoldKind, owner: Option<u64>) -> Hold {
         self.take_at(kind, owner, Location::caller())
     }
 
@@ -146,7 +146,7 @@ impl Holds {
     /// assert_eq!(holds.snapshot()[0].location, at);
     /// ```
     pub fn take_at(
-        self: &Arc<Self>,
+        &self,
         kind: HoldKind,
         owner: Option<u64>,
         location: &'static Location<'static>,

@@ -392,6 +392,7 @@ fn consumed() {
         yield_fiber();
     }
 }
+
 /// Moves the running fiber to the back of its worker's ready queue.
 pub(crate) fn yield_fiber() {
     let fiber = with_running(|core| core.expect("yield outside a fiber") as *const Core);
