@@ -156,8 +156,8 @@ impl RuntimeBuilder {
     /// Finished fibers' stacks each worker keeps warm per stack size (default 4096). Memory of
     /// stacks returned beyond that goes back to the kernel, lazily (the kernel takes it under
     /// memory pressure), once no fiber has reused it for 50 to 100 ms, or sooner when the
-    /// worker goes idle with a few dozen of them waiting. So a burst of fibers that comes
-    /// again soon reuses its stacks without system calls or page faults.
+    /// worker goes idle (but for a few returned since its last 50 ms mark). So a burst of
+    /// fibers that comes again soon reuses its stacks without system calls or page faults.
     ///
     /// ```
     /// let runtime = fibra::Runtime::builder().workers(1).warm_stacks(8).build().unwrap();

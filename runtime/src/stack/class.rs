@@ -7,8 +7,9 @@ use super::guard::Guard;
 use super::layout::{Growth, GUARD_SIZE};
 use super::sys;
 
-/// The fewest cold stacks whose memory a pool gives back outside an aging (when its worker
-/// goes idle): one system call (and one TLB shootdown) for a batch rather than per stack.
+/// The fewest cold stacks a pool gives back at once when its worker goes idle, unless some of
+/// them already waited through an aging: one system call (and one TLB shootdown) for a batch
+/// rather than one per stack for every time the worker idles.
 pub(super) const DISCARD_BATCH: usize = 64;
 
 /// Most never-used slots whose guards go in together, where guards cost no mapping: one
@@ -33,9 +34,10 @@ pub(super) struct SizeClass {
     /// (and can be unmapped as a whole) rather than spread out. The last `undiscarded` still
     /// have their memory, and the most recently returned are reused first, like warm ones.
     /// Their memory goes back to the kernel when they have waited through an aging
-    /// ([`age`](Self::age)), or when a batch of them goes at once
-    /// ([`discard_batch`](Self::discard_batch)): a burst of fibers that ends and starts again
-    /// soon reuses its stacks without a system call or a page fault.
+    /// ([`age`](Self::age)), or when the worker goes idle with a batch of them or with some
+    /// that already waited through an aging ([`discard_batch`](Self::discard_batch)): a burst
+    /// of fibers that ends and starts again soon reuses its stacks without a system call or a
+    /// page fault.
     cold: Vec<SlotRef>,
     undiscarded: usize,
     /// How many of the `undiscarded` (the oldest) already waited at the last aging.
@@ -178,9 +180,10 @@ impl SizeClass {
         self.discard_oldest(self.undiscarded);
     }
 
-    /// [`discard_waiting`](Self::discard_waiting), if at least [`DISCARD_BATCH`] stacks wait.
+    /// [`discard_waiting`](Self::discard_waiting), if at least [`DISCARD_BATCH`] stacks wait
+    /// or some of them already waited through an aging.
     pub(super) fn discard_batch(&mut self) {
-        if self.undiscarded >= DISCARD_BATCH {
+        if self.undiscarded >= DISCARD_BATCH || self.aged > 0 {
             self.discard_waiting();
         }
     }

@@ -17,8 +17,8 @@
 //! kernel takes them (`process_madvise` on the process itself, Linux 6.15+): one system call,
 //! and one TLB shootdown across the workers, per few dozen stacks (up to a thousand). Memory
 //! of stacks returned past a pool's warm bound goes back only once they have waited through
-//! an aging of the pool, or a batch of them when the worker goes idle: a burst of fibers that
-//! comes again soon reuses them as they are.
+//! an aging of the pool, or when the worker goes idle (a few returned since the last aging
+//! wait for the next): a burst of fibers that comes again soon reuses them as they are.
 
 mod altstack;
 mod budget;

@@ -129,7 +129,8 @@ impl StackPool {
     }
 
     /// Gives back the memory of the cold stacks that still have it, in the size classes
-    /// where a batch of them waits (fewer wait for an aging).
+    /// where a batch of them waits or some already waited through an aging (a few returned
+    /// since the last aging wait for the next).
     pub(crate) fn discard_batches(&mut self) {
         self.classes.iter_mut().for_each(SizeClass::discard_batch);
     }
