@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub(crate) struct PoolConfig {
     /// Returned stacks kept resident per size class. Beyond that, a returned stack's slot is
     /// kept cold for reuse, and its memory given back to the kernel (`MADV_FREE`, reclaimed
-    /// under memory pressure) once it has waited through an aging ([`StackPool::age`]) or
-    /// with a batch of others ([`StackPool::discard_batches`]).
+    /// under memory pressure) once it has waited through an aging ([`StackPool::age`]), or
+    /// when the pool's worker goes idle ([`StackPool::discard_batches`]).
     pub(crate) max_warm: usize,
     /// How guard regions are made.
     pub(crate) guard: GuardMode,
