@@ -17,7 +17,7 @@
 //!   leaked with its stack and its fiber-locals. (`tests/scheduling.rs`:
 //!   `a_started_fiber_never_changes_worker`.)
 //! - **Stack and borrow lifetime.** A scope returns, by value or by unwinding, only after every
-//!   child's packet is gone, and a child's last use of borrowed data happens before that (a
+//!   child's packet has ended, and a child's last use of borrowed data happens before that (a
 //!   release/acquire count, model-checked with loom). A child that never finishes keeps its
 //!   scope from returning, and a fiber's stack stays mapped while the fiber may run.
 //!   (`tests/scope.rs`; the loom model `loom_a_scope_owner_sees_every_childs_borrowed_writes`;
@@ -63,6 +63,7 @@ mod blocking;
 mod cancel;
 mod config;
 mod diag;
+mod erased;
 mod fiber;
 mod fiber_ctx;
 mod fiber_local;

@@ -2,10 +2,10 @@
 
 use crate::config::Requested;
 use crate::diag::{Deadlock, Dump};
-use crate::fiber::{Core, Entry};
+use crate::fiber::{Core, Entry, Fiber};
 use crate::metrics::RuntimeMetrics;
 use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
-use crate::spawn::{create, entry_local, Builder, JoinHandle, Packet, Pinned, Spec};
+use crate::spawn::{complete, create, Builder, JoinHandle, Joined, Packet, Pinned, Spec};
 use crate::stack::{install_overflow_handler, StackError};
 use crossbeam_deque::Worker;
 use fibra_driver::{Driver, HoldInfo};
@@ -478,13 +478,13 @@ impl Runtime {
         let location = std::panic::Location::caller();
         let deque = self.first.take().expect("worker 0 runs once");
         let local = Local::new(0, self.shared.clone(), deque);
-        let packet = Arc::new(Packet::new(None));
-        let main = entry_local(f, packet.clone());
         let shared = self.shared.clone();
-        let stop_worker = move |start: Result<(), StackError>| {
+        let stop_worker = move |start: Result<(), StackError>, core: *const Core| {
             // Stops worker 0's loop however this ends: a loop left running would wait forever.
             let _stop = StopWorker;
-            main(start);
+            // SAFETY: `core` is the main fiber's, whose one handle below takes a `T`; what `T`
+            // borrows outlives this call, as `f`'s borrows do (see below).
+            unsafe { complete(f, start, core) };
             if crate::wait::in_fiber() {
                 shared
                     .supervisor
@@ -493,29 +493,34 @@ impl Runtime {
                 shared.unwind_remaining(1, unwind_deadline(&shared));
             }
         };
-        let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + '_> = Box::new(stop_worker);
+        let stop_worker: Box<dyn FnOnce(Result<(), StackError>, *const Core) + '_> =
+            Box::new(stop_worker);
         // SAFETY: erasing the lifetime of `f`'s borrows is sound because they are not used
         // after this call returns: the main fiber is placed on this thread's ready queue (never
         // stolen) and the worker loop below returns only once it has finished (a worker loop
         // that unwinds aborts the process). An unstarted entry is dropped right here, on this
         // thread, by `abandon` below.
-        let stop_worker: Box<dyn FnOnce(Result<(), StackError>) + 'static> =
+        let stop_worker: Box<dyn FnOnce(Result<(), StackError>, *const Core) + 'static> =
             unsafe { std::mem::transmute(stop_worker) };
         let spec = Spec::main(location, self.shared.config.main_stack_size);
         let main = create(
             &self.shared,
             spec,
             Entry::new(Pinned::new(stop_worker).into_entry()),
+            Packet::joined(None),
         )
         .unwrap_or_else(|error| panic!("fibra: cannot create the main fiber: {error}"));
         self.shared.set_main_fiber(main.id.as_u64());
+        // SAFETY: the main fiber was made with a joined packet, which its entry completes with
+        // a `T`; this is its one handle.
+        let joined = unsafe { Joined::<T>::new(Fiber(main.clone())) };
         local.pin(main);
         run_worker(&local);
         self.shut_down();
         // Every other worker has left its loop: what is still queued here can go.
         local.abandon();
         drop(local);
-        let result = packet
+        let result = joined
             .try_take()
             .expect("the worker loop returned before the main fiber finished");
         match result {

@@ -196,6 +196,53 @@ fn a_result_nobody_takes_panics_in_its_drop_harmlessly_in_both_orders() {
     }
 }
 
+/// Counts its drops; big enough that a fiber's `Core` keeps it boxed rather than in place.
+struct BigCounted<'a>(&'a AtomicUsize, [u64; 16]);
+
+impl Drop for BigCounted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn results_kept_in_place_or_boxed_join_whole_and_drop_once_in_both_orders() {
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    for workers in [1, 2, 4] {
+        let before = DROPS.load(Ordering::SeqCst);
+        on(workers, || {
+            let big = spawn(|| BigCounted(&DROPS, [7; 16])).join().unwrap();
+            assert_eq!(big.1, [7; 16]);
+            drop(big);
+            let small = spawn(|| (Arc::new(5u8), 9u16)).join().unwrap();
+            assert_eq!((*small.0, small.1), (5, 9));
+            // Not taken, the handle going first, then the fiber finishing first.
+            drop(spawn(|| BigCounted(&DROPS, [0; 16])));
+            while DROPS.load(Ordering::SeqCst) < before + 2 {
+                yield_now();
+            }
+            let handle = spawn(|| BigCounted(&DROPS, [0; 16]));
+            while !handle.is_finished() {
+                yield_now();
+            }
+            drop(handle);
+            assert_eq!(DROPS.load(Ordering::SeqCst), before + 3);
+            // A scope drops its children's untaken results before it returns.
+            scope(|s| {
+                for _ in 0..10 {
+                    s.spawn(|| BigCounted(&DROPS, [0; 16]));
+                }
+            });
+            assert_eq!(DROPS.load(Ordering::SeqCst), before + 13);
+        });
+        assert_eq!(
+            DROPS.load(Ordering::SeqCst),
+            before + 13,
+            "{workers} workers"
+        );
+    }
+}
+
 /// Sleeps in its `Drop`, which runs while its fiber unwinds.
 struct SleepOnDrop<'a>(&'a AtomicBool);
 

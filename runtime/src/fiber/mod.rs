@@ -13,6 +13,7 @@ use crate::diag::Record;
 use crate::fiber_ctx::FiberCtx;
 use crate::latch::{Latch, Unpark};
 use crate::sched::Shared;
+use crate::spawn::Packet;
 use crate::stack::StackTicket;
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::panic::Location;
@@ -77,6 +78,9 @@ pub(crate) struct Core {
     /// Cancel scope, shield and fiber-locals: set by the spawner before the fiber is queued,
     /// then used only by the fiber itself.
     pub(crate) ctx: RefCell<FiberCtx>,
+    /// Where its result waits for its joiner. Last, so that it ends after the entry (which may
+    /// borrow from a scope that waits for the end) is dropped with `body`.
+    pub(crate) packet: Packet,
 }
 
 // SAFETY: the non-thread-safe parts are `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top`, `check_noted`, `queued_ref` (whose protocol is
@@ -88,7 +92,11 @@ pub(crate) struct Core {
 // suspension, and only to its home worker's queues). `body`, `yielder`, `started_key`, `suspended_at`, `last_resumed`, `stack_top` and `check_noted` are accessed
 // only by that thread. A suspended coroutine (which may hold `!Send` state) is never resumed, moved or
 // dropped elsewhere: `Body::Running` holds it in `ManuallyDrop`, so dropping a `Core` on another
-// thread leaks it instead of touching it.
+// thread leaks it instead of touching it. `packet` holds the fiber's result, stored by the fiber
+// and taken (or dropped) by its join handle or by the fiber: a result crosses threads only
+// when its type is `Send`, as a handle (`Joined`'s marker) is `Send` only then, and a fiber
+// with a result that is not `Send` (a local spawn) is pinned to the worker of its handle's
+// fiber, which cannot leave it either.
 unsafe impl Send for Core {}
 // SAFETY: see `Send`; every other field is `Sync`.
 unsafe impl Sync for Core {}
@@ -105,10 +113,11 @@ impl Core {
         location: &'static Location<'static>,
         stack_size: usize,
         shared: Arc<Shared>,
-        entry: Entry,
-        ticket: StackTicket,
+        unstarted: (Entry, StackTicket),
         ctx: FiberCtx,
+        packet: Packet,
     ) -> Core {
+        let (entry, ticket) = unstarted;
         Core {
             id: FiberId(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
             name,
@@ -128,6 +137,7 @@ impl Core {
             ctx: RefCell::new(ctx),
             cancel_hint: CancelHint::new(),
             diag: Record::new(),
+            packet,
         }
     }
 
@@ -253,6 +263,7 @@ impl Drop for Core {
         // those children may still be running while this last reference goes away.
         if let Body::Running(..) = self.body.get_mut() {
             std::mem::forget(std::mem::take(self.ctx.get_mut()));
+            self.packet.abandon();
         }
     }
 }

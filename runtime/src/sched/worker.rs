@@ -523,7 +523,7 @@ impl Local {
                                 .expect("a fiber's coroutine runs with its core set")
                                 .set_yielder(yielder)
                         });
-                        contain("a fiber's completion", || entry.call(Ok(())));
+                        contain("a fiber's completion", || entry.call(Ok(()), fiber));
                     });
                     *body = Body::Running(ManuallyDrop::new(coroutine), ticket);
                 }
@@ -532,7 +532,9 @@ impl Local {
                     bump(&self.counters().finished, 1);
                     self.shared.loads.remove(self.index);
                     drop(ticket);
-                    contain("a fiber that could not start", || entry.call(Err(error)));
+                    contain("a fiber that could not start", || {
+                        entry.call(Err(error), fiber)
+                    });
                     self.note_unwind_progress();
                     return;
                 }

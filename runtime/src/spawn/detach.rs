@@ -1,8 +1,8 @@
 //! Detached fibers under the runtime's supervisor.
 
-use super::{launch, run_entry, CancelIn, Placement, Spec};
+use super::{launch, run_entry, CancelIn, Packet, Placement, Spec};
 use crate::cancel::CancelScope;
-use crate::fiber::Entry;
+use crate::fiber::{Core, Entry};
 use crate::loom::sync::Lock;
 use crate::sched::Shared;
 use crate::wait::{
@@ -129,7 +129,7 @@ where
     let supervisor = &shared.supervisor;
     supervisor.live.fetch_add(1, Ordering::AcqRel);
     let owner = shared.clone();
-    let entry = Entry::new(move |start| {
+    let entry = Entry::new(move |start, _: *const Core| {
         if let Err(error) = run_entry(f, start) {
             if error.is_panic() {
                 report_panic(location, &error);
@@ -141,7 +141,7 @@ where
         cancel: CancelIn::Scope(supervisor.cancel.clone()),
         ..Spec::at(location)
     };
-    if let Err(error) = launch(shared, spec, entry, Placement::Anywhere) {
+    if let Err(error) = launch(shared, spec, entry, Packet::unjoined(), Placement::Anywhere) {
         supervisor.finished();
         panic!("fibra::detach: {error}");
     }

@@ -1,11 +1,11 @@
 //! Waiting for a fiber's result: blocking (fiber or thread) and as a future.
 
 use super::error::JoinError;
-use super::packet::Packet;
+use super::packet::Joined;
 use crate::cancel::{CancelCause, CancelScope};
 use crate::diag::Published;
 use crate::fiber::Fiber;
-use crate::sched::{with_worker, Shared};
+use crate::sched::with_worker;
 use crate::wait::{current_waker, in_fiber, park_current, park_fiber_checking, Check, Key};
 use crate::wait::{WaitKind, WaitSite};
 use std::fmt;
@@ -27,8 +27,7 @@ use std::task::{Context, Poll, Waker};
 /// });
 /// ```
 pub struct JoinHandle<T> {
-    packet: Arc<Packet<T>>,
-    fiber: Fiber,
+    joined: Joined<T>,
     /// The fiber's own cancel scope, which `abort` cancels.
     cancel: Arc<CancelScope>,
     /// Our registration with the runtime while awaited from outside its fibers.
@@ -36,14 +35,9 @@ pub struct JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
-    pub(crate) fn new(
-        packet: Arc<Packet<T>>,
-        fiber: Fiber,
-        cancel: Arc<CancelScope>,
-    ) -> JoinHandle<T> {
+    pub(crate) fn new(joined: Joined<T>, cancel: Arc<CancelScope>) -> JoinHandle<T> {
         JoinHandle {
-            packet,
-            fiber,
+            joined,
             cancel,
             outside: None,
         }
@@ -79,8 +73,8 @@ impl<T> JoinHandle<T> {
         self.cancel.cancel(CancelCause::Internal);
         // The fiber is not a member of its own scope (see `CancelIn::Own`): raise its hint
         // after the scope is marked, as the cancel tree does for members, and wake it.
-        self.fiber.0.cancel_hint.raise();
-        self.fiber.0.unpark();
+        self.fiber().0.cancel_hint.raise();
+        self.fiber().0.unpark();
     }
 
     /// Waits for the fiber to finish and returns its value, or why there is none.
@@ -101,8 +95,8 @@ impl<T> JoinHandle<T> {
     /// ```
     #[track_caller]
     pub fn join(mut self) -> Result<T, JoinError> {
-        let site = join_site(&self.fiber);
-        wait(&self.packet, &self.fiber.0.shared, &mut self.outside, &site)
+        let site = join_site(self.fiber());
+        wait(&self.joined, &mut self.outside, &site)
     }
 
     /// Whether the fiber has finished (its result is waiting).
@@ -117,7 +111,7 @@ impl<T> JoinHandle<T> {
     /// });
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.packet.is_finished()
+        self.joined.is_finished()
     }
 
     /// The fiber being joined.
@@ -130,7 +124,7 @@ impl<T> JoinHandle<T> {
     /// });
     /// ```
     pub fn fiber(&self) -> &Fiber {
-        &self.fiber
+        self.joined.fiber()
     }
 }
 
@@ -139,12 +133,7 @@ impl<T> Future for JoinHandle<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        match poll_outside(
-            &this.packet,
-            &this.fiber.0.shared,
-            &mut this.outside,
-            cx.waker(),
-        ) {
+        match poll_outside(&this.joined, &mut this.outside, cx.waker()) {
             Some(result) => Poll::Ready(result),
             None => Poll::Pending,
         }
@@ -154,20 +143,18 @@ impl<T> Future for JoinHandle<T> {
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         if let Some(key) = self.outside.take() {
-            self.fiber.0.shared.outside.deregister(key);
+            self.fiber().0.shared.outside.deregister(key);
         }
-        // A result nobody takes is dropped where a panic out of its `Drop` cannot reach the
-        // caller, whether the fiber finished before this drop (here) or after (in the fiber).
-        if let Some(result) = self.packet.try_take() {
-            crate::sched::contain("the drop of a fiber's result nobody took", || drop(result));
-        }
+        // A result nobody takes is dropped by the packet's end, where a panic out of its
+        // `Drop` cannot reach the caller, whether the fiber finished before this drop (when
+        // `joined` lets go) or after (in the fiber).
     }
 }
 
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle")
-            .field("fiber", &self.fiber)
+            .field("fiber", self.fiber())
             .field("finished", &self.is_finished())
             .finish()
     }
@@ -179,24 +166,24 @@ pub(crate) fn join_site(fiber: &Fiber) -> WaitSite<'static> {
     WaitSite::new(WaitKind::Join, &*fiber.0).ended_by(fiber.id())
 }
 
-/// Blocks the caller until `packet` has a result.
+/// Blocks the caller until `joined`'s fiber has a result.
 pub(crate) fn wait<T>(
-    packet: &Packet<T>,
-    shared: &Shared,
+    joined: &Joined<T>,
     outside: &mut Option<Key>,
     site: &WaitSite<'_>,
 ) -> Result<T, JoinError> {
     // A fiber of this runtime is never left waiting by shutdown (it is abandoned with the
     // fiber it waits for), so only other callers register to be told about it.
+    let shared = &*joined.fiber().0.shared;
     let ours = in_fiber()
         && with_worker(|local| local.is_some_and(|local| std::ptr::eq(&**local.shared(), shared)));
     let waker = current_waker();
     let mut published = None;
     loop {
         let result = if ours {
-            packet.poll_take(&waker)
+            joined.poll_take(&waker)
         } else {
-            poll_outside(packet, shared, outside, &waker)
+            poll_outside(joined, outside, &waker)
         };
         if let Some(result) = result {
             if result.as_ref().is_err_and(JoinError::is_cancelled) {
@@ -220,12 +207,12 @@ pub(crate) fn wait<T>(
 
 /// One poll by a caller outside the runtime's fibers.
 fn poll_outside<T>(
-    packet: &Packet<T>,
-    shared: &Shared,
+    joined: &Joined<T>,
     outside: &mut Option<Key>,
     waker: &Waker,
 ) -> Option<Result<T, JoinError>> {
-    if let Some(result) = packet.poll_take(waker) {
+    let shared = &joined.fiber().0.shared;
+    if let Some(result) = joined.poll_take(waker) {
         if let Some(key) = outside.take() {
             shared.outside.deregister(key);
         }
@@ -236,7 +223,7 @@ fn poll_outside<T>(
     }
     // The runtime has shut down and every fiber has stopped: a result is there now or never.
     Some(
-        packet
+        joined
             .try_take()
             .unwrap_or_else(|| Err(JoinError::cancelled())),
     )

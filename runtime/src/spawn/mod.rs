@@ -28,7 +28,7 @@ use crate::runtime::Handle;
 use crate::sched::{charge, with_worker, Shared};
 use crate::stack::{self, StackError};
 use crate::wait::{in_fiber, yield_fiber};
-pub(crate) use packet::Packet;
+pub(crate) use packet::{complete, JoinableEntry, Joined, Packet};
 pub(crate) use pinned::Pinned;
 pub use race::{__race_macro, race, race_with, Racers};
 use std::io;
@@ -201,9 +201,12 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        launch_joinable(&handle.shared, self.spec(), Placement::Anywhere, |packet| {
-            Entry::new(entry(f, packet))
-        })
+        launch_joinable(
+            &handle.shared,
+            self.spec(),
+            Placement::Anywhere,
+            JoinableEntry::new(f),
+        )
     }
 
     /// Spawns a fiber on the current runtime in `group` instead of the spawner's cancel scope:
@@ -250,9 +253,12 @@ impl Builder {
             cancel: CancelIn::Scope(group.scope().clone()),
             ..self.spec()
         };
-        launch_joinable(&handle.shared, spec, Placement::Anywhere, |packet| {
-            Entry::new(entry(f, packet))
-        })
+        launch_joinable(
+            &handle.shared,
+            spec,
+            Placement::Anywhere,
+            JoinableEntry::new(f),
+        )
     }
 
     /// Spawns a fiber that stays on the current worker and so needs no `Send`.
@@ -293,9 +299,7 @@ impl Builder {
     {
         let spec = self.spec();
         let shared = fiber_runtime(called);
-        launch_joinable(&shared, spec, Placement::Here, |packet| {
-            Entry::new(Pinned::new(entry_local(f, packet)).into_entry())
-        })
+        launch_joinable(&shared, spec, Placement::Here, JoinableEntry::local(f))
     }
 
     /// Spawns a fiber in `scope`; it may borrow from outside the scope.
@@ -462,14 +466,14 @@ pub(crate) fn fiber_runtime(called: &str) -> Arc<Shared> {
     }
 }
 
-/// Creates and queues a fiber with a [`JoinHandle`]: its result goes to a packet the handle
-/// joins, and it gets a cancel scope of its own (inside the one `spec` names), which
+/// Creates and queues a fiber with a [`JoinHandle`]: its result goes to its packet, which the
+/// handle joins, and it gets a cancel scope of its own (inside the one `spec` names), which
 /// [`JoinHandle::abort`] cancels.
 fn launch_joinable<T>(
     shared: &Arc<Shared>,
     mut spec: Spec,
     placement: Placement,
-    entry: impl FnOnce(Arc<Packet<T>>) -> Entry,
+    entry: JoinableEntry<T>,
 ) -> io::Result<JoinHandle<T>> {
     let parent = match std::mem::replace(&mut spec.cancel, CancelIn::Inherit) {
         CancelIn::Inherit => fiber_ctx::with(|ctx| ctx.cancel.clone()),
@@ -481,9 +485,11 @@ fn launch_joinable<T>(
         own: own.clone(),
         parent,
     };
-    let packet = Arc::new(Packet::new(None));
-    let fiber = launch(shared, spec, entry(packet.clone()), placement)?;
-    Ok(JoinHandle::new(packet, fiber, own))
+    let fiber = launch(shared, spec, entry.entry, Packet::joined(None), placement)?;
+    // SAFETY: the fiber was made with a joined packet and a `JoinableEntry<T>`'s entry, and
+    // this is its one handle.
+    let joined = unsafe { Joined::new(fiber) };
+    Ok(JoinHandle::new(joined, own))
 }
 
 /// Where a new fiber may start.
@@ -494,8 +500,13 @@ pub(crate) enum Placement {
     Here,
 }
 
-/// Creates a fiber, not yet queued.
-pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Result<Arc<Core>> {
+/// Creates a fiber, not yet queued, with `packet` for its result.
+pub(crate) fn create(
+    shared: &Arc<Shared>,
+    spec: Spec,
+    entry: Entry,
+    packet: Packet,
+) -> io::Result<Arc<Core>> {
     let stack_size = spec.stack_size.unwrap_or(shared.config.stack_size);
     stack::check_size(stack_size).map_err(io::Error::other)?;
     let ticket = stack::admit().map_err(io::Error::other)?;
@@ -514,9 +525,9 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
         spec.location,
         stack_size,
         shared.clone(),
-        entry,
-        ticket,
+        (entry, ticket),
         ctx,
+        packet,
     ));
     crate::diag::register(&core);
     if let Some(scope) = member_of {
@@ -527,14 +538,15 @@ pub(crate) fn create(shared: &Arc<Shared>, spec: Spec, entry: Entry) -> io::Resu
     Ok(core)
 }
 
-/// Creates a fiber and queues it.
+/// Creates a fiber with `packet` for its result and queues it.
 pub(crate) fn launch(
     shared: &Arc<Shared>,
     spec: Spec,
     entry: Entry,
+    packet: Packet,
     placement: Placement,
 ) -> io::Result<Fiber> {
-    let core = create(shared, spec, entry)?;
+    let core = create(shared, spec, entry, packet)?;
     let fiber = Fiber(core.clone());
     with_worker(|local| match (local, placement) {
         (Some(local), Placement::Here) => local.pin(core),
@@ -548,30 +560,6 @@ pub(crate) fn launch(
         yield_fiber();
     }
     Ok(fiber)
-}
-
-/// The entry of a fiber running `f`: its result (or panic) goes to `packet`.
-pub(crate) fn entry<'a, F, T>(
-    f: F,
-    packet: Arc<Packet<T>>,
-) -> impl FnOnce(Result<(), StackError>) + Send + 'a
-where
-    F: FnOnce() -> T + Send + 'a,
-    T: Send + 'a,
-{
-    move |start| packet.complete(run_entry(f, start))
-}
-
-/// As [`entry`], for a fiber that never leaves its worker.
-pub(crate) fn entry_local<'a, F, T>(
-    f: F,
-    packet: Arc<Packet<T>>,
-) -> impl FnOnce(Result<(), StackError>) + 'a
-where
-    F: FnOnce() -> T + 'a,
-    T: 'a,
-{
-    move |start| packet.complete(run_entry(f, start))
 }
 
 /// Runs `f` if the fiber got a stack, catching its panic.

@@ -1,5 +1,6 @@
 //! Carrying a `!Send` entry for a fiber that is pinned to one worker from its creation.
 
+use crate::fiber::Core;
 use crate::stack::StackError;
 use std::mem::{self, ManuallyDrop};
 use std::thread::{self, ThreadId};
@@ -15,7 +16,7 @@ pub(crate) struct Pinned<F> {
 // between threads is harmless.
 unsafe impl<F> Send for Pinned<F> {}
 
-impl<F: FnOnce(Result<(), StackError>)> Pinned<F> {
+impl<F: FnOnce(Result<(), StackError>, *const Core)> Pinned<F> {
     pub(crate) fn new(f: F) -> Pinned<F> {
         Pinned {
             f: ManuallyDrop::new(f),
@@ -24,13 +25,15 @@ impl<F: FnOnce(Result<(), StackError>)> Pinned<F> {
     }
 
     /// The entry's closure (see `Entry`); the fiber must be placed on the calling worker.
-    pub(crate) fn into_entry<'a>(self) -> impl FnOnce(Result<(), StackError>) + Send + 'a
+    pub(crate) fn into_entry<'a>(
+        self,
+    ) -> impl FnOnce(Result<(), StackError>, *const Core) + Send + 'a
     where
         F: 'a,
     {
-        move |start| self.call(start)
+        move |start, core| self.call(start, core)
     }
-    fn call(mut self, start: Result<(), StackError>) {
+    fn call(mut self, start: Result<(), StackError>, core: *const Core) {
         assert_eq!(
             thread::current().id(),
             self.thread,
@@ -40,7 +43,7 @@ impl<F: FnOnce(Result<(), StackError>)> Pinned<F> {
         // not see the emptied slot.
         let f = unsafe { ManuallyDrop::take(&mut self.f) };
         mem::forget(self);
-        f(start);
+        f(start, core);
     }
 }
 

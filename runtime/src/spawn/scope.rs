@@ -3,7 +3,7 @@
 use super::child_count::ChildCount;
 use super::error::JoinError;
 use super::join::{join_site, wait};
-use super::packet::Packet;
+use super::packet::{JoinableEntry, Joined, Packet};
 use super::{Builder, CancelIn, Spec};
 use crate::cancel::{
     shield, CancelCause, CancelScope, Cancellation, Cancelled, ScopeOptions, Trigger,
@@ -298,46 +298,44 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        self.spawn_entry(spec, super::Placement::Anywhere, |packet| {
-            super::entry(f, packet)
-        })
+        // SAFETY: the child's borrows, and its result's, are the scope's (`'scope`); see
+        // `spawn_entry` for why they outlive the entry and the packet's end.
+        let entry = unsafe { JoinableEntry::new_unchecked(f) };
+        self.spawn_entry(spec, super::Placement::Anywhere, entry)
     }
 
-    /// Spawns the child that `entry` makes around its packet, placed as `placement` says.
-    pub(super) fn spawn_entry<T: 'scope, E>(
+    /// Spawns the child that runs `entry`, placed as `placement` says.
+    ///
+    /// The entry may borrow for `'scope`, and its result too: that is sound because nothing
+    /// they borrow is used after the scope returns. The scope returns (normally or by
+    /// unwinding, see `scope`) only once `running` is zero, i.e. once every child's packet has
+    /// ended, and a packet ends only after the entry has been consumed (run to its end, or
+    /// dropped unstarted with the fiber's `Core`, whose packet goes after its body) and its
+    /// result stored, and after the handle has let go; the result, which may borrow too, is
+    /// dropped or taken out by a join before the end counts the child gone. (A `Pinned`
+    /// entry, off its thread, leaks its closure rather than dropping it.) A child that never
+    /// finishes (a runtime shut down under it, a fiber nobody can wake) never ends its packet,
+    /// nor does one abandoned mid-run, so the scope never returns and its borrows stay valid.
+    /// Leaking a `ScopedJoinHandle` keeps a packet from ending and blocks the scope, never
+    /// the other way round.
+    pub(super) fn spawn_entry<T: 'scope>(
         &'scope self,
         spec: Spec,
         placement: super::Placement,
-        entry: impl FnOnce(Arc<Packet<T>>) -> E,
-    ) -> std::io::Result<ScopedJoinHandle<'scope, T>>
-    where
-        E: FnOnce(Result<(), crate::stack::StackError>) + Send + 'scope,
-    {
+        entry: JoinableEntry<T>,
+    ) -> std::io::Result<ScopedJoinHandle<'scope, T>> {
         self.state.running.add();
         // The packet now counts as a child; if spawning fails, dropping it uncounts it.
-        let packet = Arc::new(Packet::new(Some(self.state.clone())));
-        let entry = entry(packet.clone());
-        // SAFETY: erasing `'scope` from the entry is sound because nothing it borrows is used
-        // after the scope returns. The scope returns (normally or by unwinding, see `scope`)
-        // only once `running` is zero, i.e. once every child's packet has been dropped. The
-        // entry owns one packet reference and drops it only after `f` has been consumed (run
-        // to its end or dropped unstarted) and the result stored; the result, which may borrow
-        // too, is dropped or taken out by a join before the packet's drop counts the child
-        // gone. (`entry` is `super::entry`, or `entry_local` in a `Pinned`, which off its
-        // thread leaks the closure, and the packet with it, rather than dropping it.) A child
-        // that never finishes (a runtime shut down under it, a fiber nobody can wake) keeps
-        // its packet forever, so the scope never returns and its borrows stay valid. Leaking
-        // a `ScopedJoinHandle` keeps a packet alive and blocks the scope, never the other way
-        // round.
-        let entry = unsafe { super::Entry::new_unchecked(entry) };
+        let packet = Packet::joined(Some(self.state.clone()));
         let spec = Spec {
             cancel: CancelIn::Scope(self.state.children_scope()),
             ..spec
         };
-        let fiber = super::launch(&self.shared, spec, entry, placement)?;
+        let fiber = super::launch(&self.shared, spec, entry.entry, packet, placement)?;
         Ok(ScopedJoinHandle {
-            packet,
-            fiber,
+            // SAFETY: the fiber was made with a joined packet and a `JoinableEntry<T>`'s
+            // entry, and this is its one handle.
+            joined: unsafe { Joined::new(fiber) },
             _scope: PhantomData,
         })
     }
@@ -362,8 +360,7 @@ impl fmt::Debug for Scope<'_, '_> {
 /// });
 /// ```
 pub struct ScopedJoinHandle<'scope, T> {
-    packet: Arc<Packet<T>>,
-    fiber: Fiber,
+    joined: Joined<T>,
     _scope: PhantomData<&'scope ()>,
 }
 
@@ -385,10 +382,10 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// ```
     #[track_caller]
     pub fn join(self) -> Result<T, JoinError> {
-        let site = join_site(&self.fiber);
-        let result = wait(&self.packet, &self.fiber.0.shared, &mut None, &site);
+        let site = join_site(self.joined.fiber());
+        let result = wait(&self.joined, &mut None, &site);
         if result.as_ref().is_err_and(JoinError::is_panic) {
-            self.packet.panic_joined();
+            self.joined.panic_joined();
         }
         result
     }
@@ -406,7 +403,7 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// });
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.packet.is_finished()
+        self.joined.is_finished()
     }
 
     /// The fiber being joined.
@@ -420,14 +417,14 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// });
     /// ```
     pub fn fiber(&self) -> &Fiber {
-        &self.fiber
+        self.joined.fiber()
     }
 }
 
 impl<T> fmt::Debug for ScopedJoinHandle<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ScopedJoinHandle")
-            .field("fiber", &self.fiber)
+            .field("fiber", self.fiber())
             .field("finished", &self.is_finished())
             .finish()
     }

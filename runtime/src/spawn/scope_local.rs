@@ -2,7 +2,7 @@
 //! spawner's worker.
 
 use super::scope::{Scope, ScopedJoinHandle};
-use super::{entry_local, fiber_runtime, Builder, Pinned, Placement};
+use super::{fiber_runtime, Builder, JoinableEntry, Placement};
 use std::io;
 use std::sync::Arc;
 
@@ -104,8 +104,9 @@ impl Builder {
             Arc::ptr_eq(&here, &scope.shared),
             "{called}() called from a fiber of another runtime than the scope's"
         );
-        scope.spawn_entry(self.spec(), Placement::Here, |packet| {
-            Pinned::new(entry_local(f, packet)).into_entry()
-        })
+        // SAFETY: the child's borrows, and its result's, are the scope's (`'scope`); see
+        // `Scope::spawn_entry` for why they outlive the entry and the packet's end.
+        let entry = unsafe { JoinableEntry::local_unchecked(f) };
+        scope.spawn_entry(self.spec(), Placement::Here, entry)
     }
 }
