@@ -76,7 +76,7 @@ pub(crate) fn replace_cancel(scope: Option<Arc<CancelScope>>) -> Option<Arc<Canc
 }
 
 /// Ends the running fiber's context as its body returns, before its joiner can see the result.
-/// The scope may end as soon as the fiber's packet is gone, so it is not kept alive; the
+/// The scope may end as soon as the fiber's packet has ended, so it is not kept alive; the
 /// fiber-locals drop here, in the fiber, rather than wherever the last reference to the fiber
 /// goes (a worker's list of fibers to check for deadlocks may hold it).
 pub(crate) fn end_fiber() {

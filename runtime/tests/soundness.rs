@@ -243,6 +243,27 @@ fn results_kept_in_place_or_boxed_join_whole_and_drop_once_in_both_orders() {
     }
 }
 
+#[test]
+fn a_joiners_waker_that_panics_keeps_no_result_alive() {
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    on(1, || {
+        let mut handle = spawn(|| BigCounted(&DROPS, [0; 16]));
+        // Polled once as a future: the child, not started yet, keeps this waker.
+        let waker = Waker::from(Arc::new(PanickingWaker));
+        let poll = Pin::new(&mut handle).poll(&mut Context::from_waker(&waker));
+        assert!(poll.is_pending());
+        while !handle.is_finished() {
+            yield_now();
+        }
+        // The child's wake panicked (the worker went on); the result goes with the handle,
+        // though the fiber itself is still referenced.
+        let fiber = handle.fiber().clone();
+        drop(handle);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+        drop(fiber);
+    });
+}
+
 /// Sleeps in its `Drop`, which runs while its fiber unwinds.
 struct SleepOnDrop<'a>(&'a AtomicBool);
 

@@ -90,10 +90,12 @@ impl Packet {
             self.finished.store(true, Ordering::Release);
             state.waker.take()
         };
+        // Lets go even if the wake panics (a waker from outside the runtime is anyone's code),
+        // so the packet ends with the handle, not only when the `Core` goes.
+        let _let_go = LetGo(self);
         if let Some(waker) = waker {
             waker.wake();
         }
-        self.let_go();
     }
 
     /// One holder lets go; the last one ends the packet.
@@ -145,6 +147,15 @@ impl Packet {
 
     fn is_finished(&self) -> bool {
         self.finished.load(Ordering::Acquire)
+    }
+}
+
+/// Lets go of a packet when dropped.
+struct LetGo<'a>(&'a Packet);
+
+impl Drop for LetGo<'_> {
+    fn drop(&mut self) {
+        self.0.let_go();
     }
 }
 

@@ -441,7 +441,7 @@ pub(crate) struct ScopeState {
     /// these instead of taking the lock.
     first_children: Arc<CancelScope>,
     children_renewed: AtomicBool,
-    /// Children whose packets still exist.
+    /// Children whose packets have not ended.
     running: ChildCount,
     /// The fiber that runs the scope, woken when `running` drops to zero.
     owner: Waker,
@@ -535,7 +535,7 @@ impl ScopeState {
         }
     }
 
-    /// A child's packet is gone: nothing of the child touches the scope's borrows any more.
+    /// A child's packet has ended: nothing of the child touches the scope's borrows any more.
     pub(crate) fn child_gone(&self) {
         if self.running.gone() {
             self.owner.wake_by_ref();
