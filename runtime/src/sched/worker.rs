@@ -728,8 +728,10 @@ impl Local {
         }
         self.spin.spun_for_nothing();
         // An idle worker keeps no batch of stacks past the warm bound for a burst to come.
-        self.pool.borrow_mut().discard_batches();
-        self.publish_stacks();
+        let discarded = self.pool.borrow_mut().discard_batches();
+        if discarded {
+            self.publish_stacks();
+        }
         if self.before_blocking() {
             return;
         }

@@ -181,11 +181,13 @@ impl SizeClass {
     }
 
     /// [`discard_waiting`](Self::discard_waiting), if at least [`DISCARD_BATCH`] stacks wait
-    /// or some of them already waited through an aging.
-    pub(super) fn discard_batch(&mut self) {
-        if self.undiscarded >= DISCARD_BATCH || self.aged > 0 {
+    /// or some of them already waited through an aging; whether it did.
+    pub(super) fn discard_batch(&mut self) -> bool {
+        let due = self.undiscarded >= DISCARD_BATCH || self.aged > 0;
+        if due {
             self.discard_waiting();
         }
+        due
     }
 
     /// Gives back the memory of the `count` cold stacks that have waited longest.

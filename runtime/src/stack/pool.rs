@@ -130,9 +130,11 @@ impl StackPool {
 
     /// Gives back the memory of the cold stacks that still have it, in the size classes
     /// where a batch of them waits or some already waited through an aging (a few returned
-    /// since the last aging wait for the next).
-    pub(crate) fn discard_batches(&mut self) {
-        self.classes.iter_mut().for_each(SizeClass::discard_batch);
+    /// since the last aging wait for the next). Whether any memory was given back.
+    pub(crate) fn discard_batches(&mut self) -> bool {
+        self.classes
+            .iter_mut()
+            .fold(false, |discarded, class| class.discard_batch() | discarded)
     }
 }
 

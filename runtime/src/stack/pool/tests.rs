@@ -150,7 +150,7 @@ fn cold_stacks_give_their_memory_back_once_they_have_waited_through_an_aging() {
         assert_eq!(pool.classes[0].counts().0, 1, "one kept with its memory");
 
         // It was returned before that aging: it goes when the worker idles.
-        pool.discard_batches();
+        assert!(pool.discard_batches(), "something was given back");
         assert_eq!(
             pool.classes[0].counts().0,
             0,
@@ -162,8 +162,13 @@ fn cold_stacks_give_their_memory_back_once_they_have_waited_through_an_aging() {
             for stack in stacks {
                 pool.give(stack);
             }
-            pool.discard_batches();
+            let discarded = pool.discard_batches();
             assert_eq!(pool.classes[0].counts().0, kept, "{returned} returned");
+            assert_eq!(
+                discarded,
+                kept == 0,
+                "{returned} returned: whether any went"
+            );
         }
         return;
     }
