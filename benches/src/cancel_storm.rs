@@ -63,6 +63,11 @@
 //! on its way. One alternation of the binaries before and after (2026-12-06): `2w` 1.88× →
 //! 1.48× `unwind_floor`, 5.44× → 4.78× tokio; `unstarted` 6.26× → 5.97× tokio. The full run
 //! after: `2w` 1.63× `unwind_floor` and 3.91× tokio, `unstarted` 4.11×.
+//!
+//! One allocation per spawn (the packet a part of the `Core`), two alternated pairs of the
+//! binaries before and after (load average 1.8–2.2): `2w` 1.29×, 1.51× → 1.22×, 1.23×
+//! `unwind_floor` (4.44×, 4.73× → 4.72×, 4.54× tokio), `unstarted` 5.17×, 7.19× → 4.94×, 6.67×
+//! tokio. The full run after: `2w` 1.30× `unwind_floor`, 5.63× tokio; `unstarted` 7.76×.
 
 use std::cell::Cell;
 use std::future;

@@ -41,7 +41,10 @@
 //! request came) is gone, and malloc and free together 772 → 395. `fibra-compare
 //! spawn_join`, three alternated runs of the binaries before and after, load average 1.7–1.9:
 //! `2w` fibra / tokio 0.774, 0.755, 0.654 before (median 0.755), 0.545, 0.623, 0.648 after
-//! (median 0.623); fibra / may 0.183, 0.204, 0.178 before, 0.171, 0.154, 0.155 after.
+//! (median 0.623); fibra / may 0.183, 0.204, 0.178 before, 0.171, 0.154, 0.155 after. Two
+//! more pairs (load average 1.8–2.2): 0.681, 0.802 before, 0.639, 0.568 after (may 0.175, 0.221
+//! before, 0.152, 0.158 after). The full `fibra-compare all` run after: 0.609× tokio, 0.182×
+//! may.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -72,6 +72,12 @@
 //! `2w` wall 1.90× → 1.58×, CPU 2.61× → 2.06× tokio; `warm` wall 2.62× → 1.81×, CPU 1.87× →
 //! 1.65×. A full run after (load average near 2): `2w` 2.32× / 2.29×, `warm` 1.79× / 1.91×.
 //! Both targets stay out of reach.
+//!
+//! A spawn's packet made a part of its `Core` (one allocation per fiber instead of two; see
+//! `spawn_join`): two alternated pairs of the binaries before and after (load average 1.8–2.2),
+//! fibra / tokio, before → after: `2w` CPU 2.35×, 2.04× → 1.97×, 1.96×, wall 2.01×, 1.77× →
+//! 1.73×, 1.80×; `warm` CPU 1.80×, 1.71× → 1.48×, 1.54×, wall 1.73×, 1.60× → 1.83×, 1.67×.
+//! The full run after: `2w` 1.72× wall, 2.11× CPU; `warm` 1.47× wall, 1.53× CPU.
 
 use std::time::{Duration, Instant};
 

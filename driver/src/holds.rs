@@ -60,9 +60,8 @@ impl fmt::Display for HoldInfo {
 ///
 /// ```
 /// use fibra_driver::{HoldKind, Holds};
-/// use std::sync::Arc;
 ///
-/// let holds = Arc::new(Holds::new());
+/// let holds = Holds::new();
 /// let hold = holds.take(HoldKind::Timer, None);
 /// assert_eq!(holds.snapshot()[0].kind, HoldKind::Timer);
 /// drop(hold);
@@ -140,7 +139,7 @@ impl Holds {
     /// ```
     /// use fibra_driver::{HoldKind, Holds};
     ///
-    /// let holds = std::sync::Arc::new(Holds::new());
+    /// let holds = Holds::new();
     /// let at = std::panic::Location::caller();
     /// let _hold = holds.take_at(HoldKind::Timer, Some(7), at);
     /// assert_eq!(holds.snapshot()[0].location, at);
@@ -172,7 +171,7 @@ impl Holds {
     /// The open holds, oldest first.
     ///
     /// ```
-    /// let holds = std::sync::Arc::new(fibra_driver::Holds::new());
+    /// let holds = fibra_driver::Holds::new();
     /// let _a = holds.take(fibra_driver::HoldKind::Blocking, Some(3));
     /// assert_eq!(holds.snapshot()[0].owner, Some(3));
     /// ```
@@ -186,7 +185,7 @@ impl Holds {
     /// How many holds are open.
     ///
     /// ```
-    /// let holds = std::sync::Arc::new(fibra_driver::Holds::new());
+    /// let holds = fibra_driver::Holds::new();
     /// assert_eq!(holds.len(), 0);
     /// ```
     pub fn len(&self) -> usize {
@@ -198,7 +197,7 @@ impl Holds {
     /// ```
     /// use fibra_driver::{HoldKind, Holds};
     ///
-    /// let holds = std::sync::Arc::new(Holds::new());
+    /// let holds = Holds::new();
     /// let _timer = holds.take(HoldKind::Timer, None);
     /// assert_eq!(holds.count(HoldKind::Timer), 1);
     /// assert_eq!(holds.count(HoldKind::Blocking), 0);
