@@ -91,6 +91,16 @@ fn check_hinted(core: &Core) -> bool {
     preempted
 }
 
+/// As [`check_current`], except that a fiber looks at its scope even with its hint down: for
+/// a caller that has just seen a fiber of its own subtree end cancelled (a join, a race, a
+/// map). The tree marks a whole subtree before it raises any member's hint, so that fiber can
+/// have unwound and ended while the caller's scope is marked and its hint not yet up.
+pub(crate) fn check_current_scope() {
+    if !with_running(|core| core.map(check_hinted).is_some()) {
+        check_thread();
+    }
+}
+
 /// Whether the scope of `core`, which has not started, is cancelled already: the fiber is then
 /// dropped unstarted (its closure is dropped without running, and no stack is taken for it).
 /// Called by the worker that holds the fiber for starting, the one thread that may look at

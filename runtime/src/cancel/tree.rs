@@ -233,6 +233,29 @@ mod tests {
         }
     }
 
+    /// The canceller's window between marking a subtree and raising its members' hints: a
+    /// joiner whose joined fiber ended cancelled unwinds from its marked scope, though its
+    /// hint is still down.
+    #[test]
+    fn a_join_that_finds_its_fiber_cancelled_unwinds_from_a_marked_scope_before_the_hint() {
+        let runtime = crate::Runtime::builder().workers(1).build().unwrap();
+        let outcome = runtime.block_on(|| {
+            crate::scope_with(crate::ScopeOptions::new(), |_| {
+                let body = crate::fiber_ctx::with(|ctx| ctx.cancel.clone()).expect("a scope");
+                let inner = crate::spawn(|| loop {
+                    crate::park();
+                });
+                // The first step of a cancellation of the body's scope alone: marked, with
+                // no hint raised (the inner fiber's own scope, below it, is not marked).
+                assert!(body.mark((body.id, CancelCause::Token)));
+                inner.abort();
+                let _ = inner.join();
+                unreachable!("the join unwinds the body");
+            })
+        });
+        assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
+    }
+
     #[test]
     fn a_dropped_child_leaves_its_parents_list() {
         let parent = CancelScope::new(None);

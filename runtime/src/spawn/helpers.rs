@@ -178,7 +178,7 @@ where
     if !slots.keep_all(source.next) {
         // A fiber unwound without a panic (which the scope would have re-raised): the
         // caller's scope is being cancelled.
-        crate::cancel::check_current();
+        crate::cancel::check_current_scope();
         panic!("{called}: an item's fiber was cancelled, so the map has no result for it");
     }
     // SAFETY: `keep_all` found every slot below `source.next` (the items taken, at most the

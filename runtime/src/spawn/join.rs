@@ -189,7 +189,7 @@ pub(crate) fn wait<T>(
             if result.as_ref().is_err_and(JoinError::is_cancelled) {
                 // A fiber cancelled with its joiner: the joiner unwinds too, rather than
                 // being handed a cancellation it did not ask about.
-                crate::cancel::check_current();
+                crate::cancel::check_current_scope();
             }
             return result;
         }

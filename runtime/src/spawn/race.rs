@@ -203,7 +203,7 @@ where
         None if entered => {
             // Every racer was cancelled from outside the race, so the caller was too: it
             // unwinds here, unless it is shielded.
-            crate::cancel::check_current();
+            crate::cancel::check_current_scope();
             panic!("{called}(): every racer was cancelled, and the caller is shielded")
         }
         None => panic!("{called}() needs at least one racer"),
