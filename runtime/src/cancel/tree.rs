@@ -236,24 +236,73 @@ mod tests {
     /// The canceller's window between marking a subtree and raising its members' hints: a
     /// joiner whose joined fiber ended cancelled unwinds from its marked scope, though its
     /// hint is still down.
+    /// Runs `body` in a `scope_with` on one worker, `body` getting the scope's own cancel
+    /// scope; the outcome's cause, or `None` if it returned.
+    fn cancelled_in_scope(body: impl FnOnce(Arc<CancelScope>) + Send) -> Option<CancelCause> {
+        let runtime = crate::Runtime::builder().workers(1).build().unwrap();
+        runtime.block_on(|| {
+            crate::scope_with(crate::ScopeOptions::new(), |_| {
+                body(crate::fiber_ctx::with(|ctx| ctx.cancel.clone()).expect("a scope"))
+            })
+            .err()
+            .map(|cancelled| cancelled.cause())
+        })
+    }
+
+    /// The first step of a cancellation of `scope` alone: marked, with no hint raised.
+    fn mark_only(scope: &CancelScope) {
+        assert!(scope.mark((scope.id, CancelCause::Token)));
+    }
+
+    /// The innermost cancel scope of the running fiber.
+    fn innermost() -> Arc<CancelScope> {
+        crate::fiber_ctx::with(|ctx| ctx.cancel.clone()).expect("a scope")
+    }
+
     #[test]
     fn a_join_that_finds_its_fiber_cancelled_unwinds_from_a_marked_scope_before_the_hint() {
-        let runtime = crate::Runtime::builder().workers(1).build().unwrap();
-        let outcome = runtime.block_on(|| {
-            crate::scope_with(crate::ScopeOptions::new(), |_| {
-                let body = crate::fiber_ctx::with(|ctx| ctx.cancel.clone()).expect("a scope");
-                let inner = crate::spawn(|| loop {
-                    crate::park();
-                });
-                // The first step of a cancellation of the body's scope alone: marked, with
-                // no hint raised (the inner fiber's own scope, below it, is not marked).
-                assert!(body.mark((body.id, CancelCause::Token)));
-                inner.abort();
-                let _ = inner.join();
-                unreachable!("the join unwinds the body");
-            })
+        let cause = cancelled_in_scope(|body| {
+            let inner = crate::spawn(|| loop {
+                crate::park();
+            });
+            // The inner fiber's own scope is below the body's: not marked.
+            mark_only(&body);
+            inner.abort();
+            let _ = inner.join();
+            unreachable!("the join unwinds the body");
         });
-        assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
+        assert_eq!(cause, Some(CancelCause::Token));
+    }
+
+    #[test]
+    fn a_race_whose_racers_all_ended_cancelled_unwinds_from_a_marked_scope_before_the_hint() {
+        let cause = cancelled_in_scope(|body| {
+            crate::race([|| {
+                mark_only(&body);
+                innermost().cancel(CancelCause::Token);
+                loop {
+                    crate::park();
+                }
+            }]);
+            unreachable!("the race unwinds the body");
+        });
+        assert_eq!(cause, Some(CancelCause::Token));
+    }
+
+    #[test]
+    fn a_map_whose_item_ended_cancelled_unwinds_from_a_marked_scope_before_the_hint() {
+        let cause = cancelled_in_scope(|body| {
+            crate::parallel_chunks(0..4, |item| {
+                if item == 0 {
+                    mark_only(&body);
+                    innermost().cancel(CancelCause::Token);
+                }
+                crate::checkpoint();
+                item
+            });
+            unreachable!("the map unwinds the body");
+        });
+        assert_eq!(cause, Some(CancelCause::Token));
     }
 
     #[test]
