@@ -61,7 +61,7 @@ fn a_fiber_spinning_past_the_threshold_is_reported_once_and_yields_at_its_next_c
         return;
     }
     let stderr = stderr_of(TEST, &[]);
-    let warnings = lines_with(&stderr, "without reaching a runtime operation");
+    let warnings = lines_with(&stderr, "without yielding");
     assert_eq!(warnings.len(), 1, "stderr:\n{stderr}");
     assert!(warnings[0].contains("\"spinner\""), "{}", warnings[0]);
     assert!(warnings[0].contains("tests/sysmon.rs"), "{}", warnings[0]);
@@ -108,7 +108,7 @@ fn a_worker_blocked_in_thread_sleep_is_reported_with_the_fibers_behind_it() {
     assert!(warning.contains("2 ready fibers"), "{warning}");
     assert!(warning.contains("fibra::blocking"), "{warning}");
     assert!(
-        lines_with(&stderr, "without reaching").is_empty(),
+        lines_with(&stderr, "without yielding").is_empty(),
         "{stderr}"
     );
 }

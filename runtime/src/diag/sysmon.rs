@@ -306,8 +306,8 @@ impl Monitor {
             core.cancel_hint.raise();
             emit(&format!(
                 "fibra: {label} (spawned at {}) has run for {ms} ms on worker {index} without \
-                 reaching a runtime operation; it is asked to yield at its next \
-                 fibra::checkpoint(). Call fibra::checkpoint() in long computations.",
+                 yielding; it is asked to yield at its next fibra::checkpoint() (every runtime \
+                 operation is one). Call fibra::checkpoint() in long computations.",
                 core.location
             ));
         }
