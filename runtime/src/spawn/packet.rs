@@ -286,16 +286,22 @@ impl<T> Joined<T> {
 
     /// Takes the outcome if it is there; otherwise leaves `waker` to be woken by `complete`.
     pub(crate) fn poll_take(&self, waker: &Waker) -> Option<Result<T, JoinError>> {
-        let result = self.fiber.0.packet.poll_take(waker)?;
-        // SAFETY: the packet holds a `T` (see `new`).
-        Some(result.map(|value| unsafe { value.take::<T>() }))
+        self.take_with(|packet| packet.poll_take(waker))
     }
 
     /// Takes the outcome if it is there.
     pub(crate) fn try_take(&self) -> Option<Result<T, JoinError>> {
-        let result = self.fiber.0.packet.try_take()?;
+        self.take_with(Packet::try_take)
+    }
+
+    /// The outcome `take` takes from this handle's packet, its value as the `T` it is.
+    fn take_with(
+        &self,
+        take: impl FnOnce(&Packet) -> Option<Result<Erased, JoinError>>,
+    ) -> Option<Result<T, JoinError>> {
+        let outcome = take(&self.fiber.0.packet)?;
         // SAFETY: the packet holds a `T` (see `new`).
-        Some(result.map(|value| unsafe { value.take::<T>() }))
+        Some(outcome.map(|value| unsafe { value.take::<T>() }))
     }
 
     /// A scoped child's panic was taken through its join (see `ScopeState::panic_joined`).
