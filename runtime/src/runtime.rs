@@ -258,18 +258,20 @@ impl RuntimeBuilder {
     /// environment variable `FIBRA_STUCK_MS`, in milliseconds).
     ///
     /// The monitor is a thread that looks at the workers every few milliseconds while fibers
-    /// run (and sleeps while none does). For a fiber that has run one slice longer than this,
-    /// it warns once, through `tracing::warn!` and on stderr, naming the fiber and where it was
-    /// spawned; a fiber that computes is asked to yield at its next
-    /// [`checkpoint`](crate::checkpoint) (or other runtime operation), one whose thread sleeps
-    /// in a blocking call is reported with the ready fibers stuck behind it and the advice to
-    /// move the call to [`blocking`](crate::blocking) (or to use `fibra::fs` for files). It
-    /// also watches the driver thread, where the runtime's timers and sockets are served, and
-    /// where a `tokio::spawn` made in a fiber runs its task: a task that blocks there stops
-    /// every timer and socket of the runtime, and is reported with the stall's length. Spawn
-    /// blocking work with [`blocking`](crate::blocking) instead, and CPU-heavy async work onto
-    /// a tokio runtime of your own (or attach fibra to it with
-    /// [`tokio_handle`](Self::tokio_handle)).
+    /// run (and sleeps while none does). A fiber that has run one slice for half this
+    /// threshold is asked to yield at its next [`checkpoint`](crate::checkpoint) (or other
+    /// runtime operation), so a fiber whose operations are few but slow (large file reads,
+    /// say) yields before the threshold. For a fiber that still runs one slice longer
+    /// than this, the monitor warns once, through `tracing::warn!` and on stderr, naming the
+    /// fiber and where it was spawned: one that computes without reaching a runtime operation,
+    /// or one whose thread sleeps in a blocking call, reported with the ready fibers stuck
+    /// behind it and the advice to move the call to [`blocking`](crate::blocking) (or to use
+    /// `fibra::fs` for files). It also watches the driver thread, where the runtime's timers
+    /// and sockets are served, and where a `tokio::spawn` made in a fiber runs its task: a
+    /// task that blocks there stops every timer and socket of the runtime, and is reported
+    /// with the stall's length. Spawn blocking work with [`blocking`](crate::blocking)
+    /// instead, and CPU-heavy async work onto a tokio runtime of your own (or attach fibra to
+    /// it with [`tokio_handle`](Self::tokio_handle)).
     ///
     /// ```
     /// let runtime = fibra::Runtime::builder()

@@ -69,6 +69,30 @@ fn a_fiber_spinning_past_the_threshold_is_reported_once_and_yields_at_its_next_c
 }
 
 #[test]
+fn a_fiber_whose_few_operations_are_slow_is_asked_to_yield_and_never_reported() {
+    const TEST: &str = "a_fiber_whose_few_operations_are_slow_is_asked_to_yield_and_never_reported";
+    if in_child(TEST) {
+        runtime(1).block_on(|| {
+            let slices = || Handle::current().metrics().workers[0].slices;
+            // Each stretch stands for a slow operation (a large file read): far too few of
+            // them to use up the slice's budget before the threshold, so only the monitor's
+            // request makes a checkpoint yield. A loaded machine may hold the monitor off
+            // for a while, so the fiber goes on until one does.
+            let yielded = (0..1_000).any(|_| {
+                spin_for(Duration::from_millis(2));
+                let before = slices();
+                fibra_runtime::checkpoint();
+                slices() == before + 1
+            });
+            assert!(yielded, "a checkpoint yielded");
+        });
+        return;
+    }
+    let stderr = stderr_of(TEST, &[]);
+    assert!(!stderr.contains("fibra:"), "stderr:\n{stderr}");
+}
+
+#[test]
 fn a_fiber_that_yields_often_is_never_reported() {
     const TEST: &str = "a_fiber_that_yields_often_is_never_reported";
     if in_child(TEST) {

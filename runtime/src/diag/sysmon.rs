@@ -5,13 +5,19 @@
 //! It reads what the workers publish anyway — the fiber each runs and its slice count — every
 //! tick (a few milliseconds) while any worker is awake, every half threshold while they all
 //! sleep but a hold is open or the driver runs tasks, and otherwise waits, untimed, until a
-//! worker wakes from sleep (one load of a flag on that path). A slice seen with the same fiber and count for longer than the threshold is
-//! diagnosed once: from the worker thread's state in `/proc/self/task/<tid>/stat`, a thread
-//! asleep in the kernel ('S' or 'D') is blocked in a call that is not a fibra wait (fibra
-//! waits switch fibers and leave the thread running); any other state means the fiber
-//! computes, and it is asked to yield at its next runtime operation: its preempt flag is set
-//! and its cancel hint raised, so the one load every cancellation point makes already sends
-//! it to look (see `cancel::point`).
+//! worker wakes from sleep (one load of a flag on that path).
+//!
+//! A slice that has held its worker for half the threshold (the same fiber and count at every
+//! look) is asked to end at the fiber's next runtime operation, as Go's sysmon preempts a
+//! goroutine that has run for 10 ms: its preempt flag is set and its cancel hint raised, so the
+//! one load every cancellation point makes already sends it to look (see `cancel::point`).
+//! Reductions count operations, not time, so a fiber whose operations each take long (large
+//! file reads, process spawns) could run far past the threshold before its budget is used up;
+//! asked, it yields at once. A slice that still holds its worker past the threshold is
+//! diagnosed once, at a later look: from the worker thread's state in
+//! `/proc/self/task/<tid>/stat`, a thread asleep in the kernel ('S' or 'D') is blocked in a
+//! call that is not a fibra wait (fibra waits switch fibers and leave the thread running); any
+//! other state means the fiber computes without reaching a runtime operation.
 //!
 //! The driver is probed with a task that only records when it ran: a probe still unanswered
 //! past the threshold means the driver thread runs something that does not yield.
@@ -23,6 +29,7 @@
 
 use super::report::fiber_label;
 use super::{Dump, FiberState};
+use crate::fiber::Core;
 use crate::sched::Shared;
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
@@ -75,6 +82,13 @@ pub(crate) fn start(shared: &Arc<Shared>) -> std::io::Result<thread::JoinHandle<
         .spawn(move || Monitor::new(shared).run())
 }
 
+/// Asks a fiber to end its slice at its next runtime operation: the one load of its cancel
+/// hint that every cancellation point makes sends it to look (see `cancel::point`).
+fn ask_to_yield(core: &Core) {
+    core.diag.request_preempt();
+    core.cancel_hint.raise();
+}
+
 /// The monitor thread's name; the global deadlock check knows it as the runtime's own.
 pub(crate) const THREAD_NAME: &str = "fibra-sysmon";
 
@@ -90,7 +104,17 @@ struct Seen {
     slice: Slice,
     since: Instant,
     waited: CpuTime,
-    reported: bool,
+    stage: Stage,
+}
+
+/// How far the monitor has gone with a slice that holds its worker.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Running,
+    /// Asked to yield at its next runtime operation.
+    Asked,
+    /// Still running past the threshold, and reported.
+    Reported,
 }
 
 /// A thread's CPU time when a slice (or probe) was first seen to outlast a tick: a thread
@@ -228,6 +252,7 @@ impl Monitor {
 
     fn look_at_workers(&mut self) {
         let now = Instant::now();
+        let ask_after = self.ask_after();
         for index in 0..self.seen.len() {
             let Some(fiber) = self.shared.running.running(index) else {
                 self.seen[index] = None;
@@ -251,13 +276,24 @@ impl Monitor {
                         seen.waited = CpuTime::read(tid);
                     }
                     let wall = now.saturating_duration_since(seen.since);
-                    if seen.reported || wall < self.threshold {
+                    if seen.stage == Stage::Reported || wall < ask_after {
                         continue;
                     }
                     let ran = seen.waited.held(tid, seen.since, wall, self.tick);
-                    if ran >= self.threshold {
-                        seen.reported = true;
-                        self.diagnose(index, fiber, ran);
+                    match seen.stage {
+                        // Reported only at a later look, so that a fiber that yields when
+                        // asked never is.
+                        Stage::Running if ran >= ask_after => {
+                            seen.stage = Stage::Asked;
+                            if let Some(core) = self.shared.fibers.get(fiber) {
+                                ask_to_yield(&core);
+                            }
+                        }
+                        Stage::Asked if ran >= self.threshold => {
+                            seen.stage = Stage::Reported;
+                            self.diagnose(index, fiber, ran);
+                        }
+                        _ => {}
                     }
                 }
                 seen => {
@@ -265,11 +301,16 @@ impl Monitor {
                         slice,
                         since: now,
                         waited: CpuTime::NotRead,
-                        reported: false,
+                        stage: Stage::Running,
                     })
                 }
             }
         }
+    }
+
+    /// How long a slice may hold its worker before the fiber is asked to yield.
+    fn ask_after(&self) -> Duration {
+        self.threshold / 2
     }
 
     /// Worker `index` has run `fiber` for `ran` in one slice.
@@ -302,8 +343,9 @@ impl Monitor {
                 core.location
             ));
         } else {
-            core.diag.request_preempt();
-            core.cancel_hint.raise();
+            // Asked again: a cancellation point that is not a checkpoint may have taken the
+            // first request and left the yield to the next reduction charged.
+            ask_to_yield(&core);
             emit(&format!(
                 "fibra: {label} (spawned at {}) has run for {ms} ms on worker {index} without \
                  yielding; it is asked to yield at its next fibra::checkpoint() (every runtime \
