@@ -129,6 +129,27 @@
 //! asking the reactor before its syscall (as the first try does) cut `recv` from 6.2 to 5.0 a
 //! trip and CPU by up to 10% in child runs, but wall times did not follow (full runs 0.80,
 //! 0.77, 1.14 against 0.91, 0.72, 0.81 in `100c`), and it makes a retry wait for the driver.
+//!
+//! # `1c`'s slow mode: the driver woken for nobody (2026-12-06, third)
+//!
+//! Child runs of `1c` (20 000 trips) fell into two modes: 7–8 µs a trip or 25–29 µs, never
+//! between. The slow runs were those whose client and server fibers started on two workers
+//! (printed by each fiber: the fast ones shared a worker). Their retries found the peer's
+//! bytes every time (`perf stat`: 22–27 missed runs in 20 000 trips), yet each trip took 3.4
+//! context switches and 1.9 `epoll_wait` returns: one early wait had registered each socket
+//! with the reactor, and the reactor takes in every readiness edge of a registered socket,
+//! waited for or not. So each message woke the driver thread, a third thread on two cores.
+//! A socket whose last 32 retry runs all found it ready now leaves the reactor (`fibra-net`'s
+//! `retries`); a later wait registers it anew. Child runs with the two fibers on two workers:
+//! 11.3–13.9 µs a trip (hits mostly at the 6th–7th try, 0.05 context switches a trip), on one
+//! worker unchanged (7.2–8.4 µs). Full runs, the binaries alternated, three pairs at a load
+//! average of 2–5, fibra ÷ tokio: `1c` 1.115, 1.144, 1.841 before, 1.227, 0.794, 1.236 after
+//! (`--quick`: 1.893, 1.550, 1.774 before, 1.170, 1.303, 1.281 after); `100c` 1.009, 1.110,
+//! 1.018 before, 0.864, 0.863, 0.860 after, ÷ may 1.107, 1.161, 1.020 before, 0.833, 0.815,
+//! 0.887 after. `http_hello` (1.066, 1.114, 1.015 before, 1.068, 1.079, 1.112 after ÷ hyper in
+//! requests per second) and `load_http` did not move beyond the noise. What is left of `1c`
+//! on two workers is the cross-core trip itself: the retries' failed `recv`s (about 5 a side
+//! and trip) and the peer's `send` on another core, against tokio's 10.5 µs.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

@@ -265,6 +265,9 @@ impl<S: AsFd> Source<S> {
         }
         // The retries take no readiness from the reactor, so they clear none either.
         if let Some(result) = self.retries.retry(&mut || op(&self.io)) {
+            if self.retries.settled() {
+                self.deregister();
+            }
             return result;
         }
         let mut registration = self.registration(None)?;
@@ -328,6 +331,20 @@ impl<S: AsFd> Source<S> {
         Ok(fresh)
     }
 
+    /// Takes the descriptor off the reactor, unless a wait is using the registration: its
+    /// `Arc` is then shared, and the descriptor stays registered (a second registration of
+    /// one descriptor would fail). Clones are made only under the lock, so one that is alone
+    /// here stays alone.
+    fn deregister(&self) {
+        let mut slot = self.lock_registration();
+        if slot
+            .as_ref()
+            .is_some_and(|registration| Arc::strong_count(registration) == 1)
+        {
+            *slot = None;
+        }
+    }
+
     fn lock_registration(&self) -> MutexGuard<'_, Option<Arc<AsyncFd<Fd>>>> {
         // Never held across user code; recover from a poisoned lock anyway.
         self.registration
@@ -350,5 +367,165 @@ impl<S: AsFd> AsFd for Source<S> {
 impl<S: AsFd + std::fmt::Debug> std::fmt::Debug for Source<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.io.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retries::SETTLING_HITS;
+    use fibra_runtime::wait::RETRY_TURNS;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::sync::atomic::AtomicUsize;
+
+    fn registered<S: AsFd>(source: &Source<S>) -> bool {
+        source.lock_registration().is_some()
+    }
+
+    /// Reads one byte through `source`'s fiber path, waiting as long as it takes.
+    fn read_byte(source: &Source<UnixStream>) -> io::Result<u8> {
+        let mut byte = [0];
+        source.io(
+            Interest::READABLE,
+            |_| Ok(IoTimeout::Never),
+            never,
+            |mut io| io.read(&mut byte),
+        )?;
+        Ok(byte[0])
+    }
+
+    /// Writes `byte` to `peer` once the reader has run out of retries and waits on the
+    /// reactor: on one worker, each of its retries costs one turn of the writing fiber's.
+    fn write_after_the_retries(mut peer: &UnixStream, byte: u8) {
+        for _ in 0..=2 * RETRY_TURNS {
+            fibra_runtime::yield_now();
+        }
+        peer.write_all(&[byte]).unwrap();
+    }
+
+    /// Writes `byte` to `peer` as soon as the reader has read `before` bytes: the reader, in
+    /// its retries, yields to the writer, and its next retry finds the byte.
+    fn write_into_the_retries(mut peer: &UnixStream, read: &AtomicUsize, before: usize, byte: u8) {
+        while read.load(Ordering::Relaxed) < before {
+            fibra_runtime::yield_now();
+        }
+        peer.write_all(&[byte]).unwrap();
+    }
+
+    fn on_one_worker(f: impl FnOnce() + Send + 'static) {
+        fibra_runtime::Runtime::builder()
+            .workers(1)
+            .build()
+            .unwrap()
+            .block_on(f);
+    }
+
+    /// Reads `count` bytes (their values `0..count`) while the peer fiber writes each one
+    /// into the reader's retries, after the first, which the reader waits for on the reactor.
+    fn read_in_turns(source: &Arc<Source<UnixStream>>, peer: &Arc<UnixStream>, count: usize) {
+        let read = Arc::new(AtomicUsize::new(0));
+        let writer = {
+            let (peer, read) = (peer.clone(), read.clone());
+            fibra_runtime::spawn(move || {
+                write_after_the_retries(&peer, 0);
+                for byte in 1..count {
+                    write_into_the_retries(&peer, &read, byte, byte as u8);
+                }
+            })
+        };
+        for expected in 0..count {
+            assert_eq!(read_byte(source).unwrap(), expected as u8);
+            read.store(expected + 1, Ordering::Relaxed);
+        }
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_descriptor_whose_retries_keep_finding_it_ready_leaves_the_reactor() {
+        on_one_worker(|| {
+            let (a, b) = UnixStream::pair().unwrap();
+            let (source, peer) = (Arc::new(Source::new(a).unwrap()), Arc::new(b));
+            // The first read waits on the reactor, the second skips its retries (the first's
+            // missed), and every later one finds its byte by a retry.
+            read_in_turns(&source, &peer, 2 + usize::from(SETTLING_HITS) - 1);
+            assert!(registered(&source), "one hit run short");
+            assert_eq!(read_byte_written_by_a_retry(&source, &peer, 7), 7);
+            assert!(!registered(&source), "off the reactor");
+            // A later wait registers anew.
+            let writer = {
+                let peer = peer.clone();
+                fibra_runtime::spawn(move || write_after_the_retries(&peer, 8))
+            };
+            assert_eq!(read_byte(&source).unwrap(), 8);
+            assert!(registered(&source));
+            writer.join().unwrap();
+        });
+    }
+
+    /// One read whose byte `peer` writes into its retries.
+    fn read_byte_written_by_a_retry(
+        source: &Source<UnixStream>,
+        peer: &Arc<UnixStream>,
+        byte: u8,
+    ) -> u8 {
+        let writer = {
+            let peer = peer.clone();
+            fibra_runtime::spawn(move || {
+                fibra_runtime::yield_now();
+                (&*peer).write_all(&[byte]).unwrap();
+            })
+        };
+        let read = read_byte(source).unwrap();
+        writer.join().unwrap();
+        read
+    }
+
+    #[test]
+    fn a_descriptor_stays_on_the_reactor_while_another_wait_uses_it() {
+        on_one_worker(|| {
+            let (a, b) = UnixStream::pair().unwrap();
+            let (source, peer) = (Arc::new(Source::new(a).unwrap()), Arc::new(b));
+            // Fill the send buffer, so that a write waits on the reactor.
+            let mut filled = 0;
+            while source.get().write(&[0; 4096]).is_ok() {
+                filled += 4096;
+            }
+            let writer = {
+                let source = source.clone();
+                fibra_runtime::spawn(move || {
+                    source.io(
+                        Interest::WRITABLE,
+                        |_| Ok(IoTimeout::Never),
+                        never,
+                        |mut io| io.write(&[1]),
+                    )
+                })
+            };
+            // The write's retries miss, and it waits on the reactor.
+            while !registered(&source) {
+                fibra_runtime::yield_now();
+            }
+            // Settled: without the write's wait, the descriptor would leave the reactor here.
+            read_in_turns(&source, &peer, 2 + usize::from(SETTLING_HITS));
+            assert!(
+                registered(&source),
+                "the waiting write holds the registration"
+            );
+            // A read that misses its retries waits on the same registration.
+            let late = {
+                let peer = peer.clone();
+                fibra_runtime::spawn(move || write_after_the_retries(&peer, 9))
+            };
+            assert_eq!(read_byte(&source).unwrap(), 9);
+            late.join().unwrap();
+            // Drain the peer: the write completes.
+            let mut drained = vec![0; filled + 4096];
+            let mut got = 0;
+            while got < filled {
+                got += (&*peer).read(&mut drained).unwrap();
+            }
+            assert_eq!(writer.join().unwrap().unwrap(), 1);
+        });
     }
 }
