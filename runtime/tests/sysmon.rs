@@ -30,6 +30,22 @@ fn spin_for(duration: Duration) {
     }
 }
 
+/// The calling thread's CPU time so far (Linux: `/proc/thread-self/schedstat`).
+fn thread_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    let ns = stat.split_whitespace().next().expect("a first field");
+    Duration::from_nanos(ns.parse().expect("nanoseconds"))
+}
+
+/// As [`spin_for`], until the calling thread has had `cpu` of CPU time: on a loaded machine
+/// wall time says little about how long the monitor saw the thread run.
+fn spin_for_cpu(cpu: Duration) {
+    let start = thread_cpu();
+    while thread_cpu() - start < cpu {
+        spin_for(Duration::from_millis(1));
+    }
+}
+
 #[test]
 fn a_fiber_spinning_past_the_threshold_is_reported_once_and_yields_at_its_next_checkpoint() {
     const TEST: &str =
@@ -40,12 +56,14 @@ fn a_fiber_spinning_past_the_threshold_is_reported_once_and_yields_at_its_next_c
                 .name("spinner")
                 .spawn(|| {
                     let slices = || Handle::current().metrics().workers[0].slices;
-                    // Each stretch runs past the threshold; a loaded machine may hold the
+                    // Each stretch runs three thresholds of CPU time: the monitor asks the
+                    // slice to yield at half the threshold and reports it past the threshold,
+                    // both before the stretch's checkpoint. A loaded machine may hold the
                     // monitor off for a while, so the spinner goes on until a checkpoint
                     // yields. The slice's budget is far from used up: only the monitor's
                     // request makes one yield.
                     let yielded = (0..100).any(|_| {
-                        spin_for(Duration::from_millis(100));
+                        spin_for_cpu(Duration::from_millis(150));
                         let before = slices();
                         fibra_runtime::checkpoint();
                         slices() == before + 1
