@@ -260,8 +260,8 @@ impl RuntimeBuilder {
     /// The monitor is a thread that looks at the workers every few milliseconds while fibers
     /// run (and sleeps while none does). A fiber that has run one slice for half this
     /// threshold is asked to yield at its next [`checkpoint`](crate::checkpoint) (or other
-    /// runtime operation), so a fiber whose operations are few but slow (large file reads,
-    /// say) yields before the threshold. For a fiber that still runs one slice longer
+    /// runtime operation), so a fiber whose operations are few but slow (large writes to a
+    /// socket whose peer keeps up, say) yields before the threshold. For a fiber that still runs one slice longer
     /// than this, the monitor warns once, through `tracing::warn!` and on stderr, naming the
     /// fiber and where it was spawned: one that computes without reaching a runtime operation,
     /// or one whose thread sleeps in a blocking call, reported with the ready fibers stuck

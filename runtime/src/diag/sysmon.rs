@@ -11,9 +11,9 @@
 //! look) is asked to end at the fiber's next runtime operation, as Go's sysmon preempts a
 //! goroutine that has run for 10 ms: its preempt flag is set and its cancel hint raised, so the
 //! one load every cancellation point makes already sends it to look (see `cancel::point`).
-//! Reductions count operations, not time, so a fiber whose operations each take long (large
-//! file reads, process spawns) could run far past the threshold before its budget is used up;
-//! asked, it yields at once. A slice that still holds its worker past the threshold is
+//! Reductions count operations, not time, so a fiber whose operations each take long (process
+//! spawns and kills, large writes to a socket whose peer keeps up) could run far past the
+//! threshold before its budget is used up; asked, it yields at once. A slice that still holds its worker past the threshold is
 //! diagnosed once, at a later look: from the worker thread's state in
 //! `/proc/self/task/<tid>/stat`, a thread asleep in the kernel ('S' or 'D') is blocked in a
 //! call that is not a fibra wait (fibra waits switch fibers and leave the thread running); any
