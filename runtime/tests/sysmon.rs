@@ -46,6 +46,24 @@ fn spin_for_cpu(cpu: Duration) {
     }
 }
 
+/// Worker 0's slice count.
+fn slices() -> u64 {
+    Handle::current().metrics().workers[0].slices
+}
+
+/// Runs `stretch`, then a checkpoint, up to `tries` times, until a checkpoint yields (the
+/// worker's slice count goes up by one); whether one did. For a fiber alone on worker 0, whose
+/// slice budget is far from used up: only the monitor's request makes a checkpoint yield. A
+/// loaded machine may hold the monitor off for a while, hence the tries.
+fn until_a_checkpoint_yields(tries: usize, stretch: impl Fn()) -> bool {
+    (0..tries).any(|_| {
+        stretch();
+        let before = slices();
+        fibra_runtime::checkpoint();
+        slices() == before + 1
+    })
+}
+
 #[test]
 fn a_fiber_spinning_past_the_threshold_is_reported_once_and_yields_at_its_next_checkpoint() {
     const TEST: &str =
@@ -55,18 +73,11 @@ fn a_fiber_spinning_past_the_threshold_is_reported_once_and_yields_at_its_next_c
             let spinner = Builder::new()
                 .name("spinner")
                 .spawn(|| {
-                    let slices = || Handle::current().metrics().workers[0].slices;
                     // Each stretch runs three thresholds of CPU time: the monitor asks the
                     // slice to yield at half the threshold and reports it past the threshold,
-                    // both before the stretch's checkpoint. A loaded machine may hold the
-                    // monitor off for a while, so the spinner goes on until a checkpoint
-                    // yields. The slice's budget is far from used up: only the monitor's
-                    // request makes one yield.
-                    let yielded = (0..100).any(|_| {
+                    // both before the stretch's checkpoint.
+                    let yielded = until_a_checkpoint_yields(100, || {
                         spin_for_cpu(Duration::from_millis(150));
-                        let before = slices();
-                        fibra_runtime::checkpoint();
-                        slices() == before + 1
                     });
                     assert!(yielded, "a checkpoint yielded");
                     let before = slices();
@@ -91,17 +102,9 @@ fn a_fiber_whose_few_operations_are_slow_is_asked_to_yield_and_never_reported() 
     const TEST: &str = "a_fiber_whose_few_operations_are_slow_is_asked_to_yield_and_never_reported";
     if in_child(TEST) {
         runtime(1).block_on(|| {
-            let slices = || Handle::current().metrics().workers[0].slices;
-            // Each stretch stands for a slow operation (a large file read): far too few of
-            // them to use up the slice's budget before the threshold, so only the monitor's
-            // request makes a checkpoint yield. A loaded machine may hold the monitor off
-            // for a while, so the fiber goes on until one does.
-            let yielded = (0..1_000).any(|_| {
-                spin_for(Duration::from_millis(2));
-                let before = slices();
-                fibra_runtime::checkpoint();
-                slices() == before + 1
-            });
+            // Each stretch stands for a slow operation (a process spawn, a large socket
+            // write): far too few of them to use up the slice's budget before the threshold.
+            let yielded = until_a_checkpoint_yields(1_000, || spin_for(Duration::from_millis(2)));
             assert!(yielded, "a checkpoint yielded");
         });
         return;
