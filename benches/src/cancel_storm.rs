@@ -12,10 +12,15 @@
 //! `unwind_floor`: the physical floor of unwinding cancellation, as many plain-thread
 //! `catch_unwind(|| resume_unwind(..))` through the children's frame depth, on two threads.
 //!
-//! Variant `unstarted`: the same children spawned and cancelled at once, before most of them
-//! have run: fibra's body cancels its token right after the last spawn, tokio's spawner calls
+//! Variant `unstarted`: the same children spawned and cancelled at once, before they have run:
+//! fibra's body cancels its token right after the last spawn, tokio's spawner calls
 //! `abort_all()` right after filling its `JoinSet`; the time runs to the scope's return / the
-//! set's last join. Every child's guard (moved into it) must drop exactly once.
+//! set's last join. Every child's guard (moved into it) must drop exactly once. fibra's
+//! runtime gets a slice longer than the spawn loop (`reductions`): a spawn costs a reduction,
+//! so with the default slice of 4 000 the spawner gives way every 4 000 spawns and the batch
+//! it spawned starts before the cancel (see below), while a tokio spawn costs no budget and
+//! the spawner runs on. Each fibra round logs how many of its children had started (the idle
+//! worker takes a few hundred).
 //!
 //! # Measured (2026-12-06, the shared 2-core machine)
 //!
@@ -49,14 +54,14 @@
 //! return to the pool (memory traffic `unwind_floor` never pays: its two threads unwind on
 //! one hot stack each).
 //!
-//! Why `unstarted` stays where `2w` is: with the default slice, every child has started when
-//! the cancellation comes. A spawn costs a reduction; after 4 000 the spawner's slice ends, it
-//! yields, and the batch it spawned starts (takes a stack and parks) before it runs again. The
-//! cancellation path itself meets the target: a fiber cancelled before it starts is dropped
-//! without a stack or an unwind, and the token marks the scope on the cancelling thread before
-//! `cancel` returns. Measured with spawns that never end the slice (`reductions(u32::MAX)`, an
-//! experiment, not this bench): 99.7 % of the children unstarted at the cancel, and the
-//! cancellation of 100 000 took 90–95 ms, 0.7 µs CPU per child, against tokio's 86.5 ms.
+//! Why `unstarted` stayed where `2w` is while it ran on the default slice: every child had
+//! started when the cancellation came. A spawn costs a reduction; after 4 000 the spawner's
+//! slice ends, it yields, and the batch it spawned starts (takes a stack and parks) before it
+//! runs again, so the variant measured unwinding, not what its name says. A fiber cancelled
+//! before it starts is dropped without a stack or an unwind, and the token marks the scope on
+//! the cancelling thread before `cancel` returns. With the slice longer than the spawn loop
+//! (2026-12-07, one full run, load average near 2): 4 to 289 of the 100 000 children started
+//! per round, and the cancellation took 30.7–55.1 ms against tokio's 79.7–99.1 ms, 0.597× tokio.
 //!
 //! Stacks returned past the warm bound now keep their memory until the pool ages (see the
 //! runtime's stack pool), so the cancellation no longer gives back a stack in every batch of 64
@@ -150,17 +155,25 @@ fn unwind_floor(children: u64) -> Duration {
 
 /// fibra, variant `unstarted`: the body spawns every child and cancels its token at once; a
 /// child not yet started when the cancellation comes is dropped unstarted (its guard, moved
-/// into it, drops with it), one that a worker has started unwinds from its park.
+/// into it, drops with it), one that a worker has started unwinds from its park. The slice
+/// outlasts the spawn loop, so the body itself never gives way to its children.
 fn fibra_unstarted(children: u64) -> Duration {
-    runtimes::fibra(WORKERS).block_on(move || {
+    let runtime = fibra::Runtime::builder()
+        .workers(WORKERS)
+        .reductions(u32::try_from(children + 1).unwrap_or(u32::MAX))
+        .build()
+        .expect("build the fibra runtime");
+    runtime.block_on(move || {
         let token = fibra::CancelToken::new();
-        let dropped = AtomicU64::new(0);
+        let (started, dropped) = (AtomicU64::new(0), AtomicU64::new(0));
         let cancelled_at = Cell::new(None);
         let outcome = fibra::scope_with(fibra::ScopeOptions::new().token(token.clone()), |s| {
             for _ in 0..children {
                 let guard = Dropped(&dropped);
+                let started = &started;
                 s.spawn(move || {
                     let _guard = guard;
+                    started.fetch_add(1, Ordering::Relaxed);
                     loop {
                         fibra::park();
                     }
@@ -175,6 +188,10 @@ fn fibra_unstarted(children: u64) -> Duration {
         let elapsed = cancelled_at.get().expect("the body cancelled").elapsed();
         assert!(outcome.is_err(), "the scope was cancelled");
         assert_eq!(dropped.load(Ordering::Relaxed), children, "drops lost");
+        eprintln!(
+            "cancel_storm unstarted fibra: {} of {children} children had started",
+            started.load(Ordering::Relaxed)
+        );
         elapsed
     })
 }
