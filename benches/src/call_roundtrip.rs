@@ -26,6 +26,14 @@
 //! the median of a run's rounds, the two runs' figures given in order): fibra 728 and 755 ns
 //! per call, ractor 1 955 and 2 031 ns, erlang 3 302 and 3 314 ns: 0.372× and 0.372× ractor,
 //! 0.220× and 0.228× erlang.
+//!
+//! Like `proc_pingpong`, rounds fell into a slow mode (0.9–3 µs a call) when an idle worker
+//! stole the server process before the caller parked, putting the two on different workers.
+//! With a lone fiber left to its spawner's worker for a few microseconds (the runtime's steal
+//! grace), two alternated full runs of the binaries before and after (2026-12-07, load average
+//! near 2): fibra's rounds 1 053, 946, 2 588, 952, 366 and 963, 3 060, 565, 941, 917 ns before
+//! (0.660× and 0.716× ractor), 479, 534, 482, 2 857, 562 and 597, 539, 435, 450, 415 ns after
+//! (0.344× and 0.334× ractor).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

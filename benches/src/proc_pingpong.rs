@@ -6,9 +6,13 @@
 //! multi-thread runtime (system `ractor`) and the same two Erlang/OTP processes on two
 //! schedulers (system `erlang`). Every round trip checks the value it gets back.
 //!
-//! Bimodal: when the echo process is started by the other worker (an idle worker takes it
+//! Was bimodal: when the echo process is started by the other worker (an idle worker takes it
 //! before its spawner parks), every round trip crosses workers, at about three times the cost
-//! of a cross-worker round trip of channels. One difference: a receive parks at once, where a
+//! of a cross-worker round trip of channels. An idle worker now leaves a lone fiber to its
+//! spawner's worker for a few microseconds (the runtime's steal grace); in two alternated full
+//! runs and two `--quick` pairs of the binaries before and after (2026-12-07, load average near
+//! 2), 3 of the 20 rounds before took 958–1 015 ns (the others 222–494), none of the 20 after
+//! (245–390 ns). One difference: a receive parks at once, where a
 //! channel operation first retries a few times, yielding (the patience policy), and a reply
 //! that comes during those retries spares a park and a cross-thread wake. Not profiled further
 //! (the shared machine ran at load averages 9–14). Tried (alternated runs): the full policy in every receive, 0.22×/0.26×

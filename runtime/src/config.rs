@@ -46,6 +46,9 @@ pub(crate) struct Config {
     pub(crate) stuck: Duration,
     /// The signal that prints a dump (`FIBRA_DUMP_SIGNAL`), if any.
     pub(crate) dump_signal: Option<DumpSignal>,
+    /// How long an idle worker leaves a lone unstarted fiber to its spawner's worker (see
+    /// `sched::steal_grace`); only tests change it.
+    pub(crate) steal_grace: Duration,
 }
 
 /// A signal `FIBRA_DUMP_SIGNAL` may name.
@@ -78,6 +81,7 @@ pub(crate) struct Requested {
     pub(crate) panic_hook: Option<bool>,
     pub(crate) deadlock: Option<Deadlock>,
     pub(crate) stuck: Option<Duration>,
+    pub(crate) steal_grace: Option<Duration>,
 }
 
 impl Requested {
@@ -119,6 +123,7 @@ impl Requested {
                 DumpSignal::parse,
                 "no dump signal",
             ),
+            steal_grace: self.steal_grace.unwrap_or(crate::sched::STEAL_GRACE),
         }
     }
 

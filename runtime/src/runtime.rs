@@ -285,6 +285,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How long an idle worker leaves a lone unstarted fiber to its spawner's worker.
+    #[cfg(test)]
+    pub(crate) fn steal_grace(mut self, grace: std::time::Duration) -> RuntimeBuilder {
+        self.requested.steal_grace = Some(grace);
+        self
+    }
+
     /// Attaches to an existing multi-thread tokio runtime instead of starting a driver thread:
     /// its reactor, timers and blocking pool serve the fibers.
     ///

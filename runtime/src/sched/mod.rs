@@ -8,6 +8,7 @@ mod order;
 mod parker;
 mod placement;
 mod spin;
+mod steal_grace;
 mod worker;
 
 pub(crate) use containment::contain;
@@ -15,6 +16,7 @@ pub(crate) use current::{
     charge, describe_running, end_slice, set_clock, with_running, with_running_charged,
     with_running_clock, with_worker,
 };
+pub(crate) use steal_grace::GRACE as STEAL_GRACE;
 pub(crate) use worker::{run_worker, Local};
 
 use crate::config::Config;
@@ -32,6 +34,7 @@ use placement::Loads;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
+use steal_grace::Queued;
 
 /// The parts of a runtime every thread may touch.
 pub(crate) struct Shared {
@@ -82,6 +85,8 @@ struct Remote {
     /// Unstarted fibers other workers handed to this one (see `placement`); idle workers may
     /// still steal them.
     handoff: Injector<Arc<Core>>,
+    /// Fibers the worker queued as unstarted (see `steal_grace`).
+    queued: Queued,
 }
 
 impl Shared {
@@ -98,6 +103,7 @@ impl Shared {
                     inbox: SegQueue::new(),
                     stealer,
                     handoff: Injector::new(),
+                    queued: Queued::default(),
                 })
                 .collect(),
             parkers: (0..workers).map(|_| Parker::new()).collect(),

@@ -5,6 +5,7 @@ use super::current::{self, EnterWorker};
 use super::idle::Woken;
 use super::order::{Next, RunOrder};
 use super::spin::{AfterLooks, Spin, SpinClock, LOOKS_PER_CLOCK, PAUSES_PER_LOOK, SPIN_FOR};
+use super::steal_grace::Sightings;
 use super::{Remote, Shared};
 use crate::diag::{LazyChecks, WorkerSlot};
 use crate::fiber::{warm, Body, Core, Suspend, NO_HOME};
@@ -76,6 +77,9 @@ pub(crate) struct Local {
     until_check: Cell<u32>,
     /// How long the next idle spin lasts (see `spin`).
     spin: Spin,
+    /// Lone fibers seen queued at other workers, left to them for a moment (see
+    /// `steal_grace`).
+    sightings: Sightings,
     /// Set when the loop should return even though the runtime goes on (worker 0's main fiber
     /// has finished).
     stop: Cell<bool>,
@@ -92,6 +96,7 @@ impl Local {
             stacks_aged_at: Cell::new(0),
             slice: shared.config.reductions,
             resumes: Cell::new(0),
+            sightings: Sightings::new(shared.workers(), shared.config.steal_grace),
             shared,
             order: RefCell::new(RunOrder::new()),
             yielded: RefCell::new(VecDeque::new()),
@@ -183,6 +188,7 @@ impl Local {
     pub(crate) fn push_unstarted(&self, core: Arc<Core>) {
         bump(&self.counters().spawned, 1);
         self.unstarted.push(core);
+        self.own().queued.count();
         self.spawned.set(self.spawned.get() + 1);
         if !current::with_running(|running| running.is_some()) {
             self.queue_spawned(NO_SPAWNER);
@@ -438,6 +444,18 @@ impl Local {
             && loads.get(self.index) + 1 < loads.get(victim)
     }
 
+    /// Whether to leave the unstarted fiber queued at `victim` (whose parts other threads touch
+    /// are `remote`) to its own worker for now: it is alone there and was seen first only just
+    /// now (see `steal_grace`).
+    fn lone_fiber_left(&self, victim: usize, remote: &Remote) -> bool {
+        if remote.stealer.len() != 1 {
+            self.sightings.forget(victim);
+            return false;
+        }
+        self.sightings
+            .leave(victim, remote.queued.get(), Instant::now())
+    }
+
     /// Unstarted fibers from the injector or other workers, starting with the next worker.
     /// A worker more loaded than the placement rule lets start fibers takes only from the
     /// injector: the fibers queued at other workers are started by them or handed to the
@@ -456,7 +474,11 @@ impl Local {
                         .filter(|_| may_steal)
                         .map(|victim| {
                             let remote = &self.shared.remotes[victim];
-                            let stolen = remote.stealer.steal_batch_and_pop(&self.unstarted);
+                            let stolen = if self.lone_fiber_left(victim, remote) {
+                                Steal::Empty
+                            } else {
+                                remote.stealer.steal_batch_and_pop(&self.unstarted)
+                            };
                             let stolen = if stolen.is_empty() && self.may_take_handed_to(victim) {
                                 remote.handoff.steal()
                             } else {

@@ -356,7 +356,10 @@ impl Builder {
 ///   after another (which often talk to each other: pairs, pipelines, rings) mostly share a
 ///   worker.
 /// - An idle worker takes unstarted fibers from other workers' queues only while its own
-///   load is within the same margin.
+///   load is within the same margin. A fiber alone in its spawner's queue is left there for a
+///   few microseconds first: a spawner that spawns one fiber and then waits on it (a request to
+///   a process it just started, one end of a ping-pong) starts it on its own worker once it
+///   parks, so the two wake each other without crossing threads.
 /// - A fiber that is joined soon after it is spawned usually starts right where it was spawned
 ///   (depth first), because the loads barely change in between.
 ///
