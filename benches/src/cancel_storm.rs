@@ -19,8 +19,10 @@
 //! runtime gets a slice longer than the spawn loop (`reductions`): a spawn costs a reduction,
 //! so with the default slice of 4 000 the spawner gives way every 4 000 spawns and the batch
 //! it spawned starts before the cancel (see below), while a tokio spawn costs no budget and
-//! the spawner runs on. Each fibra round logs how many of its children had started (the idle
-//! worker takes a few hundred).
+//! the spawner runs on. For the same reason its stuck threshold is a minute: the monitor asks
+//! a slice to yield after half the threshold (25 ms by default, less than the 100 000 spawns
+//! take), and a spawn honours that. Each fibra round logs how many of its children had
+//! started (the idle worker takes a few hundred).
 //!
 //! # Measured (2026-12-06, the shared 2-core machine)
 //!
@@ -156,11 +158,12 @@ fn unwind_floor(children: u64) -> Duration {
 /// fibra, variant `unstarted`: the body spawns every child and cancels its token at once; a
 /// child not yet started when the cancellation comes is dropped unstarted (its guard, moved
 /// into it, drops with it), one that a worker has started unwinds from its park. The slice
-/// outlasts the spawn loop, so the body itself never gives way to its children.
+/// and the stuck threshold outlast the spawn loop, so the body never gives way to its children.
 fn fibra_unstarted(children: u64) -> Duration {
     let runtime = fibra::Runtime::builder()
         .workers(WORKERS)
         .reductions(u32::try_from(children + 1).unwrap_or(u32::MAX))
+        .stuck_threshold(Duration::from_secs(60))
         .build()
         .expect("build the fibra runtime");
     runtime.block_on(move || {

@@ -52,15 +52,20 @@ fn slices() -> u64 {
 }
 
 /// Runs `stretch`, then a checkpoint, up to `tries` times, until a checkpoint yields (the
-/// worker's slice count goes up by one); whether one did. For a fiber alone on worker 0, whose
-/// slice budget is far from used up: only the monitor's request makes a checkpoint yield. A
-/// loaded machine may hold the monitor off for a while, hence the tries.
+/// worker's slice count goes up); whether one did. For a fiber alone on worker 0, whose slice
+/// budget is far from used up: only the monitor's request makes a checkpoint yield. A loaded
+/// machine may hold the monitor off for a while, hence the tries.
 fn until_a_checkpoint_yields(tries: usize, stretch: impl Fn()) -> bool {
+    until_an_operation_yields(tries, stretch, fibra_runtime::checkpoint)
+}
+
+/// [`until_a_checkpoint_yields`] with another runtime operation in place of the checkpoint.
+fn until_an_operation_yields(tries: usize, stretch: impl Fn(), operation: impl Fn()) -> bool {
     (0..tries).any(|_| {
         stretch();
         let before = slices();
-        fibra_runtime::checkpoint();
-        slices() == before + 1
+        operation();
+        slices() > before
     })
 }
 
@@ -106,6 +111,27 @@ fn a_fiber_whose_few_operations_are_slow_is_asked_to_yield_and_never_reported() 
             // write): far too few of them to use up the slice's budget before the threshold.
             let yielded = until_a_checkpoint_yields(1_000, || spin_for(Duration::from_millis(2)));
             assert!(yielded, "a checkpoint yielded");
+        });
+        return;
+    }
+    let stderr = stderr_of(TEST, &[]);
+    assert!(!stderr.contains("fibra:"), "stderr:\n{stderr}");
+}
+
+#[test]
+fn a_fiber_whose_spawns_are_slow_yields_at_a_spawn_when_asked_and_is_never_reported() {
+    const TEST: &str =
+        "a_fiber_whose_spawns_are_slow_yields_at_a_spawn_when_asked_and_is_never_reported";
+    if in_child(TEST) {
+        runtime(1).block_on(|| {
+            // A spawn is a runtime operation: it yields when the monitor asks, although it is
+            // no cancellation point.
+            let yielded = until_an_operation_yields(
+                1_000,
+                || spin_for(Duration::from_millis(2)),
+                || drop(fibra_runtime::spawn(|| ())),
+            );
+            assert!(yielded, "a spawn yielded");
         });
         return;
     }

@@ -91,6 +91,14 @@ fn check_hinted(core: &Core) -> bool {
     preempted
 }
 
+/// Whether the monitor has asked the running fiber, `core`, to yield since it last looked: for
+/// a runtime operation that is no cancellation point (a spawn). Takes the request; the hint
+/// stays up, and the fiber's next cancellation point finds it stale.
+#[inline]
+pub(crate) fn take_yield_request(core: &Core) -> bool {
+    core.cancel_hint.is_raised() && core.diag.take_preempt()
+}
+
 /// As [`check_current`], except that a fiber looks at its scope even with its hint down: for
 /// a caller that has just seen a fiber of its own subtree end cancelled (a join, a race, a
 /// map). The tree marks a whole subtree before it raises any member's hint, so that fiber can

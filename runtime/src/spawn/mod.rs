@@ -25,9 +25,9 @@ use crate::cancel::{self, CancelGroup, CancelScope};
 use crate::fiber::{Core, Entry, Fiber};
 use crate::fiber_ctx;
 use crate::runtime::Handle;
-use crate::sched::{charge, with_worker, Shared};
+use crate::sched::{with_worker, Shared};
 use crate::stack::{self, StackError};
-use crate::wait::{in_fiber, yield_fiber};
+use crate::wait::{charge_and_maybe_yield, in_fiber};
 pub(crate) use packet::{complete, JoinableEntry, Joined, Packet};
 pub(crate) use pinned::Pinned;
 pub use race::{__race_macro, race, race_with, Racers};
@@ -559,9 +559,7 @@ pub(crate) fn launch(
         (_, Placement::Anywhere) => shared.inject(core),
         (None, Placement::Here) => unreachable!("a local spawn is made on a worker"),
     });
-    if charge() {
-        yield_fiber();
-    }
+    charge_and_maybe_yield();
     Ok(fiber)
 }
 

@@ -78,13 +78,13 @@ pub use crate::loom::sync::Lock;
 pub use fibra_driver::Deadline;
 pub(crate) use lazy_timer::LazyTimers;
 pub use list::{Key, Popped, WaitList};
+pub(crate) use park::{
+    charge_and_maybe_yield, park_fiber, park_fiber_checking, running_fiber, suspend, with_waker,
+    Check, FiberTimer,
+};
 pub use park::{
     current_waker, in_fiber, park_current, park_current_at, park_current_until,
     park_current_until_at,
-};
-pub(crate) use park::{
-    park_fiber, park_fiber_checking, running_fiber, suspend, with_waker, yield_fiber, Check,
-    FiberTimer,
 };
 pub use patience::{yield_cost, Backoff, RetryBudget, RETRY_TURNS};
 pub use site::{Holder, WaitKind, WaitSite};

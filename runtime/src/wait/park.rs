@@ -10,7 +10,7 @@ use super::WaitSite;
 use crate::diag::{OutsideWait, Published};
 use crate::fiber::{counted_running, Core, Fiber, Suspend};
 use crate::latch::Park;
-use crate::sched::{charge, with_running, with_worker};
+use crate::sched::{charge, with_running, with_running_charged, with_worker};
 use fibra_driver::Deadline;
 use fibra_driver::{HoldKind, Timer};
 use std::future::Future;
@@ -393,8 +393,19 @@ fn consumed() {
     }
 }
 
+/// Ends a runtime operation that is no cancellation point (a spawn): charges its reduction,
+/// and yields if that used up the slice or the monitor has asked the fiber to yield.
+pub(crate) fn charge_and_maybe_yield() {
+    let yields = with_running_charged(|core, spent| {
+        spent | core.is_some_and(crate::cancel::take_yield_request)
+    });
+    if yields {
+        yield_fiber();
+    }
+}
+
 /// Moves the running fiber to the back of its worker's ready queue.
-pub(crate) fn yield_fiber() {
+fn yield_fiber() {
     let fiber = with_running(|core| core.expect("yield outside a fiber") as *const Core);
     suspend(fiber, Suspend::Yield);
 }
