@@ -13,27 +13,33 @@
 //!
 //! This is kept as a stack of *levels*. Each level is a batch's count of fibers still queued
 //! (as far as this worker knows: thieves take from the bottom of the queue unseen, which only
-//! makes a count too high until the queue is found empty) and the fibers woken while it was
-//! the top level, which are contiguous in one FIFO. The bottom level has no batch and holds
-//! wakes that arrive while no batch is queued.
+//! makes a count too high until the queue is found empty) and its own FIFO of the fibers
+//! woken while it was the top level. The bottom level has no batch and holds wakes that arrive
+//! while no batch is queued. Each level's wakes are a queue of their own so that taking the
+//! top level's next wake never moves the wakes waiting below it (a timer firing for thousands
+//! of sleepers while their spawner's batches are still starting queues them on several
+//! levels at once).
 
 use std::collections::VecDeque;
 
 pub(crate) struct RunOrder<T> {
-    /// Woken fibers, the wakes of each level after those of the levels below it.
-    woken: VecDeque<T>,
-    /// Bottom first; never empty. The bottom level has no batch: its `queued` and
-    /// `first_woken` stay 0.
-    levels: Vec<Level>,
+    /// Wakes that arrived while no batch was queued: the bottom level, which has no batch.
+    bottom: VecDeque<T>,
+    /// The levels above the bottom one, bottom first.
+    above: Vec<Level<T>>,
+    /// Woken fibers on every level.
+    woken: usize,
+    /// Queues of levels that were left, kept for the next levels' wakes.
+    spare: Vec<VecDeque<T>>,
 }
 
-struct Level {
+struct Level<T> {
     /// The fiber that spawned the batch.
     spawner: u64,
     /// Fibers of this level's batch still in the worker's queue of unstarted fibers.
     queued: usize,
-    /// Where this level's wakes start in `woken`.
-    first_woken: usize,
+    /// Fibers woken while this was the top level, in wake order.
+    woken: VecDeque<T>,
 }
 
 /// What a worker runs next from its own queues.
@@ -49,12 +55,10 @@ pub(crate) enum Next<T> {
 impl<T> RunOrder<T> {
     pub(crate) fn new() -> RunOrder<T> {
         RunOrder {
-            woken: VecDeque::new(),
-            levels: vec![Level {
-                spawner: 0,
-                queued: 0,
-                first_woken: 0,
-            }],
+            bottom: VecDeque::new(),
+            above: Vec::new(),
+            woken: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -63,22 +67,39 @@ impl<T> RunOrder<T> {
     /// `id` spawned the batch: a fiber woken by its own children runs before its siblings.
     #[inline]
     pub(crate) fn wake(&mut self, fiber: T, id: u64) {
-        if self.levels.len() > 1 {
-            self.leave_used_up_levels(id);
+        self.woken += 1;
+        if self.above.is_empty() {
+            self.bottom.push_back(fiber);
+        } else {
+            self.wake_above(fiber, id);
         }
-        self.woken.push_back(fiber);
+    }
+
+    fn wake_above(&mut self, fiber: T, id: u64) {
+        self.leave_used_up_levels(id);
+        match self.above.last_mut() {
+            Some(top) => top.woken.push_back(fiber),
+            None => self.bottom.push_back(fiber),
+        }
     }
 
     /// Pops the top levels whose batches have all started and whose wakes have all run,
     /// down to one `id` spawned.
     fn leave_used_up_levels(&mut self, id: u64) {
-        while self.levels.len() > 1 {
-            let top = self.levels.last().expect("the bottom level stays");
-            let used_up = top.queued == 0 && self.woken.len() <= top.first_woken;
+        while let Some(top) = self.above.last() {
+            let used_up = top.queued == 0 && top.woken.is_empty();
             if !used_up || top.spawner == id {
                 break;
             }
-            self.levels.pop();
+            self.leave_top();
+        }
+    }
+
+    /// Pops the top level, whose wakes have all run, keeping its queue for a later level.
+    fn leave_top(&mut self) {
+        if let Some(top) = self.above.pop() {
+            debug_assert!(top.woken.is_empty());
+            self.spare.push(top.woken);
         }
     }
 
@@ -86,10 +107,11 @@ impl<T> RunOrder<T> {
     /// the queue as one batch.
     pub(crate) fn batch(&mut self, fibers: usize, spawner: u64) {
         if fibers > 0 {
-            self.levels.push(Level {
+            let woken = self.spare.pop().unwrap_or_default();
+            self.above.push(Level {
                 spawner,
                 queued: fibers,
-                first_woken: self.woken.len(),
+                woken,
             });
         }
     }
@@ -97,72 +119,82 @@ impl<T> RunOrder<T> {
     /// Fibers woken and waiting to run.
     #[inline]
     pub(crate) fn woken_len(&self) -> usize {
-        self.woken.len()
+        self.woken
     }
 
     /// The woken fibers [`next`](Self::next) takes first, in its order, unless a batch's
     /// unstarted fibers come before them.
     pub(crate) fn upcoming(&self) -> impl Iterator<Item = &T> {
-        let top = self.levels.last().expect("the bottom level stays");
-        self.woken.range(top.first_woken.min(self.woken.len())..)
+        self.above
+            .last()
+            .map_or(&self.bottom, |top| &top.woken)
+            .iter()
     }
 
     #[inline]
     pub(crate) fn next(&mut self) -> Next<T> {
-        // Most steps find only the bottom level, which has no batch and whose wakes start at
-        // the front.
-        if self.levels.len() == 1 {
-            debug_assert!(self.levels[0].queued == 0 && self.levels[0].first_woken == 0);
-            return self.woken.pop_front().map_or(Next::Empty, Next::Woken);
+        // Most steps find only the bottom level, which has no batch.
+        if self.above.is_empty() {
+            return match self.bottom.pop_front() {
+                Some(fiber) => {
+                    self.woken -= 1;
+                    Next::Woken(fiber)
+                }
+                None => Next::Empty,
+            };
         }
         self.next_in_levels()
     }
 
     fn next_in_levels(&mut self) -> Next<T> {
-        loop {
-            let top = self.levels.last_mut().expect("the bottom level stays");
+        while let Some(top) = self.above.last_mut() {
             if top.queued > 0 {
                 top.queued -= 1;
                 return Next::Unstarted;
             }
-            if self.woken.len() > top.first_woken {
-                // Most steps take the front (the bottom level's batch starts there), which
-                // `pop_front` does in a few instructions where `remove` weighs both halves.
-                let fiber = match top.first_woken {
-                    0 => self.woken.pop_front(),
-                    at => self.woken.remove(at),
-                };
-                return Next::Woken(fiber.expect("in range"));
+            if let Some(fiber) = top.woken.pop_front() {
+                self.woken -= 1;
+                return Next::Woken(fiber);
             }
-            if self.levels.len() == 1 {
-                return Next::Empty;
+            self.leave_top();
+        }
+        match self.bottom.pop_front() {
+            Some(fiber) => {
+                self.woken -= 1;
+                Next::Woken(fiber)
             }
-            self.levels.pop();
+            None => Next::Empty,
         }
     }
 
     /// The queue of unstarted fibers was found empty: other workers took what was counted.
     pub(crate) fn queue_empty(&mut self) {
-        for level in &mut self.levels {
+        for level in &mut self.above {
             level.queued = 0;
         }
     }
 
     /// Removes the woken fiber `is` picks, wherever it waits.
     pub(crate) fn remove_woken(&mut self, is: impl Fn(&T) -> bool) -> Option<T> {
-        let at = self.woken.iter().position(is)?;
-        for level in &mut self.levels {
-            if level.first_woken > at {
-                level.first_woken -= 1;
-            }
-        }
-        self.woken.remove(at)
+        let fiber = std::iter::once(&mut self.bottom)
+            .chain(self.above.iter_mut().map(|level| &mut level.woken))
+            .find_map(|woken| {
+                let at = woken.iter().position(&is)?;
+                woken.remove(at)
+            })?;
+        self.woken -= 1;
+        Some(fiber)
     }
 
-    /// Takes every woken fiber, forgetting the batches.
+    /// Takes every woken fiber, bottom level first, forgetting the batches.
     pub(crate) fn take_woken(&mut self) -> VecDeque<T> {
-        self.levels.truncate(1);
-        std::mem::take(&mut self.woken)
+        let mut woken = std::mem::take(&mut self.bottom);
+        for mut level in self.above.drain(..) {
+            woken.append(&mut level.woken);
+            self.spare.push(level.woken);
+        }
+        self.woken = 0;
+        woken
     }
 }
 
@@ -239,6 +271,49 @@ mod tests {
         // A thief took two of the three.
         let mut queue = vec!["a"];
         assert_eq!(drain(&mut order, &mut queue), ["a", "woken w"]);
+    }
+
+    #[test]
+    fn each_levels_wakes_run_in_wake_order_top_level_first() {
+        let mut order = RunOrder::new();
+        order.wake("low 1", 9);
+        order.batch(1, 1);
+        order.wake("mid 1", 9);
+        order.wake("mid 2", 9);
+        order.batch(1, 2);
+        order.wake("high 1", 9);
+        order.wake("high 2", 9);
+        assert_eq!(order.woken_len(), 5);
+        assert_eq!(
+            order.upcoming().copied().collect::<Vec<_>>(),
+            ["high 1", "high 2"]
+        );
+        assert_eq!(
+            drain(&mut order, &mut vec!["m", "h"]),
+            [
+                "h",
+                "woken high 1",
+                "woken high 2",
+                "m",
+                "woken mid 1",
+                "woken mid 2",
+                "woken low 1"
+            ]
+        );
+        assert_eq!(order.woken_len(), 0);
+    }
+
+    #[test]
+    fn taking_every_woken_fiber_takes_them_bottom_level_first() {
+        let mut order = RunOrder::new();
+        order.wake("low", 9);
+        order.batch(1, 1);
+        order.wake("high", 9);
+        assert_eq!(order.take_woken(), ["low", "high"]);
+        assert_eq!(order.woken_len(), 0);
+        // The batch is forgotten: a later wake runs at once.
+        order.wake("later", 9);
+        assert_eq!(order.next(), Next::Woken("later"));
     }
 
     #[test]
