@@ -135,15 +135,21 @@ impl<T> RunOrder<T> {
     pub(crate) fn next(&mut self) -> Next<T> {
         // Most steps find only the bottom level, which has no batch.
         if self.above.is_empty() {
-            return match self.bottom.pop_front() {
-                Some(fiber) => {
-                    self.woken -= 1;
-                    Next::Woken(fiber)
-                }
-                None => Next::Empty,
-            };
+            return self.next_from_bottom();
         }
         self.next_in_levels()
+    }
+
+    /// The bottom level's next wake: what runs once no batch level is left.
+    #[inline]
+    fn next_from_bottom(&mut self) -> Next<T> {
+        match self.bottom.pop_front() {
+            Some(fiber) => {
+                self.woken -= 1;
+                Next::Woken(fiber)
+            }
+            None => Next::Empty,
+        }
     }
 
     fn next_in_levels(&mut self) -> Next<T> {
@@ -158,13 +164,7 @@ impl<T> RunOrder<T> {
             }
             self.leave_top();
         }
-        match self.bottom.pop_front() {
-            Some(fiber) => {
-                self.woken -= 1;
-                Next::Woken(fiber)
-            }
-            None => Next::Empty,
-        }
+        self.next_from_bottom()
     }
 
     /// The queue of unstarted fibers was found empty: other workers took what was counted.
