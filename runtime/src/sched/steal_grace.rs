@@ -117,36 +117,44 @@ mod tests {
 
     #[test]
     fn a_lone_child_waits_for_its_spawner_to_park_and_starts_on_its_worker() {
-        // A grace no run of this test outlasts: the idle worker must not take the child while
-        // the spawner computes, however long the machine keeps it from parking.
-        let runtime = crate::Runtime::builder()
-            .workers(2)
-            .steal_grace(Duration::from_secs(3600))
-            .build()
-            .unwrap();
-        runtime.block_on(|| {
-            for _ in 0..20 {
-                let (started, child) = spawn_lone_child();
-                // Long enough for the other worker to wake up and look at the queue.
-                let stolen = spin_until(Duration::from_millis(20), || {
-                    started.load(Ordering::Relaxed)
-                });
-                assert!(!stolen, "the idle worker took the lone child");
-                assert_eq!(child.join().unwrap(), this_worker());
-            }
-        });
+        for workers in [2, 4] {
+            // A grace no run of this test outlasts: no idle worker may take the child while
+            // the spawner computes, however long the machine keeps it from parking.
+            let runtime = crate::Runtime::builder()
+                .workers(workers)
+                .steal_grace(Duration::from_secs(3600))
+                .build()
+                .unwrap();
+            runtime.block_on(|| {
+                for _ in 0..10 {
+                    let (started, child) = spawn_lone_child();
+                    // Long enough for the other workers to wake up and look at the queue.
+                    let stolen = spin_until(Duration::from_millis(20), || {
+                        started.load(Ordering::Relaxed)
+                    });
+                    assert!(
+                        !stolen,
+                        "an idle worker took the lone child ({workers} workers)"
+                    );
+                    assert_eq!(child.join().unwrap(), this_worker());
+                }
+            });
+        }
     }
 
     #[test]
     fn a_lone_child_of_a_spawner_that_goes_on_computing_is_stolen_after_the_grace() {
-        let runtime = crate::Runtime::builder().workers(2).build().unwrap();
-        runtime.block_on(|| {
-            let (started, child) = spawn_lone_child();
-            // Only the other worker can start it while this fiber holds its own.
-            let stolen = spin_until(Duration::from_secs(30), || started.load(Ordering::Relaxed));
-            assert!(stolen, "the lone child never started");
-            assert_ne!(child.join().unwrap(), this_worker());
-        });
+        for workers in [2, 4] {
+            let runtime = crate::Runtime::builder().workers(workers).build().unwrap();
+            runtime.block_on(|| {
+                let (started, child) = spawn_lone_child();
+                // Only another worker can start it while this fiber holds its own.
+                let stolen =
+                    spin_until(Duration::from_secs(30), || started.load(Ordering::Relaxed));
+                assert!(stolen, "the lone child never started ({workers} workers)");
+                assert_ne!(child.join().unwrap(), this_worker());
+            });
+        }
     }
 
     #[test]
