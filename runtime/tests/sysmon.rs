@@ -132,6 +132,11 @@ fn a_fiber_whose_spawns_are_slow_yields_at_a_spawn_when_asked_and_is_never_repor
                 || drop(fibra_runtime::spawn(|| ())),
             );
             assert!(yielded, "a spawn yielded");
+            // The request is taken with the hint, so a dump does not show a cancellation.
+            let me = fibra_runtime::current().id().as_u64();
+            let dump = fibra_runtime::dump();
+            let info = dump.fibers.iter().find(|fiber| fiber.id == me);
+            assert!(!info.expect("listed").cancelling, "{dump}");
         });
         return;
     }

@@ -60,6 +60,17 @@ pub(crate) fn check_fiber(core: &Core) -> bool {
 #[cold]
 #[inline(never)]
 fn check_hinted(core: &Core) -> bool {
+    let (preempted, pending) = retake_hint(core);
+    if let Some(pending) = pending {
+        unwind(pending);
+    }
+    preempted
+}
+
+/// Takes `core`'s raised hint and the monitor's request to yield (ending the slice if there
+/// was one), and raises the hint again if the fiber's scope is still cancelled. Returns whether
+/// the monitor had asked, and the cancellation to unwind with, if any.
+fn retake_hint(core: &Core) -> (bool, Option<(u64, CancelCause)>) {
     // The hint may be stale (the fiber left the cancelled scope, or unwound and caught it).
     // Clear it before looking at the scope, so a cancellation racing with this either shows
     // in the look or raises the hint again.
@@ -68,35 +79,29 @@ fn check_hinted(core: &Core) -> bool {
     if preempted {
         crate::sched::end_slice();
     }
-    let pending = {
-        let ctx = core.ctx.borrow();
-        let shutting_down = core.shared.is_unwinding();
-        if !shutting_down
-            && ctx
-                .cancel
-                .as_ref()
-                .and_then(|scope| scope.cancelled())
-                .is_none()
-        {
-            return preempted;
-        }
-        // Still cancelled: later points must take this path too, whether or not this one
-        // unwinds.
-        core.cancel_hint.raise();
-        pending_in(&ctx, shutting_down)
-    };
-    if let Some(pending) = pending {
-        unwind(pending);
+    let ctx = core.ctx.borrow();
+    let shutting_down = core.shared.is_unwinding();
+    if !shutting_down
+        && ctx
+            .cancel
+            .as_ref()
+            .and_then(|scope| scope.cancelled())
+            .is_none()
+    {
+        return (preempted, None);
     }
-    preempted
+    // Still cancelled: later points must take this path too, whether or not this one
+    // unwinds.
+    core.cancel_hint.raise();
+    (preempted, pending_in(&ctx, shutting_down))
 }
 
 /// Whether the monitor has asked the running fiber, `core`, to yield since it last looked: for
-/// a runtime operation that is no cancellation point (a spawn). Takes the request; the hint
-/// stays up, and the fiber's next cancellation point finds it stale.
+/// a runtime operation that is no cancellation point (a spawn). A cancellation found on the
+/// way is left pending, its hint up, for the fiber's next cancellation point.
 #[inline]
 pub(crate) fn take_yield_request(core: &Core) -> bool {
-    core.cancel_hint.is_raised() && core.diag.take_preempt()
+    core.cancel_hint.is_raised() && retake_hint(core).0
 }
 
 /// As [`check_current`], except that a fiber looks at its scope even with its hint down: for
