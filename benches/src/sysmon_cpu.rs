@@ -13,6 +13,11 @@
 //! thread, about 40 times a second: its `schedstat` counted 202 wake-ups and 14 ms of CPU in
 //! 5 s, about 70 µs a wake-up on this nested VM, most of it system calls (the timed wait and
 //! the driver probe's wake-up).
+//!
+//! 2026-12-07: the monitor no longer ticks while every worker sleeps and the driver runs only
+//! the runtime's own tasks, open holds or not (a sleeping fiber's timer is one): nothing that
+//! could stall is running then. Full run, load average near 1.9: `idle` 0.003 % (0.512 % in the
+//! last full run before), `busy` 1.078 %.
 
 use std::collections::HashSet;
 use std::fs;

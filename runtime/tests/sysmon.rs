@@ -217,6 +217,40 @@ fn a_blocking_task_on_the_driver_thread_is_reported_with_the_stalls_length() {
     assert!(ms >= 50, "at least the threshold: {}", ended[0]);
 }
 
+/// How often the runtime's monitor thread (the only one in a child process) has been put on
+/// a CPU so far: the third field of its `schedstat`.
+fn monitor_runs() -> u64 {
+    let tasks = std::fs::read_dir("/proc/self/task").expect("list this process's threads");
+    let monitor = tasks
+        .map(|task| task.expect("a thread's entry").path())
+        .find(|task| {
+            std::fs::read_to_string(task.join("comm")).is_ok_and(|comm| comm == "fibra-sysmon\n")
+        })
+        .expect("a thread named fibra-sysmon");
+    let stat = std::fs::read_to_string(monitor.join("schedstat")).expect("schedstat");
+    let runs = stat.split_whitespace().nth(2).expect("a third field");
+    runs.parse().expect("a count")
+}
+
+#[test]
+fn the_monitor_waits_untimed_while_every_fiber_waits_for_a_timer() {
+    const TEST: &str = "the_monitor_waits_untimed_while_every_fiber_waits_for_a_timer";
+    if in_child(TEST) {
+        runtime(2).block_on(|| {
+            // With a 2 ms threshold a monitor that kept ticking would run every millisecond.
+            let before = monitor_runs();
+            fibra_runtime::sleep(Duration::from_millis(300));
+            let runs = monitor_runs() - before;
+            assert!(
+                runs < 30,
+                "the monitor ran {runs} times while the only fiber slept"
+            );
+        });
+        return;
+    }
+    stderr_of(TEST, &[("FIBRA_STUCK_MS", "2")]);
+}
+
 #[test]
 fn the_dump_signal_prints_the_dump_on_stderr_and_the_program_goes_on() {
     const TEST: &str = "the_dump_signal_prints_the_dump_on_stderr_and_the_program_goes_on";

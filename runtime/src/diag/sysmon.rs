@@ -4,8 +4,10 @@
 //!
 //! It reads what the workers publish anyway — the fiber each runs and its slice count — every
 //! tick (a few milliseconds) while any worker is awake, every half threshold while they all
-//! sleep but a hold is open or the driver runs tasks, and otherwise waits, untimed, until a
-//! worker wakes from sleep (one load of a flag on that path).
+//! sleep but the driver runs tasks other than the runtime's own, and otherwise waits, untimed,
+//! until a worker wakes from sleep (one load of a flag on that path). Fibers waiting for a
+//! timer, a socket or a future keep no monitor awake: with every worker asleep only a foreign
+//! task on the driver can stall anything, as the driver runs nothing else that could block.
 //!
 //! A slice that has held its worker for half the threshold (the same fiber and count at every
 //! look) is asked to end at the fiber's next runtime operation, as Go's sysmon preempts a
@@ -240,12 +242,12 @@ impl Monitor {
         }
     }
 
-    /// Whether nothing can be running: every worker sleeps, no hold is open and the driver
-    /// runs no task but the runtime's own.
+    /// Whether nothing can be running: every worker sleeps and the driver runs no task but the
+    /// runtime's own. Open holds (fibers in timed or external waits) do not count: what they
+    /// wait for is served by the driver, which only a foreign task can stall.
     fn idle(&self) -> bool {
         let shared = &self.shared;
         shared.idle_all_asleep()
-            && shared.holds.is_empty()
             && !super::global::driver_runs_foreign_tasks(shared)
             && self.probe.is_none()
     }
