@@ -348,31 +348,61 @@ fn parallel_chunks_maps_every_item_in_order_in_a_few_fibers() {
 }
 
 /// An item that blocks parks only its fiber and holds up only the rest of its block: the
-/// other fibers map every other block meanwhile. A block is a thirty-second of a fiber's share
-/// (8 fibers on 2 workers): 1 item of 80, 40 of 10 000.
+/// other fibers map every other block meanwhile. A block is a sixteenth of a fiber's share
+/// (8 fibers on 2 workers) and at most 64 KiB of items: 1 item of 80, 79 of 10 000, and 16
+/// of 10 000 items of 4 KiB.
 #[test]
 fn parallel_chunks_blocks_only_the_blocked_block() {
-    for (len, block) in [(80u32, 1), (10_000, 40)] {
-        on(2, || {
-            let others = len as usize - block;
-            let done = AtomicUsize::new(0);
-            let mapped = parallel_chunks(0..len, |x| {
-                if x == 0 {
-                    // A bounded wait: a chunking that serialized the others would fail.
-                    for _ in 0..100_000 {
-                        if done.load(Ordering::SeqCst) == others {
-                            break;
-                        }
-                        fibra_runtime::yield_now();
-                    }
-                    assert_eq!(done.load(Ordering::SeqCst), others, "{len} items");
-                }
-                done.fetch_add(1, Ordering::SeqCst);
-                x
-            });
-            assert_eq!(mapped, (0..len).collect::<Vec<_>>());
-        });
+    for (len, block) in [(80u64, 1), (10_000, 79)] {
+        only_the_blocked_block(len, block, |x| x, |&x| x);
     }
+    only_the_blocked_block(10_000, 16, |x| [x; 512], |items| items[0]);
+}
+
+/// `parallel_chunks` over `len` items made by `item` (`index` tells an item's index), the
+/// first of which waits until every item outside its block of `block` items is mapped.
+fn only_the_blocked_block<T: Send>(
+    len: u64,
+    block: usize,
+    item: fn(u64) -> T,
+    index: fn(&T) -> u64,
+) {
+    on(2, || {
+        let others = len as usize - block;
+        let done = AtomicUsize::new(0);
+        let mapped = parallel_chunks((0..len).map(item), |x| {
+            if index(&x) == 0 {
+                // A bounded wait, far longer than the others take even on a loaded machine
+                // (4 KiB items are slow to move): a chunking that serialized them would fail.
+                for _ in 0..10_000_000 {
+                    if done.load(Ordering::SeqCst) == others {
+                        break;
+                    }
+                    fibra_runtime::yield_now();
+                }
+                assert_eq!(done.load(Ordering::SeqCst), others, "{len} items");
+            }
+            done.fetch_add(1, Ordering::SeqCst);
+            index(&x)
+        });
+        assert_eq!(mapped, (0..len).collect::<Vec<_>>());
+    });
+}
+
+/// An iterator whose `next` parks its fiber (its length known, so it is not collected
+/// first): the other fibers wait for their turn at it as fibers, so the parked one runs again
+/// on its worker, on 1, 2 and 4 workers.
+#[test]
+fn parallel_chunks_takes_items_from_an_iterator_that_parks() {
+    fibra_testing::on_each_worker_count(|_| {
+        let items = (0..200u64).inspect(|_| {
+            fibra_runtime::sleep(std::time::Duration::from_micros(100));
+        });
+        assert_eq!(
+            parallel_chunks(items, |x| x + 1),
+            (1..=200).collect::<Vec<_>>()
+        );
+    });
 }
 
 /// An iterator whose size hint is exact but wrong, in either direction, and one whose length

@@ -1,7 +1,9 @@
 //! `parallel_map` and `parallel_chunks`: structured maps over scopes.
 
 use super::scope::scope_as;
+use super::turns::Turns;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -9,10 +11,12 @@ use std::sync::Mutex;
 /// others running on its worker, few enough that the fibers cost little beside the items.
 const FIBERS_PER_WORKER: usize = 4;
 /// Blocks per fiber, on average, in [`parallel_chunks`]: enough that fibers that start late
-/// (on a worker slow to wake) or get slow items take fewer, and the others the rest.
-const BLOCKS_PER_FIBER: usize = 32;
-/// The largest block in [`parallel_chunks`]: a fiber buffers the items of its block.
-const MAX_BLOCK: usize = 1024;
+/// (on a worker slow to wake) or get slow items take fewer, and the others the rest; few
+/// enough that taking a block (a turn at the shared iterator, whose state then moves between
+/// the workers) costs little beside mapping it.
+const BLOCKS_PER_FIBER: usize = 16;
+/// The most bytes of items a block holds in [`parallel_chunks`]: a fiber buffers its block.
+const MAX_BLOCK_BYTES: usize = 64 * 1024;
 
 /// Maps `f` over `items`, one fiber per item, and returns the results in input order. The first
 /// panic cancels the other fibers and is re-raised once all have ended.
@@ -105,9 +109,9 @@ where
 ///
 /// The iterator is shared by the fibers (hence `Send`): each takes the next block of items
 /// from it, maps them, and comes back for another, so a fiber that starts late or gets slow
-/// items takes fewer blocks. A block is about a thirty-second of a fiber's share of the items,
-/// at most 1024. An item that blocks parks its fiber and holds up the rest of its block only;
-/// the other fibers go on with the other blocks. An iterator whose length is not known
+/// items takes fewer blocks. A block is about a sixteenth of a fiber's share of the items, at
+/// most 64 KiB of them. An item that blocks parks its fiber and holds up the rest of its block
+/// only; the other fibers go on with the other blocks. An iterator whose length is not known
 /// exactly (see [`Iterator::size_hint`]) is collected first.
 ///
 /// The first panic cancels the other fibers (each stops before its next block, or at a
@@ -159,9 +163,10 @@ where
     T: Send,
 {
     let fibers = workers.max(1) * FIBERS_PER_WORKER;
-    let block = len.div_ceil(fibers * BLOCKS_PER_FIBER).clamp(1, MAX_BLOCK);
+    let max_block = (MAX_BLOCK_BYTES / std::mem::size_of::<It::Item>().max(1)).max(1);
+    let block = len.div_ceil(fibers * BLOCKS_PER_FIBER).clamp(1, max_block);
     let fibers = fibers.min(len.div_ceil(block));
-    let source = Mutex::new(Source {
+    let source = Turns::new(Source {
         items,
         next: 0,
         len,
@@ -174,7 +179,7 @@ where
             s.spawn(move || map_taken(source, slots, block, f));
         }
     });
-    let source = source.into_inner().unwrap_or_else(|p| p.into_inner());
+    let source = source.into_inner();
     if !slots.keep_all(source.next) {
         // A fiber unwound without a panic (which the scope would have re-raised): the
         // caller's scope is being cancelled.
@@ -199,7 +204,7 @@ struct Source<It> {
 
 /// The loop of one `parallel_chunks` fiber: take a block of items, map it into its slots,
 /// until no item is left.
-fn map_taken<It, F, T>(source: &Mutex<Source<It>>, slots: &Slots<'_, T>, block: usize, f: &F)
+fn map_taken<It, F, T>(source: &Turns<Source<It>>, slots: &Slots<'_, T>, block: usize, f: &F)
 where
     It: Iterator,
     F: Fn(It::Item) -> T,
@@ -207,14 +212,14 @@ where
     let mut buffer = Vec::with_capacity(block);
     loop {
         crate::cancel::check_current();
-        let start = {
-            let mut source = lock(source);
+        // In turns rather than under a lock: the iterator's `next` may park the fiber.
+        let start = source.with(|source| {
             let start = source.next;
             let wanted = block.min(source.len - start);
             buffer.extend(source.items.by_ref().take(wanted));
             source.next += buffer.len();
             start
-        };
+        });
         if buffer.is_empty() {
             return;
         }
@@ -247,21 +252,33 @@ impl<'a, T> Slots<'a, T> {
         }
     }
 
-    /// Writes the results of `f` over `items` from slot `start` on.
+    /// Writes the results of `f` over `items` from slot `start` on, for at most `items.len()`
+    /// of them.
     ///
     /// # Safety
     ///
-    /// The slots from `start` for as many items as `items` yields are within the capacity, and
-    /// no other block writes any of them.
-    unsafe fn fill<I>(&self, start: usize, items: impl Iterator<Item = I>, f: impl Fn(I) -> T) {
+    /// The `items.len()` slots from `start` are within the capacity, and no other block writes
+    /// any of them.
+    unsafe fn fill<I>(
+        &self,
+        start: usize,
+        items: impl ExactSizeIterator<Item = I>,
+        f: impl Fn(I) -> T,
+    ) {
+        // SAFETY: the caller's range, in the capacity and written by no other block; as a
+        // `&mut` slice the compiler knows the items are not read from it, and vectorizes.
+        let slots = unsafe {
+            std::slice::from_raw_parts_mut(
+                self.base.add(start).cast::<MaybeUninit<T>>(),
+                items.len(),
+            )
+        };
         let mut block = Written {
             slots: self,
             range: start..start,
         };
-        for item in items {
-            let result = f(item);
-            // SAFETY: within the caller's range, so in the capacity and written by us only.
-            unsafe { self.base.add(block.range.end).write(result) };
+        for (slot, item) in slots.iter_mut().zip(items) {
+            slot.write(f(item));
             block.range.end += 1;
         }
     }

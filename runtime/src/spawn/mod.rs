@@ -11,6 +11,7 @@ mod race;
 mod scope;
 mod scope_local;
 mod timeout;
+mod turns;
 
 pub use detach::detach;
 pub(crate) use detach::Supervisor;
