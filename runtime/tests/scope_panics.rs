@@ -1,5 +1,6 @@
 //! A scoped join of a panicked child: the same outcome whether the child panicked before the
-//! join or while the body waited in it, under 1, 2 and 4 workers.
+//! join or while the body waited in it, under 1, 2 and 4 workers; and a recorded panic whose
+//! drop parks.
 
 use fibra_runtime::{checkpoint, park, scope, yield_now};
 use fibra_testing::{on, WORKER_COUNTS};
@@ -109,4 +110,56 @@ fn a_panic_nobody_joined_still_makes_the_scope_panic_after_a_joined_one() {
         let payload = outcome.expect_err("the scope re-raises the unjoined panic");
         assert_eq!(message(&*payload), "unjoined", "{workers} workers");
     }
+}
+
+/// A panic payload whose drop parks its fiber (a shielded sleep), as a payload carrying a
+/// value with a blocking cleanup may.
+struct ParksOnDrop(u32);
+
+impl Drop for ParksOnDrop {
+    fn drop(&mut self) {
+        fibra_runtime::shield(|| fibra_runtime::sleep(std::time::Duration::from_millis(20)));
+    }
+}
+
+/// A recorded panic replaced by an earlier one is dropped outside the scope's lock: its drop
+/// parks the body, and a third child that panics on the one worker meanwhile records its
+/// panic at the same lock. (Dropped under it, the worker's thread stopped at the lock, the
+/// body never ran again, and the run hung.) The earliest panic is the one re-raised.
+#[test]
+fn a_replaced_panic_that_parks_as_it_drops_stops_no_sibling() {
+    use std::time::Duration;
+    let sleep = |ms| fibra_runtime::shield(|| fibra_runtime::sleep(Duration::from_millis(ms)));
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let raised = on(1, move || {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                scope(|s| {
+                    // Panics first (order 0); its handle, kept, holds back its record.
+                    let first = s.spawn(move || {
+                        sleep(1);
+                        panic::panic_any(ParksOnDrop(0))
+                    });
+                    // Panics second and is recorded at once.
+                    drop(s.spawn(move || {
+                        sleep(2);
+                        panic::panic_any(ParksOnDrop(1))
+                    }));
+                    // Panics while the second one's payload is being dropped.
+                    drop(s.spawn(move || {
+                        sleep(6);
+                        panic::panic_any(ParksOnDrop(2))
+                    }));
+                    sleep(4);
+                    drop(first);
+                })
+            }))
+            .map_err(|payload| payload.downcast_ref::<ParksOnDrop>().map(|p| p.0))
+        });
+        done.send(raised).unwrap();
+    });
+    let raised = outcome
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the scope ended");
+    assert_eq!(raised, Err(Some(0)));
 }

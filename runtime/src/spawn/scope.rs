@@ -528,11 +528,17 @@ impl ScopeState {
     }
 
     pub(crate) fn record_panic(&self, order: u64, payload: Box<dyn Any + Send + 'static>) {
-        let mut slot = self.panic.lock().unwrap_or_else(|p| p.into_inner());
-        match &*slot {
-            Some((earlier, _)) if *earlier < order => {}
-            _ => *slot = Some((order, payload)),
-        }
+        let replaced = {
+            let mut slot = self.panic.lock().unwrap_or_else(|p| p.into_inner());
+            match &*slot {
+                Some((earlier, _)) if *earlier < order => return,
+                _ => slot.replace((order, payload)),
+            }
+        };
+        // Dropped once the lock is released (as `payload` is on the early return): a payload's
+        // drop may park its fiber, and a sibling that panics on the same worker meanwhile would
+        // stop the worker's thread at this lock.
+        drop(replaced);
     }
 
     /// A child's packet has ended: nothing of the child touches the scope's borrows any more.
