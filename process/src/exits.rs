@@ -34,24 +34,27 @@ pub(crate) fn end(first: ProcessId, reason: Reason) {
         for (mref, target) in held {
             monitor::unwatch(&target, mref);
         }
-        let links = {
+        let (watchers, links) = {
             let mut state = core.lock();
             if let Some(name) = state.name.take() {
                 registry::release(&name, &id);
             }
-            for watcher in state.watchers.take() {
-                match watcher {
-                    Watcher::Process { mref, watcher } => watcher.proc().post(System::Down {
-                        mref: MonitorRef(mref),
-                        pid: id.clone(),
-                        reason: reason.clone(),
-                    }),
-                    Watcher::Call(sink) => sink.down(&reason),
-                }
-            }
             state.flushed.clear();
-            state.links.take().collect::<Vec<_>>()
+            let watchers = state.watchers.take().collect::<Vec<_>>();
+            (watchers, state.links.take().collect::<Vec<_>>())
         };
+        // Told after the lock is released: a watcher's id may be the last of its process,
+        // whose drop can drop messages still in its mailbox, and a message's drop may park.
+        for watcher in watchers {
+            match watcher {
+                Watcher::Process { mref, watcher } => watcher.proc().post(System::Down {
+                    mref: MonitorRef(mref),
+                    pid: id.clone(),
+                    reason: reason.clone(),
+                }),
+                Watcher::Call(sink) => sink.down(&reason),
+            }
+        }
         id.proc().discard_mailbox();
         core.group.cancel();
         for link in links {

@@ -316,7 +316,10 @@ impl<M: Send + 'static> Inbox<M> {
         self.proc.taken();
         queue.trim();
         if let Some(mref) = down {
-            self.proc.core.lock().held.remove(&mref);
+            // Dropped after the lock: it may be the last id of an ended process, whose drop
+            // drops what is left in its mailbox, and a message's drop may park this fiber.
+            let target = self.proc.core.lock().held.remove(&mref);
+            drop(target);
         }
         taken
     }

@@ -147,7 +147,9 @@ pub(crate) fn watch(target: &ProcessId, mref: u64, watcher: Watcher) -> Result<(
 
 /// Removes monitor `mref` from `target`; whether it was there.
 pub(crate) fn unwatch(target: &ProcessId, mref: u64) -> bool {
-    target.proc().core().lock().watchers.remove(mref).is_some()
+    // The watcher is dropped after the lock (see `Inbox::took`).
+    let removed = target.proc().core().lock().watchers.remove(mref);
+    removed.is_some()
 }
 
 #[cfg(test)]
