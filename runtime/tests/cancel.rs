@@ -817,3 +817,43 @@ fn race_group_cancels(workers: usize) {
         }
     }
 }
+
+/// A fiber cancelled before it started is dropped with the fiber-locals it was given; a
+/// panic in one of their drops is contained like any other drop the worker makes (it aborted
+/// the process before: the drop ran outside the containment). In a child process, as an
+/// abort would end the test binary.
+#[test]
+fn a_panic_dropping_an_unstarted_fibers_locals_is_contained() {
+    const TEST: &str = "a_panic_dropping_an_unstarted_fibers_locals_is_contained";
+    struct PanicsOnDrop;
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("a fiber-local's drop panics");
+        }
+    }
+    fibra_runtime::fiber_local! {
+        static LOCAL: Option<PanicsOnDrop> = None;
+    }
+    if fibra_testing::in_child(TEST) {
+        on(1, || {
+            let cancelled = CancelGroup::new();
+            cancelled.cancel();
+            // The handle goes at once, and the binding as the scope ends: the fiber holds the
+            // last reference to the value when the worker drops it, during the sleep.
+            LOCAL.scope(Some(PanicsOnDrop), || {
+                drop(Builder::new().spawn_in(&cancelled, || ()).unwrap());
+            });
+            sleep(Duration::from_millis(1));
+        });
+        println!("the runtime went on");
+        return;
+    }
+    let output = fibra_testing::run_child(TEST, &[]);
+    assert!(
+        output.status.success(),
+        "{:?}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("the runtime went on"));
+}

@@ -30,7 +30,10 @@
 //! computes without waiting is not cancelled until it reaches one; put a `checkpoint()` in it.
 //! A fiber cancelled before it has started never starts: its closure is dropped without running
 //! (so a guard moved into the closure is dropped, one made inside it never exists), and it
-//! takes no stack. Do not catch the unwind
+//! takes no stack. That drop runs on the worker's thread, outside any fiber: a destructor of a
+//! captured value that waits on a fibra primitive (locks a [`sync::Mutex`](crate::sync::Mutex),
+//! joins, receives) blocks the worker's thread, and every fiber on it, until the wait ends.
+//! Do not catch the unwind
 //! (`catch_unwind` sees it as a panic whose payload [`is_cancellation`](crate::is_cancellation)
 //! recognises); if you must, resume it.
 //!

@@ -8,7 +8,10 @@
 //! `scope_with` whose cancellation it is; a cancellation from an outer scope passes through
 //! inner ones. A fiber whose scope is cancelled before it has started never starts: its closure
 //! is dropped without running, on the worker that would have started it, and no stack is taken
-//! for it (its join reports `JoinError::is_cancelled`).
+//! for it (its join reports `JoinError::is_cancelled`). That drop, and the drop of the
+//! fiber-locals it was given, run on the worker's thread outside any fiber (taking a stack to
+//! drop in a fiber would cost what not starting saves): a drop there that waits blocks the
+//! worker's thread, as the user guide says; a panic there is contained.
 //!
 //! A `scope_with` token cancels the scope on the thread that calls `CancelToken::cancel`,
 //! before that call returns; a deadline fires on the driver thread.

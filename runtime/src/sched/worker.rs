@@ -557,6 +557,9 @@ impl Local {
                     contain("a fiber that could not start", || {
                         entry.call(Err(error), fiber)
                     });
+                    // The last reference drops the fiber-locals it was given, user values
+                    // (a started fiber drops them as it ends).
+                    contain("a fiber that could not start's drop", || drop(core));
                     self.note_unwind_progress();
                     return;
                 }
