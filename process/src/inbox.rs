@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A process's mailbox, owned by the process: it is given to the process's function and
-/// cannot leave its fiber (it is neither `Send` nor `Sync`).
+/// cannot leave its thread (it is neither `Send` nor `Sync`). It can be lent to another fiber
+/// on the same worker (`spawn_local`), but one receive runs at a time: a receive while another
+/// is under way, in a second fiber or in a receive's own pattern or guard, panics.
 ///
 /// Every receive scans from the oldest message: the first one that matches is removed and
 /// returned; the others stay, in order, and the next receive starts again at the oldest. A
@@ -210,10 +212,10 @@ impl<M: Send + 'static> Inbox<M> {
         // A cancellation point even when a message is ready: a killed process, or one of a
         // program that is ending, runs no more of its receive loop.
         fibra_runtime::checkpoint();
-        let mut queue = self
-            .queue
-            .try_borrow_mut()
-            .expect("a receive inside a receive's pattern or guard");
+        let mut queue = self.queue.try_borrow_mut().expect(
+            "an Inbox received from while a receive on it is under way: in the receive's \
+                 pattern or guard, or by a second fiber it was lent to (spawn_local)",
+        );
         let queue = &mut *queue;
         let mut deadline: Option<Deadline> = None;
         // The first slot this receive has not examined.

@@ -354,3 +354,23 @@ fn a_panicking_predicate_loses_no_lone_arrival() {
     });
     assert_eq!(status, 0);
 }
+
+/// An inbox lent to a second fiber on its worker (it is not `Send`, but `spawn_local` takes
+/// it) cannot be received from by both at once: the second receive panics, saying so, and the
+/// first goes on.
+#[test]
+fn a_receive_while_another_fiber_receives_from_the_same_inbox_panics_saying_so() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let inbox = std::rc::Rc::new(inbox);
+        let lent = inbox.clone();
+        let first = fibra_runtime::spawn_local(move || lent.recv().into_msg());
+        fibra_runtime::yield_now();
+        let second = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inbox.try_recv()))
+            .expect_err("a second receive at once panics");
+        let message = second.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.contains("spawn_local"), "{message}");
+        inbox.pid().send(7);
+        assert_eq!(first.join().unwrap(), Some(7));
+    });
+    assert_eq!(status, 0);
+}
