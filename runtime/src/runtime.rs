@@ -519,7 +519,6 @@ impl Runtime {
             Packet::joined(None),
         )
         .unwrap_or_else(|error| panic!("fibra: cannot create the main fiber: {error}"));
-        self.shared.set_main_fiber(main.id.as_u64());
         // SAFETY: the main fiber was made with a joined packet, which its entry completes with
         // a `T`; this is its one handle.
         let joined = unsafe { Joined::<T>::new(Fiber(main.clone())) };

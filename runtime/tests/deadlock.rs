@@ -705,3 +705,63 @@ fn a_listed_fiber_drops_its_values_in_the_fiber_as_it_finishes() {
     assert_eq!(DROPPED_ELSEWHERE.load(Ordering::SeqCst), 0);
     assert_eq!(DROPPED_IN_FIBER.load(Ordering::SeqCst), 1);
 }
+
+/// Reads the data it borrows as it drops: a drop after the data is gone would read freed
+/// memory.
+struct ReadsOnDrop<'a> {
+    data: &'a [u64],
+    sum: &'a AtomicUsize,
+}
+
+impl Drop for ReadsOnDrop<'_> {
+    fn drop(&mut self) {
+        let sum: u64 = self.data.iter().sum();
+        self.sum.store(sum as usize, Ordering::SeqCst);
+    }
+}
+
+/// A global deadlock under `Panic` while the main fiber's scope waits for its child (a
+/// shielded wait): the child unwinds first, reading what it borrows from the main fiber's
+/// frame, and only then does the scope end, re-raising the child's `Deadlocked`. (Before, the
+/// main fiber alone was doomed, and unwound out of the wait with the child still parked on
+/// borrowed data.) In a child process, as the other global checks: a test harness's threads
+/// could still wake a fiber, for all the check can tell.
+#[test]
+fn a_global_deadlock_unwinds_a_scopes_child_before_the_scope_ends() {
+    const TEST: &str = "a_global_deadlock_unwinds_a_scopes_child_before_the_scope_ends";
+    if in_child(TEST) {
+        let sum = AtomicUsize::new(0);
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let data: Vec<u64> = (0..1000).collect();
+            let ended = panic::catch_unwind(AssertUnwindSafe(|| {
+                fibra::scope(|s| {
+                    s.spawn(|| {
+                        let _reads = ReadsOnDrop {
+                            data: &data,
+                            sum: &sum,
+                        };
+                        loop {
+                            fibra::park();
+                        }
+                    });
+                });
+            }));
+            let payload = ended.expect_err("the scope re-raises its child's panic");
+            assert!(payload.downcast_ref::<Deadlocked>().is_some());
+            assert_eq!(
+                sum.load(Ordering::SeqCst),
+                499_500,
+                "the child read the data as it unwound, before the scope ended"
+            );
+        });
+        return;
+    }
+    for workers in WORKER_COUNTS {
+        let workers = workers.to_string();
+        let output = run_child(
+            TEST,
+            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+        );
+        fibra_testing::assert_passed(&output);
+    }
+}

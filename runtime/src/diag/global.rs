@@ -150,15 +150,11 @@ pub(crate) fn check(shared: &Shared, me: usize) -> Next {
     .into();
     report::deadlock(shared, &text);
     if policy == Deadlock::Panic {
-        if let Some(main) = asleep
-            .iter()
-            .find(|core| core.id.as_u64() == shared.main_fiber())
-        {
-            main.diag.doom(text.clone());
-            main.unpark();
-        } else if let Some(first) = asleep.first() {
-            first.diag.doom(text.clone());
-            first.unpark();
+        // Every fiber, not only the main one: a fiber in a shielded wait (a scope waiting for
+        // its children) unwinds only once the wait ends, which the others' unwinding lets it.
+        for core in &asleep {
+            core.diag.doom(text.clone());
+            core.unpark();
         }
         return Next::Woke;
     }

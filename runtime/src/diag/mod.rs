@@ -109,18 +109,25 @@ impl Drop for Published {
     }
 }
 
-/// After a fiber's park: unwinds it if a deadlock check doomed it (not while it unwinds
-/// already). Inlined: after every park it is one load.
+/// After a fiber's park: unwinds it if a deadlock check doomed it. Inlined: after every park
+/// it is one load.
 #[inline]
 pub(crate) fn unwind_if_doomed(core: &Core) {
-    if let Some(report) = core.diag.take_doom() {
-        unwind_doomed(report);
+    if core.diag.is_doomed() {
+        unwind_doomed(core);
     }
 }
 
+/// Not while the fiber unwinds already, nor inside a shield: a shielded wait must end before
+/// the fiber unwinds (a scope waiting for its children, which borrow from the frames an unwind
+/// would free), so the verdict stays pending until a park outside the shield, as a
+/// cancellation does.
 #[cold]
-fn unwind_doomed(report: Arc<str>) {
-    if !std::thread::panicking() {
+fn unwind_doomed(core: &Core) {
+    if std::thread::panicking() || crate::fiber_ctx::with(|ctx| ctx.shield > 0) {
+        return;
+    }
+    if let Some(report) = core.diag.take_doom() {
         std::panic::panic_any(Deadlocked::new(report));
     }
 }

@@ -25,7 +25,9 @@ pub enum Deadlock {
     #[default]
     Report,
     /// Report it, then unwind every fiber of the cycle with a [`Deadlocked`] panic (for a
-    /// global deadlock: the main fiber).
+    /// global deadlock: every fiber). A fiber waiting inside a [`shield`](crate::shield)
+    /// unwinds at its first wait after the shield ends: a scope waiting for its children goes
+    /// on waiting while they unwind.
     Panic,
     /// Look for nothing.
     Off,

@@ -366,17 +366,14 @@ impl Record {
         self.doomed.store(true, Ordering::Release);
     }
 
-    /// The deadlock report the fiber must unwind with, if one was set.
+    /// Whether a deadlock check doomed the fiber and it has not unwound for it yet.
     #[inline]
-    pub(crate) fn take_doom(&self) -> Option<Arc<str>> {
-        if !self.doomed.load(Ordering::Acquire) {
-            return None;
-        }
-        self.take_report()
+    pub(crate) fn is_doomed(&self) -> bool {
+        self.doomed.load(Ordering::Acquire)
     }
 
-    #[cold]
-    fn take_report(&self) -> Option<Arc<str>> {
+    /// Takes the deadlock report the fiber must unwind with, and ends its doom.
+    pub(crate) fn take_doom(&self) -> Option<Arc<str>> {
         self.doomed.store(false, Ordering::Relaxed);
         self.report.lock().take()
     }

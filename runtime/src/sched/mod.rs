@@ -72,8 +72,6 @@ pub(crate) struct Shared {
     pub(crate) sysmon: Sysmon,
     /// Jobs of `blocking` queued and running.
     pub(crate) blocking: Arc<crate::metrics::BlockingCounts>,
-    /// The main fiber's id, once `block_on` made it (0 before).
-    main: AtomicU64,
 }
 
 /// The parts of one worker that other threads touch.
@@ -125,7 +123,6 @@ impl Shared {
             deadlocks: AtomicU64::new(0),
             blocking: Arc::default(),
             sysmon: Sysmon::default(),
-            main: AtomicU64::new(0),
         }
     }
 
@@ -147,14 +144,6 @@ impl Shared {
     /// Whether every worker has registered to sleep.
     pub(crate) fn idle_all_asleep(&self) -> bool {
         self.idle.sleeping() == self.workers()
-    }
-
-    pub(crate) fn set_main_fiber(&self, id: u64) {
-        self.main.store(id, Ordering::Relaxed);
-    }
-
-    pub(crate) fn main_fiber(&self) -> u64 {
-        self.main.load(Ordering::Relaxed)
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {

@@ -144,8 +144,18 @@ where
     let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
     drop(body);
     // Whatever happened to `f`, no child may outlive the borrows it was given; this wait is not
-    // itself a cancellation point.
-    shield(|| scope.state.wait_for_children());
+    // itself a cancellation point, and nothing may unwind out of it: the children would then
+    // outlive the frames they borrow from, so that aborts.
+    let waited = panic::catch_unwind(AssertUnwindSafe(|| {
+        shield(|| scope.state.wait_for_children())
+    }));
+    if waited.is_err() {
+        eprintln!(
+            "fibra: a scope's wait for its children unwound; aborting, as the children may \
+             still borrow from the frames it would free"
+        );
+        std::process::abort();
+    }
     drop(trigger);
     let own = cancel
         .cancelled()
