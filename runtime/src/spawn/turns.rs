@@ -1,10 +1,10 @@
 //! `Turns`: a value that fibers use one at a time, waiting for their turn as fibers.
 
+use crate::loom::cell::Cell;
 use crate::loom::sync::Lock;
 use crate::wait::{
     current_waker, Deadline, Key, Wait, WaitKind, WaitList, WaitSite, Waitable, WakeList,
 };
-use std::cell::UnsafeCell;
 use std::task::Waker;
 
 /// A value that fibers use in turns, for code that may block while it has the value: a std
@@ -13,7 +13,7 @@ use std::task::Waker;
 /// arrival order.
 pub(crate) struct Turns<T> {
     state: Lock<State>,
-    value: UnsafeCell<T>,
+    value: Cell<T>,
 }
 
 /// Who has the turn and who waits for it, under the internal lock.
@@ -34,7 +34,7 @@ impl<T> Turns<T> {
                 taken: false,
                 waiters: WaitList::new(),
             }),
-            value: UnsafeCell::new(value),
+            value: Cell::new(value),
         }
     }
 
@@ -49,7 +49,7 @@ impl<T> Turns<T> {
         let _turn = Turn(self);
         // SAFETY: the turn is ours until `_turn` drops, and only a turn's holder reaches the
         // value, so this is the one reference to it.
-        f(unsafe { &mut *self.value.get() })
+        self.value.with_mut(|value| f(unsafe { &mut *value }))
     }
 
     fn take(&self) {
@@ -111,3 +111,6 @@ impl<T> Waitable for &Turns<T> {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;
