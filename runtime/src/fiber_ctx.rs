@@ -30,6 +30,14 @@ impl FiberCtx {
             locals: self.locals.clone(),
         }
     }
+
+    /// Whether an unwind must wait: inside a shield (a wait that must end first, such as a
+    /// scope's wait for the children that borrow from it), or while the thread unwinds
+    /// already (a destructor that blocks must not start a second unwind, which would abort).
+    /// Cancellations and deadlock verdicts both wait for this to pass.
+    pub(crate) fn holds_unwinds(&self) -> bool {
+        self.shield > 0 || std::thread::panicking()
+    }
 }
 
 thread_local! {

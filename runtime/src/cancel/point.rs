@@ -38,9 +38,7 @@ fn pending_in(ctx: &FiberCtx, shutting_down: bool) -> Option<(u64, CancelCause)>
         .as_ref()
         .and_then(|scope| scope.cancelled())
         .or(shutting_down.then_some(SHUTDOWN))?;
-    // A destructor that blocks while its thread already unwinds (cancelled or panicking) must
-    // not start a second unwind, which would abort the process.
-    if ctx.shield > 0 || std::thread::panicking() {
+    if ctx.holds_unwinds() {
         return None;
     }
     Some(pending)

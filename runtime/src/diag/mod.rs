@@ -118,13 +118,12 @@ pub(crate) fn unwind_if_doomed(core: &Core) {
     }
 }
 
-/// Not while the fiber unwinds already, nor inside a shield: a shielded wait must end before
-/// the fiber unwinds (a scope waiting for its children, which borrow from the frames an unwind
-/// would free), so the verdict stays pending until a park outside the shield, as a
-/// cancellation does.
+/// The verdict stays pending while the fiber's unwinds are held (see
+/// `FiberCtx::holds_unwinds`), as a cancellation does: a scope waiting for its children must
+/// not be unwound out of its wait.
 #[cold]
 fn unwind_doomed(core: &Core) {
-    if std::thread::panicking() || crate::fiber_ctx::with(|ctx| ctx.shield > 0) {
+    if crate::fiber_ctx::with(|ctx| ctx.holds_unwinds()) {
         return;
     }
     if let Some(report) = core.diag.take_doom() {
