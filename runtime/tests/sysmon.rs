@@ -217,16 +217,28 @@ fn a_blocking_task_on_the_driver_thread_is_reported_with_the_stalls_length() {
     assert!(ms >= 50, "at least the threshold: {}", ended[0]);
 }
 
-/// How often the runtime's monitor thread (the only one in a child process) has been put on
-/// a CPU so far: the third field of its `schedstat`.
-fn monitor_runs() -> u64 {
-    let tasks = std::fs::read_dir("/proc/self/task").expect("list this process's threads");
-    let monitor = tasks
-        .map(|task| task.expect("a thread's entry").path())
-        .find(|task| {
-            std::fs::read_to_string(task.join("comm")).is_ok_and(|comm| comm == "fibra-sysmon\n")
-        })
-        .expect("a thread named fibra-sysmon");
+/// The runtime's monitor thread (the only one in a child process): its `/proc` directory,
+/// looked for, from a fiber, until the new thread has named itself.
+fn monitor_task() -> std::path::PathBuf {
+    for _ in 0..10_000 {
+        let tasks = std::fs::read_dir("/proc/self/task").expect("list this process's threads");
+        let named = tasks
+            .map(|task| task.expect("a thread's entry").path())
+            .find(|task| {
+                std::fs::read_to_string(task.join("comm"))
+                    .is_ok_and(|comm| comm == "fibra-sysmon\n")
+            });
+        if let Some(task) = named {
+            return task;
+        }
+        fibra_runtime::sleep(Duration::from_millis(1));
+    }
+    panic!("no thread named fibra-sysmon");
+}
+
+/// How often the runtime's monitor thread has been put on a CPU so far: the third field of
+/// its `schedstat`.
+fn monitor_runs(monitor: &std::path::Path) -> u64 {
     let stat = std::fs::read_to_string(monitor.join("schedstat")).expect("schedstat");
     let runs = stat.split_whitespace().nth(2).expect("a third field");
     runs.parse().expect("a count")
@@ -238,9 +250,10 @@ fn the_monitor_waits_untimed_while_every_fiber_waits_for_a_timer() {
     if in_child(TEST) {
         runtime(2).block_on(|| {
             // With a 2 ms threshold a monitor that kept ticking would run every millisecond.
-            let before = monitor_runs();
+            let monitor = monitor_task();
+            let before = monitor_runs(&monitor);
             fibra_runtime::sleep(Duration::from_millis(300));
-            let runs = monitor_runs() - before;
+            let runs = monitor_runs(&monitor) - before;
             assert!(
                 runs < 30,
                 "the monitor ran {runs} times while the only fiber slept"
