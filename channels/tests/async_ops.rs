@@ -228,3 +228,57 @@ fn a_thread_closes_while_fibers_and_tasks_wait() {
     assert_eq!(tokio_rt.block_on(task).unwrap(), None);
     drop(tx);
 }
+
+/// Sleeps until a tick of `period` made at `made` is due.
+fn until_due(made: std::time::Instant, period: Duration) {
+    std::thread::sleep(
+        (made + period + Duration::from_millis(20))
+            .saturating_duration_since(std::time::Instant::now()),
+    );
+}
+
+#[test]
+fn a_recv_future_whose_timer_panics_leaves_no_registration_behind() {
+    let period = Duration::from_millis(500);
+    let made = std::time::Instant::now();
+    let rx = fibra_channels::tick(period);
+    // Timers off: the future registers, then its timer panics.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(rx.recv_async())
+    }));
+    assert!(polled.is_err(), "a timer without a time driver panics");
+    until_due(made, period);
+    // A registration left behind would have taken the tick into the freed future.
+    assert!(rx.try_recv().is_ok());
+}
+
+#[test]
+fn a_recv_future_polled_after_its_runtime_shut_down_gives_the_tick_back_when_dropped() {
+    let period = Duration::from_millis(500);
+    let made = std::time::Instant::now();
+    let rx = fibra_channels::tick(period);
+    let mut future = Box::pin(rx.recv_async());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let first = rt.block_on(futures::future::poll_fn(|cx| {
+        std::task::Poll::Ready(future.as_mut().poll(cx))
+    }));
+    assert!(first.is_pending());
+    drop(rt);
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        future
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+    }));
+    assert!(again.is_err(), "its timer's runtime is gone");
+    until_due(made, period);
+    // Still registered, the future may have taken the tick; dropping it gives the tick back.
+    let early = rx.try_recv();
+    drop(future);
+    assert!(early.or_else(|_| rx.try_recv()).is_ok());
+}

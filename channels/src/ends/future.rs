@@ -12,6 +12,7 @@ use crate::op::{register_all, unregister_all, Attempt, Operation, RecvOp, SendOp
 use fibra_runtime::wait::TaskTimer;
 use std::fmt;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -63,74 +64,103 @@ impl<O: Operation> AsyncOp<O> {
     }
 
     /// Polls the operation; once it ended, gives it back with how it ended.
+    ///
+    /// While registered, the box lives in `self.state` and nowhere else: if anything panics
+    /// (a timer made outside a tokio runtime with time, or after its runtime shut down),
+    /// `Drop` finds it there and withdraws it, so no entry is left pointing at freed memory.
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<(O, Attempt)> {
         loop {
-            match std::mem::replace(&mut self.state, State::Finished) {
-                State::Idle(op) => {
-                    match op.try_now() {
-                        Attempt::NotReady => {}
-                        done => return Poll::Ready((op, done)),
-                    }
-                    let mut parked = Box::new(Parked {
-                        waiter: Waiter::new(),
-                        polled_by: cx.waker().clone(),
-                        op,
-                        count: 0,
-                        timer: None,
-                    });
-                    let (count, registration) =
-                        register_all(&[Some(&parked.op)], &parked.waiter, cx.waker().clone());
-                    parked.count = count;
-                    match registration {
-                        Registration::Ready => match parked.withdraw() {
-                            Ok(op) => self.state = State::Idle(op),
-                            Err(op) => return Poll::Ready(ended(op)),
-                        },
-                        Registration::Waiting(wake_at) => {
-                            if !wake_at.is_never() {
-                                let mut timer = TaskTimer::at(wake_at);
-                                if Pin::new(&mut timer).poll(cx).is_ready() {
-                                    parked.timer = Some(timer);
-                                    self.state = State::Parked(parked);
-                                    continue;
-                                }
-                                parked.timer = Some(timer);
-                            }
-                            self.state = State::Parked(parked);
-                            return Poll::Pending;
-                        }
-                    }
-                }
-                State::Parked(mut parked) => {
-                    match parked.waiter.ended() {
-                        Some(Ended::Done(_)) => {
-                            let Parked { op, .. } = *parked;
-                            return Poll::Ready(ended(op));
-                        }
-                        Some(Ended::Retry) => {
-                            self.state = State::Idle(parked.withdraw().unwrap_or_else(|_| {
-                                unreachable!("a waiter woken to retry completed nothing")
-                            }));
-                            continue;
-                        }
-                        None => {}
-                    }
-                    let due = parked
-                        .timer
-                        .as_mut()
-                        .is_some_and(|timer| Pin::new(timer).poll(cx).is_ready());
-                    if !due && parked.polled_by.will_wake(cx.waker()) {
-                        self.state = State::Parked(parked);
-                        return Poll::Pending;
-                    }
-                    // A timer channel's deadline came, or another task polls us: start over.
-                    match parked.withdraw() {
-                        Ok(op) => self.state = State::Idle(op),
-                        Err(op) => return Poll::Ready(ended(op)),
-                    }
-                }
+            let parked = match &mut self.state {
+                State::Idle(_) => match self.register(cx) {
+                    ControlFlow::Break(poll) => return poll,
+                    ControlFlow::Continue(()) => continue,
+                },
+                State::Parked(parked) => parked,
                 State::Finished => panic!("a channel future was polled after it completed"),
+            };
+            match parked.waiter.ended() {
+                Some(Ended::Done(_)) => {
+                    let Parked { op, .. } = *self.take_parked();
+                    return Poll::Ready(ended(op));
+                }
+                Some(Ended::Retry) => {
+                    self.state = State::Idle(self.take_parked().withdraw().unwrap_or_else(|_| {
+                        unreachable!("a waiter woken to retry completed nothing")
+                    }));
+                    continue;
+                }
+                None => {}
             }
+            let due = parked
+                .timer
+                .as_mut()
+                .is_some_and(|timer| Pin::new(timer).poll(cx).is_ready());
+            if !due && parked.polled_by.will_wake(cx.waker()) {
+                return Poll::Pending;
+            }
+            // A timer channel's deadline came, or another task polls us: start over.
+            match self.take_parked().withdraw() {
+                Ok(op) => self.state = State::Idle(op),
+                Err(op) => return Poll::Ready(ended(op)),
+            }
+        }
+    }
+
+    /// From `State::Idle`: tries the operation, and registers it if it is not ready. Breaks
+    /// with what `poll` returns, or continues when the state is to be looked at again (`Idle`
+    /// after a registration found the operation ready to retry, `Parked` when its deadline
+    /// has come already).
+    fn register(&mut self, cx: &mut Context<'_>) -> ControlFlow<Poll<(O, Attempt)>> {
+        let State::Idle(op) = std::mem::replace(&mut self.state, State::Finished) else {
+            unreachable!("registering an operation that is not idle")
+        };
+        match op.try_now() {
+            Attempt::NotReady => {}
+            done => return ControlFlow::Break(Poll::Ready((op, done))),
+        }
+        let mut parked = Box::new(Parked {
+            waiter: Waiter::new(),
+            polled_by: cx.waker().clone(),
+            op,
+            count: 0,
+            timer: None,
+        });
+        let (count, registration) =
+            register_all(&[Some(&parked.op)], &parked.waiter, cx.waker().clone());
+        parked.count = count;
+        let wake_at = match registration {
+            Registration::Ready => {
+                return match parked.withdraw() {
+                    Ok(op) => {
+                        self.state = State::Idle(op);
+                        ControlFlow::Continue(())
+                    }
+                    Err(op) => ControlFlow::Break(Poll::Ready(ended(op))),
+                };
+            }
+            Registration::Waiting(wake_at) => wake_at,
+        };
+        self.state = State::Parked(parked);
+        if wake_at.is_never() {
+            return ControlFlow::Break(Poll::Pending);
+        }
+        // Made and polled in place: `TaskTimer` may panic.
+        let State::Parked(parked) = &mut self.state else {
+            unreachable!("just parked")
+        };
+        let timer = parked.timer.insert(TaskTimer::at(wake_at));
+        if Pin::new(timer).poll(cx).is_ready() {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(Poll::Pending)
+        }
+    }
+
+    /// Takes the registered box out of `self.state`, to withdraw it or finish.
+    fn take_parked(&mut self) -> Box<Parked<O>> {
+        match std::mem::replace(&mut self.state, State::Finished) {
+            State::Parked(parked) => parked,
+            _ => unreachable!("the operation is not registered"),
         }
     }
 }
