@@ -8,7 +8,7 @@
 use crate::core::chan::Registration;
 use crate::core::waiter::{Ended, Waiter};
 use crate::error::SendError;
-use crate::op::{register_all, unregister_all, Attempt, Operation, RecvOp, SendOp};
+use crate::op::{register_all, unregister_all, Attempt, Operation, RecvOp, SendOp, TOKEN};
 use fibra_runtime::wait::TaskTimer;
 use std::fmt;
 use std::future::Future;
@@ -175,7 +175,7 @@ impl<O: Operation> Drop for AsyncOp<O> {
     fn drop(&mut self) {
         if let State::Parked(parked) = std::mem::replace(&mut self.state, State::Finished) {
             if let Err(op) = parked.withdraw() {
-                op.abandon();
+                op.abandon(TOKEN);
             }
         }
     }

@@ -122,7 +122,7 @@ impl sealed::Sealed for CancelledOp<'_> {
         &self.in_wait
     }
 
-    fn has_completed(&self) -> bool {
+    fn has_completed(&self, _: sealed::Token) -> bool {
         self.token.is_cancelled()
     }
 
@@ -162,7 +162,7 @@ impl sealed::Sealed for CancelledOp<'_> {
         }
     }
 
-    fn abandon(&self) {}
+    fn abandon(&self, _: sealed::Token) {}
 
     fn retry_by(&self) -> sealed::RetryBy<'_> {
         sealed::RetryBy::Anyone

@@ -4,6 +4,7 @@
 //! fiber waits while another, holding an `Rc` or a `&'static` of the same operation, runs) —
 //! so each operation carries a mark that the wait sets and every owner-side use checks.
 
+use crate::op::operation::sealed::TOKEN;
 use crate::op::Operation;
 use std::cell::Cell;
 
@@ -58,7 +59,7 @@ impl<'a> InWait<'a> {
             );
             mark.set(true);
             in_wait.marked = oper + 1;
-            if op.has_completed() {
+            if op.has_completed(TOKEN) {
                 return Err(oper);
             }
         }

@@ -44,6 +44,7 @@ mod patience;
 mod wait;
 
 pub use cancelled::CancelledOp;
+pub(crate) use operation::sealed::TOKEN;
 pub use operation::{Attempt, Operation, RecvOp, SendOp};
 pub(crate) use patience::run_one;
 pub use patience::Patience;

@@ -68,13 +68,24 @@ pub(crate) mod sealed {
     use fibra_runtime::wait::WaitKind;
     use std::task::Waker;
 
+    /// What the methods that touch an operation's value slot without a check take. Code
+    /// outside this crate can call `Sealed`'s methods through an `Operation` bound, though it
+    /// cannot name the trait, but it cannot make a `Token`: without it, `abandon` or
+    /// `has_completed` called by another fiber while the operation is in a wait would race
+    /// with the claimer writing the slot.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Token(());
+
+    /// The one way to make a [`Token`].
+    pub(crate) const TOKEN: Token = Token(());
+
     /// The registration half of [`Operation`](super::Operation), private to this crate.
     pub trait Sealed {
         /// Set while a wait uses the operation (see `in_wait`).
         fn wait_mark(&self) -> &WaitMark;
         /// Whether the operation has completed (a receive holds its value, a send delivered).
         /// Only for the wait that has just marked it: it looks at the packet.
-        fn has_completed(&self) -> bool;
+        fn has_completed(&self, _: Token) -> bool;
         /// Registers operation number `oper` of `waiter`, whose claimer is to wake `waker`,
         /// unless it can complete now.
         fn register(&self, waiter: &Waiter, oper: usize, waker: Waker) -> Registration;
@@ -85,7 +96,7 @@ pub(crate) mod sealed {
         /// The operation completed but its caller is unwinding (cancelled) and will never see
         /// the outcome: undo what can be undone without loss (a received value goes back to
         /// the channel).
-        fn abandon(&self);
+        fn abandon(&self, _: Token);
         /// Who may retry this operation (see `patience`).
         fn retry_by(&self) -> RetryBy<'_>;
         /// What a wait on this operation alone waits for, and the object (a channel, a cancel
@@ -129,6 +140,18 @@ pub(crate) mod sealed {
 /// let send = SendOp::new(&tx, 'x');
 /// assert_eq!(send.try_now(), Attempt::Completed);
 /// assert_eq!(rx.recv(), Some('x'));
+/// ```
+///
+/// Only a wait (or a channel future) takes an operation through its registration, whose steps
+/// are reachable through this trait but cannot be called from outside this crate: another
+/// fiber giving back a value while the operation is in a wait would race with the sender
+/// handing it over.
+///
+/// ```compile_fail
+/// use fibra::chan::op::Operation;
+/// fn give_back<O: Operation>(op: &O) {
+///     op.abandon();
+/// }
 /// ```
 pub trait Operation: sealed::Sealed {
     /// Tries to complete the operation without waiting. An operation that has completed stays
@@ -248,7 +271,7 @@ impl<T> sealed::Sealed for RecvOp<'_, T> {
         &self.in_wait
     }
 
-    fn has_completed(&self) -> bool {
+    fn has_completed(&self, _: sealed::Token) -> bool {
         // SAFETY: the wait that marked the op calls this before registering it, so no entry
         // points at the packet and this thread has it to itself.
         unsafe { self.packet.is_full() }
@@ -263,7 +286,7 @@ impl<T> sealed::Sealed for RecvOp<'_, T> {
         self.key.unregister(self.chan, self.side, waiter, oper);
     }
 
-    fn abandon(&self) {
+    fn abandon(&self, _: sealed::Token) {
         // SAFETY: called once the wait is over (done observed through the unregistration
         // barrier, registrations gone), so this thread owns the packet again.
         if let Some(value) = unsafe { self.packet.take() } {
@@ -380,7 +403,7 @@ impl<T> sealed::Sealed for SendOp<'_, T> {
         &self.in_wait
     }
 
-    fn has_completed(&self) -> bool {
+    fn has_completed(&self, _: sealed::Token) -> bool {
         // SAFETY: as in `RecvOp::has_completed`.
         !unsafe { self.packet.is_full() }
     }
@@ -395,7 +418,7 @@ impl<T> sealed::Sealed for SendOp<'_, T> {
     }
 
     /// A delivered value stays delivered; a refused one is dropped with the unwinding caller.
-    fn abandon(&self) {}
+    fn abandon(&self, _: sealed::Token) {}
 
     fn retry_by(&self) -> sealed::RetryBy<'_> {
         sealed::RetryBy::of(self.chan.retry_slot(Side::Send))

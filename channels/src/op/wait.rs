@@ -14,6 +14,7 @@
 //! for it.
 
 use super::in_wait::InWait;
+use super::operation::sealed::TOKEN;
 use super::operation::Operation;
 use crate::core::chan::Registration;
 use crate::core::waiter::{Ended, Waiter};
@@ -111,7 +112,7 @@ impl Drop for Registered<'_> {
         unregister_all(self.ops, self.waiter, self.count);
         if let Some(oper) = self.waiter.done() {
             if let Some(op) = self.ops[oper] {
-                op.abandon();
+                op.abandon(TOKEN);
             }
         }
     }
