@@ -83,9 +83,10 @@ impl Parker {
             let now = self.epoch.elapsed().as_nanos() as u64;
             self.woken_at
                 .store(now, std::sync::atomic::Ordering::Relaxed);
-            let thread = self.thread.lock().expect("parker lock poisoned");
+            // Not under the lock: the woken owner, soon idle again, takes it in `park`, and
+            // would sleep on it while this thread is still in the wake's system call.
+            let thread = self.thread.lock().expect("parker lock poisoned").clone();
             thread
-                .as_ref()
                 .expect("a parked parker is bound to its thread")
                 .unpark();
         }
