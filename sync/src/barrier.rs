@@ -15,7 +15,11 @@ use std::time::Duration;
 /// The last arrival is the leader; [`wait_with_action`](Self::wait_with_action) runs an action
 /// in it before anyone is released. A wait that times out, or an action that panics, *breaks*
 /// the barrier: everyone waiting, and every later arrival, gets [`BarrierError::Broken`] until
-/// [`reset`](Self::reset).
+/// [`reset`](Self::reset). A cycle all of whose parties have arrived is complete even while
+/// its leader's action runs: a wait of the next cycle that times out meanwhile breaks the
+/// barrier for the next cycle, and the complete one is released when the action returns. The
+/// waiters of a cycle are released in arrival order after those of earlier cycles, so an
+/// action that parks holds back the cycles that complete while it runs.
 ///
 /// ```
 /// use fibra::sync::Barrier;
@@ -47,6 +51,12 @@ pub(crate) struct State {
     arrived: usize,
     generation: u64,
     broken: bool,
+    /// Complete generations whose leaders run their actions: their waiters stay queued, in
+    /// front of any later generation's, until the leader is done (see `settle`).
+    acting: Vec<u64>,
+    /// Complete generations whose leaders are done but whose waiters are still queued behind
+    /// an earlier generation whose leader acts.
+    released: Vec<u64>,
     waiting: WaitList<Arrival>,
 }
 
@@ -128,6 +138,8 @@ impl Barrier {
                     arrived: 0,
                     generation: 0,
                     broken: false,
+                    acting: Vec::new(),
+                    released: Vec::new(),
                     waiting: WaitList::new(),
                 }),
             }
@@ -228,10 +240,24 @@ impl Barrier {
     pub fn reset(&self) {
         let mut wakers = WakeList::new();
         let mut state = self.state.lock();
-        break_waiters(&mut state, &mut wakers);
+        break_all(&mut state, &mut wakers);
         state.broken = false;
         state.arrived = 0;
         state.generation += 1;
+    }
+
+    /// Ends the part of `generation`'s leader: its waiters are released, or, if `!ok` (the
+    /// action unwound), the barrier breaks.
+    fn acted(&self, generation: u64, ok: bool) {
+        let mut wakers = WakeList::new();
+        let mut state = self.state.lock();
+        state.acting.retain(|&acting| acting != generation);
+        if ok {
+            state.released.push(generation);
+        } else {
+            state.broken = true;
+        }
+        settle(&mut state, &mut wakers);
     }
 
     #[track_caller]
@@ -262,21 +288,14 @@ impl Barrier {
         let generation = state.generation;
         state.generation += 1;
         state.arrived = 0;
+        state.acting.push(generation);
         drop(state);
         if let Some(action) = action {
-            let on_unwind = BreakOnUnwind(self);
+            let on_unwind = Acting(self, generation);
             action();
             std::mem::forget(on_unwind);
         }
-        let mut wakers = WakeList::new();
-        let mut state = self.state.lock();
-        while state
-            .waiting
-            .front()
-            .is_some_and(|arrival| arrival.generation == generation)
-        {
-            wakers.push(state.waiting.pop_front().expect("the front was just seen"));
-        }
+        self.acted(generation, true);
         Ok(BarrierWaitResult {
             index,
             leader: true,
@@ -284,8 +303,8 @@ impl Barrier {
     }
 }
 
-/// Breaks the barrier and wakes everyone waiting, telling them so.
-fn break_waiters(state: &mut State, wakers: &mut WakeList) {
+/// Wakes everyone waiting, telling them the barrier is broken.
+fn break_all(state: &mut State, wakers: &mut WakeList) {
     state.broken = true;
     while let Some(arrival) = state.waiting.front_mut() {
         arrival.broken = true;
@@ -293,13 +312,39 @@ fn break_waiters(state: &mut State, wakers: &mut WakeList) {
     }
 }
 
-/// Breaks the barrier if the leader's action unwinds.
-struct BreakOnUnwind<'a>(&'a Barrier);
+/// Wakes the waiters at the front of the queue whose fate is decided: those of a generation
+/// whose leader is done are released; if the barrier is broken, those of a generation whose
+/// leader failed, and of the incomplete one, are told so. Stops at a generation whose leader
+/// still acts (its waiters are its to release, and the later ones queue behind them), and at
+/// the incomplete generation while the barrier holds.
+fn settle(state: &mut State, wakers: &mut WakeList) {
+    while let Some(front) = state.waiting.front_mut() {
+        let generation = front.generation;
+        if state.acting.contains(&generation) {
+            break;
+        }
+        if !state.released.contains(&generation) {
+            if !state.broken {
+                break;
+            }
+            front.broken = true;
+        }
+        wakers.push(state.waiting.pop_front().expect("the front was just seen"));
+    }
+    // A released generation is remembered only while some of its waiters are queued.
+    let oldest = state
+        .waiting
+        .front()
+        .map_or(u64::MAX, |front| front.generation);
+    state.released.retain(|&generation| generation >= oldest);
+}
 
-impl Drop for BreakOnUnwind<'_> {
+/// A leader running its action: dropped (the action unwound), it breaks the barrier.
+struct Acting<'a>(&'a Barrier, u64);
+
+impl Drop for Acting<'_> {
     fn drop(&mut self) {
-        let mut wakers = WakeList::new();
-        break_waiters(&mut self.0.state.lock(), &mut wakers);
+        self.0.acted(self.1, false);
     }
 }
 
@@ -337,11 +382,13 @@ impl Waitable for Arrivals<'_> {
         })
     }
 
-    fn abandon(&self, state: &mut State, _: Arrival, woken: bool, wakers: &mut WakeList) {
-        // A party that stops waiting (timed out, or unwinding) means this cycle can never
-        // complete: everyone else would wait for ever.
-        if !woken {
-            break_waiters(state, wakers);
+    fn abandon(&self, state: &mut State, arrival: Arrival, woken: bool, wakers: &mut WakeList) {
+        // A party of the incomplete generation that stops waiting (timed out, or unwinding)
+        // means this cycle can never complete: everyone else would wait for ever. One whose
+        // generation is complete (its leader acts) leaves nobody short.
+        if !woken && arrival.generation == state.generation {
+            state.broken = true;
+            settle(state, wakers);
         }
     }
 }

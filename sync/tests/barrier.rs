@@ -201,3 +201,58 @@ fn errors_display() {
         "the barrier wait timed out"
     );
 }
+
+/// A cycle whose last party has arrived is complete: a wait of the next cycle that times out
+/// while the leader's action runs breaks the barrier for the next cycle only.
+#[test]
+fn a_timeout_in_the_next_cycle_during_the_action_leaves_the_completed_cycle_whole() {
+    on_each_worker_count(|_| {
+        let barrier = Arc::new(Barrier::new(2));
+        let first = {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait())
+        };
+        let_others_run();
+        let late = barrier.wait_with_action(|| {
+            let next = barrier.clone();
+            let timed_out = fibra_runtime::spawn(move || next.wait_timeout(Duration::ZERO));
+            assert_eq!(timed_out.join().unwrap(), Err(BarrierError::TimedOut));
+        });
+        assert!(late.unwrap().is_leader());
+        assert_eq!(first.join().unwrap().map(|r| r.index()), Ok(0));
+        assert!(barrier.is_broken(), "broken for the next cycle");
+        assert_eq!(barrier.wait(), Err(BarrierError::Broken));
+    });
+}
+
+/// A cycle that completes while an earlier cycle's leader still acts is released once that
+/// action returns, after the earlier cycle, with nobody broken.
+#[test]
+fn a_cycle_completing_during_an_earlier_action_is_released_after_it() {
+    on(1, || {
+        let barrier = Arc::new(Barrier::new(2));
+        let go_on = Arc::new(fibra_sync::Event::new());
+        let waiter = |barrier: &Arc<Barrier>| {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait().map(|r| r.index()))
+        };
+        let first = waiter(&barrier);
+        let_others_run();
+        let leader = {
+            let (barrier, go_on) = (barrier.clone(), go_on.clone());
+            fibra_runtime::spawn_local(move || barrier.wait_with_action(|| go_on.wait()).unwrap())
+        };
+        let_others_run();
+        // The next cycle completes, its leader without an action, while the first acts.
+        let second = waiter(&barrier);
+        let_others_run();
+        assert!(barrier.wait().unwrap().is_leader());
+        let_others_run();
+        assert!(!second.is_finished(), "held back behind the acting cycle");
+        go_on.set();
+        assert!(leader.join().unwrap().is_leader());
+        assert_eq!(first.join().unwrap(), Ok(0));
+        assert_eq!(second.join().unwrap(), Ok(0));
+        assert!(!barrier.is_broken());
+    });
+}
