@@ -72,8 +72,15 @@ pub(crate) fn dispatch<'scope>(
                 s.spawn(move || open_vu(index, &shared, steps, at, rx, done));
                 spawned += 1;
             }
+            // Every VU busy and the pool full: wait for one, but not past the run's end, so
+            // that no iteration starts after a stop.
             Err(_) => {
-                if tx.send(at).is_err() {
+                let handed = fibra::select! {
+                    send(tx, at) -> sent => sent.is_ok(),
+                    cancelled(shared.stop) => false,
+                    default(shared.left()) => false,
+                };
+                if !handed {
                     return;
                 }
             }

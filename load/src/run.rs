@@ -320,6 +320,13 @@ impl Shared {
         self.stop.is_cancelled() || self.deadline.is_some_and(|d| now >= d)
     }
 
+    /// How long until the run's deadline (`Duration::MAX` without one).
+    pub(crate) fn left(&self) -> Duration {
+        self.deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        })
+    }
+
     /// Takes the right to run one more iteration (all of them, without an iteration count).
     pub(crate) fn claim(&self) -> bool {
         match self.iterations {
@@ -570,5 +577,45 @@ pub(crate) mod tests {
             .run();
         assert!(report.interrupted);
         assert_eq!(report.stats.requests, 0);
+    }
+
+    /// Runs the open model with one VU whose iteration outlasts the next start (due after 1
+    /// ms), then cancels `stop` if there is one; how many iterations started.
+    fn busy_open_model(duration: Duration, stop: Option<CancelToken>) -> usize {
+        let (served, started) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let scenario = {
+            let (started, stop) = (started.clone(), stop.clone());
+            Scenario::new("busy").step("busy", move |_| {
+                started.fetch_add(1, Ordering::Relaxed);
+                fibra::sleep(Duration::from_millis(50));
+                stop.iter().for_each(CancelToken::cancel);
+                Ok(())
+            })
+        };
+        let load = Load::new(scenario)
+            .vus(1)
+            .rate(1000.0)
+            .duration(duration)
+            .connector(memory(&served));
+        match stop {
+            Some(stop) => load.stop_on(stop),
+            None => load,
+        }
+        .run();
+        started.load(Ordering::Relaxed)
+    }
+
+    /// The open model with every VU busy: the next start waits for one, and a stop meanwhile
+    /// ends the wait, so nothing more starts.
+    #[test]
+    fn a_stop_while_every_vu_is_busy_starts_no_more_iterations() {
+        let stop = Some(CancelToken::new());
+        assert_eq!(busy_open_model(Duration::from_secs(600), stop), 1);
+    }
+
+    /// As a stop, the end of the run's duration ends a start's wait for a busy VU.
+    #[test]
+    fn the_end_of_the_run_while_every_vu_is_busy_starts_no_more_iterations() {
+        assert_eq!(busy_open_model(Duration::from_millis(20), None), 1);
     }
 }
