@@ -162,7 +162,9 @@ impl Stages {
             let area = (from + stage.target) / 2.0 * length;
             if remaining < area {
                 let slope = (stage.target - from) / length;
-                let t = if slope.abs() < 1e-12 {
+                // Flat only where the rate is not zero: a first stage rising a hair above zero
+                // has `from` 0 and a slope that is tiny but not.
+                let t = if slope.abs() < 1e-12 && from > 0.0 {
                     remaining / from
                 } else {
                     // Solve from*t + slope*t²/2 = remaining for t in [0, length].
@@ -327,6 +329,13 @@ mod tests {
             offsets,
             [Some(1.0), Some(1.25), Some(1.5), Some(1.75), None]
         );
+    }
+
+    #[test]
+    fn a_first_stage_rising_a_hair_above_zero_starts_at_zero() {
+        let stages: Stages = "1s:0.0000000000001".parse().unwrap();
+        assert_eq!(stages.start_offset(0), Some(Duration::ZERO));
+        assert_eq!(stages.start_offset(1), None);
     }
 
     #[test]
