@@ -3,7 +3,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fibra::net::TcpStream;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -12,7 +12,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, StreamOwned};
 
-use crate::http::Transport;
+use crate::http::{Timed, Transport};
 
 /// How the client checks servers' certificates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,11 +144,15 @@ pub(crate) fn connect(
         io::Error::new(io::ErrorKind::InvalidInput, format!("TLS name {host}: {e}"))
     })?;
     let mut tls = ClientConnection::new(config.clone(), name).map_err(io::Error::other)?;
+    let deadline = Instant::now() + timeout;
     let mut sock = TcpStream::connect_timeout(&addr, timeout)?;
     sock.set_nodelay(true)?;
     sock.set_io_timeout(Some(timeout))?;
+    // The handshake as a whole within about `timeout`, not only each read: a server trickling
+    // its bytes would hold the VU for ever.
+    let mut timed = Timed::new(&mut sock, deadline);
     while tls.is_handshaking() {
-        tls.complete_io(&mut sock).map_err(|e| match e.kind() {
+        tls.complete_io(&mut timed).map_err(|e| match e.kind() {
             io::ErrorKind::InvalidData => io::Error::other(format!("TLS handshake: {e}")),
             _ => e,
         })?;

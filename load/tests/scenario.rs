@@ -125,3 +125,40 @@ fn raw_tcp_connections_are_available_to_steps() {
         );
     });
 }
+
+/// A server that answers the TLS handshake one byte every 20 ms: every read is well within
+/// the request timeout, the handshake as a whole is not, and the request times out.
+#[test]
+fn the_request_timeout_bounds_a_trickling_tls_handshake() {
+    use std::io::{Read, Write};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("https://{}/", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut hello = [0; 4096];
+        let _ = conn.read(&mut hello);
+        // The header of a 16 KiB handshake record, then its body a byte at a time, for 2 s
+        // at most (until the client hangs up).
+        conn.write_all(&[0x16, 0x03, 0x03, 0x40, 0x00]).unwrap();
+        for _ in 0..100 {
+            std::thread::sleep(Duration::from_millis(20));
+            if conn.write_all(&[0]).is_err() {
+                break;
+            }
+        }
+    });
+    let scenario = Scenario::new("tls").step("get", move |vu| {
+        vu.get(&url)?;
+        Ok(())
+    });
+    let report = Load::new(scenario)
+        .vus(1)
+        .iterations(1)
+        .timeout(Duration::from_millis(200))
+        .workers(1)
+        .run();
+    let errors: Vec<_> = report.stats.errors.into_iter().collect();
+    assert_eq!(errors, [(fibra_load::ErrorKind::Timeout, 1)]);
+    server.join().unwrap();
+}

@@ -197,7 +197,7 @@ fn exchange(
 /// checked against the time the request began (`now`), and its first read is not checked,
 /// since the write before it and the read itself are each bounded by the connection's timeout,
 /// which keeps the bound above.
-struct Timed<'a, T> {
+pub(crate) struct Timed<'a, T> {
     conn: &'a mut T,
     deadline: Instant,
     /// The time for the next check, instead of reading the clock.
@@ -206,7 +206,17 @@ struct Timed<'a, T> {
     unchecked_read: bool,
 }
 
-impl<T> Timed<'_, T> {
+impl<'a, T> Timed<'a, T> {
+    /// `conn`, every read and write of which fails with `TimedOut` from `deadline` on.
+    pub(crate) fn new(conn: &'a mut T, deadline: Instant) -> Self {
+        Timed {
+            conn,
+            deadline,
+            now: None,
+            unchecked_read: false,
+        }
+    }
+
     fn check(&mut self) -> io::Result<()> {
         let now = self.now.take().unwrap_or_else(Instant::now);
         if now >= self.deadline {

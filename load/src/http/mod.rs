@@ -6,6 +6,7 @@ mod request;
 mod response;
 mod url;
 
+pub(crate) use client::Timed;
 pub use client::{Client, Connect, Exchange, Failure, Transport};
 pub use error::{ErrorKind, HttpError};
 pub use request::{Prepared, Request};
