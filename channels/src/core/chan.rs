@@ -145,8 +145,11 @@ impl<T> Chan<T> {
         }
     }
 
-    /// Runs one transition under the lock, then wakes whoever it completed. No user code runs
-    /// under the lock: values are only moved, wakers are woken after it.
+    /// Runs one transition under the lock, then wakes whoever it completed. Values are only
+    /// moved under the lock, and wakers woken after it; the one thing that may run foreign code
+    /// under it is the drop of a registration's waker (a withdrawn or retried registration),
+    /// which is never the last handle of a fibra waker, nor of a future's, whose task holds
+    /// its own.
     fn locked<R>(&self, f: impl FnOnce(&mut Txn<'_, T>) -> R) -> R {
         let mut waits = self.waits.lock();
         let mut txn = Txn {
