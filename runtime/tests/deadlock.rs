@@ -765,3 +765,43 @@ fn a_global_deadlock_unwinds_a_scopes_child_before_the_scope_ends() {
         fibra_testing::assert_passed(&output);
     }
 }
+
+/// A fiber found in a global deadlock while it waits inside a shield is not unwound, and its
+/// verdict does not outlive that wait: here the other fiber's unwinding gives it the mutex it
+/// waited for, and it goes on, through later waits, without a `Deadlocked` of its own.
+#[test]
+fn a_shielded_waiter_freed_by_the_others_unwinding_goes_on_without_a_stale_verdict() {
+    const TEST: &str =
+        "a_shielded_waiter_freed_by_the_others_unwinding_goes_on_without_a_stale_verdict";
+    if in_child(TEST) {
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let mutex = Arc::new(Mutex::new(()));
+            let (never, waits) = fibra::chan::bounded::<()>(0);
+            let holder = {
+                let mutex = mutex.clone();
+                fibra::spawn(move || {
+                    let _held = mutex.lock();
+                    waits.recv();
+                })
+            };
+            while !mutex.is_locked() {
+                fibra::yield_now();
+            }
+            // Every fiber asleep: this one in the lock, the holder in the receive.
+            fibra::shield(|| drop(mutex.lock()));
+            fibra::sleep(Duration::from_millis(1));
+            let payload = holder.join().unwrap_err().into_panic();
+            assert!(payload.is::<Deadlocked>());
+            drop(never);
+        });
+        return;
+    }
+    for workers in WORKER_COUNTS {
+        let workers = workers.to_string();
+        let output = run_child(
+            TEST,
+            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+        );
+        fibra_testing::assert_passed(&output);
+    }
+}

@@ -118,15 +118,18 @@ pub(crate) fn unwind_if_doomed(core: &Core) {
     }
 }
 
-/// The verdict stays pending while the fiber's unwinds are held (see
-/// `FiberCtx::holds_unwinds`), as a cancellation does: a scope waiting for its children must
-/// not be unwound out of its wait.
+/// A fiber whose unwinds are held (see `FiberCtx::holds_unwinds`: a scope waiting for its
+/// children must not be unwound out of its wait) drops the verdict and goes on waiting. The
+/// verdict was about this wait: it ends only once the others' unwinding frees it (a scope's
+/// children end, a holder lets go), and then the deadlock it described is over; a later one
+/// is found afresh.
 #[cold]
 fn unwind_doomed(core: &Core) {
+    let report = core.diag.take_doom();
     if crate::fiber_ctx::with(|ctx| ctx.holds_unwinds()) {
         return;
     }
-    if let Some(report) = core.diag.take_doom() {
+    if let Some(report) = report {
         std::panic::panic_any(Deadlocked::new(report));
     }
 }

@@ -25,9 +25,10 @@ pub enum Deadlock {
     #[default]
     Report,
     /// Report it, then unwind every fiber of the cycle with a [`Deadlocked`] panic (for a
-    /// global deadlock: every fiber). A fiber waiting inside a [`shield`](crate::shield)
-    /// unwinds at its first wait after the shield ends: a scope waiting for its children goes
-    /// on waiting while they unwind.
+    /// global deadlock: every fiber). A fiber waiting inside a [`shield`](crate::shield) is
+    /// not unwound: it goes on waiting, and the others' unwinding may free it (a scope waiting
+    /// for its children waits while they unwind, then re-raises their panics); the verdict
+    /// does not outlive that wait.
     Panic,
     /// Look for nothing.
     Off,
