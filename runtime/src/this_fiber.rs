@@ -131,6 +131,10 @@ pub fn checkpoint() {
     });
     if let Some(fiber) = fiber {
         suspend(fiber, Suspend::Yield);
+        // A cancellation that came while the fiber waited for its next slice: it must not run
+        // on past the cancellation point it stopped at.
+        // SAFETY: `fiber` is the running fiber's `Core`, alive while it runs, and it runs again.
+        crate::cancel::check_fiber(unsafe { &*fiber });
     }
 }
 

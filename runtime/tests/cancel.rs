@@ -857,3 +857,26 @@ fn a_panic_dropping_an_unstarted_fibers_locals_is_contained() {
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("the runtime went on"));
 }
+
+/// A fiber whose slice ends at a `checkpoint` yields there; cancelled before it runs again, it
+/// unwinds from that checkpoint instead of running on to its next one.
+#[test]
+fn a_fiber_cancelled_while_it_yields_at_a_checkpoint_unwinds_from_it() {
+    on(1, || {
+        let steps = Arc::new(AtomicUsize::new(0));
+        let looping = {
+            let steps = steps.clone();
+            fibra_runtime::spawn(move || loop {
+                fibra_runtime::checkpoint();
+                steps.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        // Runs the loop until its slice ends, inside a checkpoint.
+        fibra_runtime::yield_now();
+        let before = steps.load(Ordering::SeqCst);
+        assert!(before > 0, "the loop ran");
+        looping.abort();
+        assert!(looping.join().is_err());
+        assert_eq!(steps.load(Ordering::SeqCst), before, "no step after the cancel");
+    });
+}
