@@ -45,6 +45,8 @@ pub(crate) struct Shared {
     /// Fibers homed on or handed to each worker (see `placement`).
     pub(crate) loads: Loads,
     shutdown: AtomicBool,
+    /// Set once every worker thread has exited, before the queues are drained for good.
+    workers_gone: AtomicBool,
     /// Set when shutdown starts unwinding the fibers still running (see `unwind_remaining`).
     unwinding: AtomicBool,
     /// Who waits for the unwinding to end.
@@ -109,6 +111,7 @@ impl Shared {
             idle: Idle::new(workers),
             loads: Loads::new(workers),
             shutdown: AtomicBool::new(false),
+            workers_gone: AtomicBool::new(false),
             unwinding: AtomicBool::new(false),
             unwind_waiter: Mutex::new(None),
             exit: ExitBarrier::default(),
@@ -233,6 +236,9 @@ impl Shared {
 
     /// After every worker has exited: drops what is still queued and wakes outside joiners.
     pub(crate) fn finish_shutdown(&self) {
+        // SeqCst, before the drain, against `dispatch_remote`'s push and load: either the
+        // drain below finds a fiber pushed to an inbox, or its pusher sees the flag.
+        self.workers_gone.store(true, Ordering::SeqCst);
         self.drain_injector();
         for index in 0..self.workers() {
             self.drain_inbox(index);
@@ -275,8 +281,13 @@ pub(crate) fn dispatch(core: Arc<Core>) {
 fn dispatch_remote(core: Arc<Core>, home: usize) {
     let shared = core.shared.clone();
     shared.remotes[home].inbox.push(core);
-    if shared.is_shut_down() {
-        // As in `inject`: nobody will resume it; do not leave it in the inbox.
+    // Once no worker runs any more, nobody will resume it: dropped here, not left in the
+    // inbox (`Core → Shared → inbox → Core` would leak). Not before: after shutdown begins a
+    // worker may still be running this very fiber between its latch's flip and its switch
+    // out (a shielded fiber, one that outlives the shutdown timeout), and the queued
+    // reference may be its last; the worker drains its own inbox as it exits, and
+    // `finish_shutdown` whatever came after.
+    if shared.workers_gone.load(Ordering::SeqCst) {
         shared.drain_inbox(home);
         return;
     }
