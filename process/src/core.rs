@@ -2,16 +2,19 @@
 //!
 //! Each process's record has one lock. Operations that touch two processes (link, unlink)
 //! take both in number order; everything else holds one lock at a time, so there is no lock
-//! cycle. Signals a process sends when it ends (`Down` messages) are put into the watchers'
-//! mailboxes while its lock is held, so whoever locks it afterwards (a `demonitor`) finds
-//! them already delivered.
+//! cycle. Signals a process sends when it ends (`Down` messages, exit signals) are sent after
+//! its lock is released (a watcher's id may be the last of its process, whose drop may drop
+//! messages, and a message's drop may park); once they all are, its end opens the record's
+//! `settled` gate, where whoever finds the process ended but must see its end complete (a
+//! `demonitor`, an `exit`) waits.
 
 use crate::id::next_number;
 use crate::node::Node;
 use crate::ordered::Ordered;
+use crate::settled::Settled;
 use crate::{MonitorRef, ProcessId, Reason, Signal};
 use fibra_runtime::loom::sync::{SpinGuard, SpinLock};
-use fibra_runtime::CancelGroup;
+use fibra_runtime::{CancelGroup, FiberId};
 use std::any::Any;
 use std::collections::HashMap;
 use std::mem;
@@ -29,6 +32,8 @@ pub(crate) struct Core {
     pub(crate) node: Arc<Node>,
     /// How many flushed `Down`s wait in the mailbox (see `State::flushed`).
     pub(crate) flushed: AtomicUsize,
+    /// Opened once the process's end is complete (see the module docs).
+    pub(crate) settled: Settled,
 }
 
 /// What the process's lock guards.
@@ -36,6 +41,10 @@ pub(crate) struct Core {
 pub(crate) struct State {
     /// Set once, when the process ends.
     pub(crate) reason: Option<Reason>,
+    /// The fiber that ended the process, if it was ended in one: it must not wait at the
+    /// `settled` gate for itself (a message it drops with the mailbox may call `exit` on the
+    /// same process).
+    pub(crate) ender: Option<FiberId>,
     /// Linked processes by number, in the order the links were made.
     pub(crate) links: Ordered<ProcessId>,
     /// Monitors on this process by reference, in the order they were made.
@@ -97,6 +106,7 @@ impl Core {
             group,
             node,
             flushed: AtomicUsize::new(0),
+            settled: Settled::default(),
         }
     }
 
@@ -114,6 +124,22 @@ impl Core {
         state.reason = Some(reason);
         self.alive.store(false, Ordering::Release);
     }
+
+    /// Waits until the end of this process, which has been marked ended, is complete (see
+    /// the module docs) — unless the caller is the fiber ending it.
+    pub(crate) fn wait_settled(&self) {
+        let ender = self.lock().ender;
+        if ender.is_some() && ender == running_fiber() {
+            return;
+        }
+        self.settled.wait();
+    }
+}
+
+/// The fiber the caller runs in, if any (an unstarted process's function can be dropped,
+/// ending the process, on a worker's thread outside any fiber).
+pub(crate) fn running_fiber() -> Option<FiberId> {
+    fibra_runtime::wait::in_fiber().then(|| fibra_runtime::current().id())
 }
 
 /// A process taking messages of type `M`.

@@ -10,17 +10,26 @@ use std::fmt;
 /// Ends `first` with `reason` unless it already ended, then every process its end kills in
 /// turn, breadth first from one work list: a long chain of links ends without recursion.
 ///
-/// For each process, in order: it is marked ended, the monitors it holds are dropped, its
-/// name is freed, its monitors get their `Down`, its fiber is cancelled (it unwinds at its
-/// next cancellation point), and its links get their signals in link order.
+/// For each process, in order: it is marked ended and its fiber cancelled (it unwinds at its
+/// next cancellation point, so it sends, spawns or links nothing more meanwhile), the monitors
+/// it holds are dropped, its name is freed, its monitors get their `Down`, its links get their
+/// signals in link order, and its `settled` gate opens.
 ///
 /// Each process ended costs the caller a reduction, so a long cascade is spread over the
-/// caller's slices (other fibers run between them) instead of holding its worker; the caller
-/// cannot be cancelled meanwhile, so the cascade always runs to its end before this returns.
+/// caller's slices (other fibers run between them) instead of holding its worker. The caller
+/// cannot be cancelled meanwhile, not even when the cascade ends it or a message dropped
+/// with a mailbox reaches a cancellation point: the cascade always runs to its end before
+/// this returns.
 pub(crate) fn end(first: ProcessId, reason: Reason) {
+    fibra_runtime::shield(|| end_shielded(first, reason));
+}
+
+/// [`end`], inside its shield.
+fn end_shielded(first: ProcessId, reason: Reason) {
+    let me = crate::core::running_fiber();
     let mut work = VecDeque::from([(first, reason)]);
     while let Some((id, reason)) = work.pop_front() {
-        fibra_runtime::shield(fibra_runtime::checkpoint);
+        fibra_runtime::checkpoint();
         let core = id.proc().core();
         let held = {
             let mut state = core.lock();
@@ -28,8 +37,10 @@ pub(crate) fn end(first: ProcessId, reason: Reason) {
                 continue;
             }
             core.mark_ended(&mut state, reason.clone());
+            state.ender = me;
             std::mem::take(&mut state.held)
         };
+        core.group.cancel();
         // The monitors it holds go first (their targets' locks are taken one at a time).
         for (mref, target) in held {
             monitor::unwatch(&target, mref);
@@ -56,13 +67,13 @@ pub(crate) fn end(first: ProcessId, reason: Reason) {
             }
         }
         id.proc().discard_mailbox();
-        core.group.cancel();
         for link in links {
             if let Some(next) = signal_link(&link, &id, &reason) {
                 work.push_back((link, next));
             }
         }
         core.node.ended(&id, &reason);
+        core.settled.open();
     }
 }
 
@@ -145,6 +156,8 @@ pub fn exit(pid: impl Into<ProcessId>, reason: Reason) {
     match ends {
         Some(reason) if target == from => crate::spawn::end_self(&from, reason),
         Some(reason) => end(target, reason),
+        // Ended already, perhaps by another fiber still at it: its end is complete first.
+        None if !target.proc().core().is_alive() => target.proc().core().wait_settled(),
         None => {}
     }
     unwind_if_ended(&from);

@@ -59,6 +59,7 @@ mod port;
 mod reason;
 mod registry;
 mod report;
+mod settled;
 mod signal;
 mod spawn;
 mod supervisor;

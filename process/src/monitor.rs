@@ -92,6 +92,7 @@ fn nobody(me: &ProcessId) -> ProcessId {
         let mut state = proc.core.lock();
         proc.core.mark_ended(&mut state, Reason::Noproc);
     }
+    proc.core.settled.open();
     ProcessId(Arc::new(proc))
 }
 
@@ -126,9 +127,13 @@ pub fn demonitor(mref: MonitorRef, flush: bool) -> bool {
         return false;
     };
     let active = unwatch(&target, mref.0);
+    if !active {
+        // The target's end took the monitor: its `Down` is delivered once that end is
+        // complete, which must come before this returns.
+        target.proc().core().wait_settled();
+    }
     if !active && flush {
-        // Not active but held: its `Down` was delivered (under the target's lock, which
-        // `unwatch` took after) and not yet received.
+        // Not active but held: its `Down` was delivered and not yet received.
         core.lock().flushed.push(mref.0);
         core.flushed.fetch_add(1, Ordering::AcqRel);
     }

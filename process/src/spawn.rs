@@ -324,8 +324,13 @@ where
             (None, None)
         }
         Parent::Link(parent) => {
-            // A parent that is being ended concurrently gets no link; it unwinds anyway.
             let _ = link_pair(&parent, &id);
+            if !parent.proc().core().is_alive() {
+                // The caller was ended meanwhile and got no link. Its fiber was cancelled as
+                // it was marked ended: it unwinds here, and the new process never runs (an
+                // orphan that outlived its parent otherwise).
+                fibra_runtime::checkpoint();
+            }
             (Some(parent), None)
         }
         Parent::Monitor(parent) => {
