@@ -877,6 +877,10 @@ fn a_fiber_cancelled_while_it_yields_at_a_checkpoint_unwinds_from_it() {
         assert!(before > 0, "the loop ran");
         looping.abort();
         assert!(looping.join().is_err());
-        assert_eq!(steps.load(Ordering::SeqCst), before, "no step after the cancel");
+        assert_eq!(
+            steps.load(Ordering::SeqCst),
+            before,
+            "no step after the cancel"
+        );
     });
 }
