@@ -884,3 +884,31 @@ fn a_fiber_cancelled_while_it_yields_at_a_checkpoint_unwinds_from_it() {
         );
     });
 }
+
+/// A fiber-local value whose drop panics, dropped as its fiber finishes: the fiber's joiner
+/// gets that panic rather than waiting for ever.
+#[test]
+fn a_fiber_local_whose_drop_panics_fails_the_join() {
+    struct PanicsOnDrop;
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("a fiber-local's drop failed");
+        }
+    }
+
+    fibra_runtime::fiber_local! {
+        static LOCAL: Option<PanicsOnDrop> = Some(PanicsOnDrop);
+    }
+    for workers in [1, 2, 4] {
+        on(workers, || {
+            let child = fibra_runtime::spawn(|| LOCAL.with(|local| local.is_some()));
+            let error = child.join().expect_err("the drop's panic");
+            let payload = error.into_panic();
+            assert_eq!(
+                payload.downcast_ref::<&str>(),
+                Some(&"a fiber-local's drop failed")
+            );
+        });
+    }
+}

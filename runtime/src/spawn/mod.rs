@@ -564,6 +564,15 @@ pub(crate) fn launch(
     Ok(fiber)
 }
 
+/// How a fiber that unwound with `payload` ended.
+fn join_error(payload: Box<dyn std::any::Any + Send>) -> JoinError {
+    if cancel::is_cancellation(&*payload) {
+        JoinError::cancelled()
+    } else {
+        JoinError::panicked(payload)
+    }
+}
+
 /// Runs `f` if the fiber got a stack, catching its panic.
 pub(crate) fn run_entry<F, T>(f: F, start: Result<(), StackError>) -> Result<T, JoinError>
 where
@@ -571,15 +580,14 @@ where
 {
     match start {
         Ok(()) => {
-            let outcome = panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-                if cancel::is_cancellation(&*payload) {
-                    JoinError::cancelled()
-                } else {
-                    JoinError::panicked(payload)
-                }
-            });
-            fiber_ctx::end_fiber();
-            outcome
+            let outcome = panic::catch_unwind(AssertUnwindSafe(f)).map_err(join_error);
+            // A fiber-local's drop that panics ends the fiber as a panic of its body would:
+            // its joiner gets it (unless the body failed first) instead of waiting for ever
+            // for a result the unwind would have lost.
+            match (outcome, panic::catch_unwind(fiber_ctx::end_fiber)) {
+                (Ok(_), Err(payload)) => Err(join_error(payload)),
+                (outcome, _) => outcome,
+            }
         }
         Err(StackError::Cancelled) => {
             drop(f);
