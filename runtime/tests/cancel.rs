@@ -912,3 +912,27 @@ fn a_fiber_local_whose_drop_panics_fails_the_join() {
         });
     }
 }
+
+/// A fiber cancelled before it starts is dropped unstarted; a captured value whose drop
+/// panics fails its join with that panic rather than hanging it.
+#[test]
+fn a_captured_value_whose_drop_panics_fails_the_join_of_an_unstarted_fiber() {
+    struct PanicsOnDrop;
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("a captured value's drop failed");
+        }
+    }
+
+    on(1, || {
+        let captured = PanicsOnDrop;
+        let child = fibra_runtime::spawn(move || drop(captured));
+        child.abort();
+        let error = child.join().expect_err("the drop's panic");
+        assert_eq!(
+            error.into_panic().downcast_ref::<&str>(),
+            Some(&"a captured value's drop failed")
+        );
+    });
+}

@@ -589,12 +589,13 @@ where
                 (outcome, _) => outcome,
             }
         }
+        // A captured value's drop that panics is the fiber's outcome, as above.
         Err(StackError::Cancelled) => {
-            drop(f);
+            panic::catch_unwind(AssertUnwindSafe(|| drop(f))).map_err(join_error)?;
             Err(JoinError::cancelled())
         }
         Err(error) => {
-            drop(f);
+            panic::catch_unwind(AssertUnwindSafe(|| drop(f))).map_err(join_error)?;
             Err(JoinError::panicked(Box::new(format!(
                 "fibra: the fiber could not start: {error}"
             ))))
