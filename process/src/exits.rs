@@ -40,6 +40,7 @@ fn end_shielded(first: ProcessId, reason: Reason) {
             state.ender = me;
             std::mem::take(&mut state.held)
         };
+        let _settled = core.settled.opens_on_drop();
         core.group.cancel();
         // The monitors it holds go first (their targets' locks are taken one at a time).
         for (mref, target) in held {
@@ -73,7 +74,6 @@ fn end_shielded(first: ProcessId, reason: Reason) {
             }
         }
         core.node.ended(&id, &reason);
-        core.settled.open();
     }
 }
 

@@ -6,6 +6,15 @@
 use fibra_runtime::wait::{current_waker, Deadline, Lock, PlainWaitable, Wait, WaitList, WakeList};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// See [`Settled::opens_on_drop`].
+pub(crate) struct OpensOnDrop<'a>(&'a Settled);
+
+impl Drop for OpensOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
 /// One process's gate (see the module docs).
 #[derive(Default)]
 pub(crate) struct Settled {
@@ -35,6 +44,12 @@ impl Settled {
             waiters.push_back((), current_waker())
         };
         let _ = Wait::new(self, key).block(Deadline::NEVER);
+    }
+
+    /// A guard that opens the gate when dropped: when the end is done, or if a message's
+    /// `Drop` panics part-way, so that nobody waits for ever.
+    pub(crate) fn opens_on_drop(&self) -> OpensOnDrop<'_> {
+        OpensOnDrop(self)
     }
 
     /// Opens the gate for good, waking whoever waits.

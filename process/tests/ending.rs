@@ -219,3 +219,34 @@ fn a_cascade_that_ends_its_own_caller_runs_to_its_end() {
     });
     assert_eq!(status, 0);
 }
+
+/// Yields, then panics, when dropped.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        fibra_runtime::yield_now();
+        panic!("a message's drop failed");
+    }
+}
+
+/// One worker: the killer's end of `target` stops part-way (a message dropped with the
+/// mailbox panics), while the main process waits in `exit` for that end: it is let go.
+#[test]
+fn an_end_cut_short_by_a_panicking_drop_lets_its_waiters_go() {
+    let status = program(1, |_: Inbox<()>| {
+        let target = process::spawn(|_: Inbox<PanicsOnDrop>| loop {
+            fibra_runtime::park();
+        });
+        target.send(PanicsOnDrop);
+        let doomed = target.id();
+        process::spawn(move |_: Inbox<()>| process::exit(&doomed, Reason::Kill));
+        // The killer runs until the drop yields: the target is ended, its end not complete.
+        while process::is_alive(&target) {
+            fibra_runtime::yield_now();
+        }
+        process::exit(&target, Reason::Kill);
+        assert!(!process::is_alive(&target));
+    });
+    assert_eq!(status, 0);
+}
