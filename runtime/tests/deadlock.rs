@@ -756,14 +756,7 @@ fn a_global_deadlock_unwinds_a_scopes_child_before_the_scope_ends() {
         });
         return;
     }
-    for workers in WORKER_COUNTS {
-        let workers = workers.to_string();
-        let output = run_child(
-            TEST,
-            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
-        );
-        fibra_testing::assert_passed(&output);
-    }
+    passes_in_children_under_the_panic_policy(TEST);
 }
 
 /// A fiber found in a global deadlock while it waits inside a shield is not unwound, and its
@@ -796,10 +789,16 @@ fn a_shielded_waiter_freed_by_the_others_unwinding_goes_on_without_a_stale_verdi
         });
         return;
     }
+    passes_in_children_under_the_panic_policy(TEST);
+}
+
+/// Runs `test` in a child process under `Deadlock::Panic` on each worker count, and checks
+/// that it passed.
+fn passes_in_children_under_the_panic_policy(test: &str) {
     for workers in WORKER_COUNTS {
         let workers = workers.to_string();
         let output = run_child(
-            TEST,
+            test,
             &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
         );
         fibra_testing::assert_passed(&output);
