@@ -13,10 +13,33 @@ use std::time::Duration;
 
 /// Where a [`call`]'s reply goes: put it in a request message, and the callee answers with
 /// [`reply`](ReplyTo::reply). Dropping it unanswered makes the call fail with
-/// [`CallError::NoReply`] at once (unless the callee is unwinding: then its end fails the
-/// call with [`CallError::Down`]).
+/// [`CallError::NoReply`] at once — unless a process drops it while it unwinds: then the
+/// call fails when the panic is settled, with [`CallError::Down`] if it ends the process,
+/// or with [`CallError::NoReply`] at the process's next receive if the process catches it.
+///
+/// ```
+/// use fibra::process::{self as process, CallError, Inbox, ReplyTo, Signal};
+/// use std::panic::{catch_unwind, AssertUnwindSafe};
+/// use std::time::Duration;
+///
+/// process::run(|_: Inbox<()>| {
+///     let server = process::spawn(|inbox: Inbox<ReplyTo<u8>>| loop {
+///         if let Signal::Msg(reply) = inbox.recv() {
+///             // A request that panics is dropped unanswered; the server goes on.
+///             let _ = catch_unwind(AssertUnwindSafe(move || {
+///                 let _reply = reply;
+///                 panic!("bad request");
+///             }));
+///         }
+///     });
+///     let answer = process::call(&server, |r| r, Duration::from_secs(60));
+///     assert_eq!(answer, Err(CallError::NoReply));
+/// });
+/// ```
 pub struct ReplyTo<R> {
     slot: Arc<Slot<R>>,
+    /// The same slot, untyped: a refusal deferred by the drop outlives the request.
+    refusal: Arc<dyn Refusal>,
 }
 
 /// Why a [`call`] returned no reply.
@@ -89,6 +112,17 @@ impl<R: Send> DownSink for Slot<R> {
     }
 }
 
+/// Fails a call whose request was dropped unanswered.
+trait Refusal: Send + Sync {
+    fn refuse(&self);
+}
+
+impl<R: Send> Refusal for Slot<R> {
+    fn refuse(&self) {
+        self.settle(Err(CallError::NoReply));
+    }
+}
+
 impl<R> ReplyTo<R> {
     /// Answers the call. A reply that comes after the caller gave up is dropped.
     ///
@@ -113,9 +147,20 @@ impl<R> ReplyTo<R> {
 
 impl<R> Drop for ReplyTo<R> {
     fn drop(&mut self) {
-        // Dropped by an unwinding callee: its end, not a refusal, settles the call.
         if !std::thread::panicking() {
-            self.slot.settle(Err(CallError::NoReply));
+            self.refusal.refuse();
+            return;
+        }
+        // Dropped by an unwinding process: its end, if the panic ends it, settles the call
+        // with the reason; if it catches the panic, its next receive refuses the call.
+        match current::try_current() {
+            Some(me) => {
+                let refusal = self.refusal.clone();
+                me.proc()
+                    .core()
+                    .defer_unanswered(Box::new(move || refusal.refuse()));
+            }
+            None => self.refusal.refuse(),
         }
     }
 }
@@ -204,7 +249,10 @@ where
         target: &target,
         mref,
     };
-    pid.send(request(ReplyTo { slot: slot.clone() }));
+    pid.send(request(ReplyTo {
+        slot: slot.clone(),
+        refusal: slot.clone(),
+    }));
     // Retries before parking (the toolkit's patience policy): the callee is usually a moment
     // from replying, on this worker or running on another, and a reply that comes meanwhile
     // costs neither side a park and a wake-up.

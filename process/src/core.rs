@@ -34,6 +34,8 @@ pub(crate) struct Core {
     pub(crate) flushed: AtomicUsize,
     /// Opened once the process's end is complete (see the module docs).
     pub(crate) settled: Settled,
+    /// Whether `State::unanswered` holds a call (read at every receive without the lock).
+    has_unanswered: AtomicBool,
 }
 
 /// What the process's lock guards.
@@ -57,6 +59,10 @@ pub(crate) struct State {
     /// Monitors demonitored with `flush` whose `Down` is already in the mailbox: the inbox
     /// drops those `Down`s when it comes to them.
     pub(crate) flushed: Vec<u64>,
+    /// Calls whose request this process dropped unanswered while it unwound: if the panic
+    /// ends the process, its end fails them; if the process catches it, its next receive
+    /// does (see `ReplyTo`'s drop).
+    unanswered: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 /// Who is told when a process ends.
@@ -107,6 +113,7 @@ impl Core {
             node,
             flushed: AtomicUsize::new(0),
             settled: Settled::default(),
+            has_unanswered: AtomicBool::new(false),
         }
     }
 
@@ -123,6 +130,30 @@ impl Core {
     pub(crate) fn mark_ended(&self, state: &mut State, reason: Reason) {
         state.reason = Some(reason);
         self.alive.store(false, Ordering::Release);
+    }
+
+    /// Keeps `fail` (which fails a call this process dropped unanswered while unwinding)
+    /// until the process next receives.
+    pub(crate) fn defer_unanswered(&self, fail: Box<dyn FnOnce() + Send>) {
+        let mut state = self.lock();
+        state.unanswered.push(fail);
+        self.has_unanswered.store(true, Ordering::Release);
+    }
+
+    /// Fails the calls kept by `defer_unanswered`: the process caught the panic it dropped
+    /// them in, and receives again.
+    pub(crate) fn fail_unanswered(&self) {
+        if !self.has_unanswered.load(Ordering::Acquire) {
+            return;
+        }
+        let unanswered = {
+            let mut state = self.lock();
+            self.has_unanswered.store(false, Ordering::Release);
+            mem::take(&mut state.unanswered)
+        };
+        for fail in unanswered {
+            fail();
+        }
     }
 
     /// Waits until the end of this process, which has been marked ended, is complete (see

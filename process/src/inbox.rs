@@ -212,6 +212,7 @@ impl<M: Send + 'static> Inbox<M> {
         // A cancellation point even when a message is ready: a killed process, or one of a
         // program that is ending, runs no more of its receive loop.
         fibra_runtime::checkpoint();
+        self.proc.core.fail_unanswered();
         let mut queue = self.queue.try_borrow_mut().expect(
             "an Inbox received from while a receive on it is under way: in the receive's \
                  pattern or guard, or by a second fiber it was lent to (spawn_local)",

@@ -116,6 +116,57 @@ fn a_call_times_out_when_no_reply_comes_and_a_dropped_request_is_no_reply() {
 }
 
 #[test]
+fn a_request_dropped_in_a_panic_the_callee_catches_fails_the_call_at_its_next_receive() {
+    for workers in WORKER_COUNTS {
+        let status = program(workers, |_: Inbox<()>| {
+            let server = process::spawn(|inbox: Inbox<Request>| loop {
+                match inbox.recv() {
+                    Signal::Msg(Request::Crash(reply)) => {
+                        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            let _reply = reply;
+                            panic!("caught on request");
+                        }));
+                        assert!(caught.is_err());
+                    }
+                    Signal::Msg(Request::Double(n, reply)) => reply.reply(n * 2),
+                    _ => {}
+                }
+            });
+            assert_eq!(
+                process::call(&server, Request::Crash, LONG),
+                Err(CallError::NoReply)
+            );
+            // The server lives on and answers.
+            assert_eq!(
+                process::call(&server, |r| Request::Double(4, r), LONG),
+                Ok(8)
+            );
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn a_request_dropped_by_a_panicking_fiber_that_is_no_process_fails_the_call_at_once() {
+    let status = program(2, |_: Inbox<()>| {
+        let server = process::spawn(|inbox: Inbox<Request>| loop {
+            if let Signal::Msg(Request::Crash(reply)) = inbox.recv() {
+                // Handed to a helper fiber, which panics (and is not joined).
+                drop(fibra_runtime::spawn(move || {
+                    let _reply = reply;
+                    panic!("helper crashed");
+                }));
+            }
+        });
+        assert_eq!(
+            process::call(&server, Request::Crash, LONG),
+            Err(CallError::NoReply)
+        );
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn a_process_calling_itself_panics_instead_of_waiting_forever() {
     let status = program(1, |inbox: Inbox<Request>| {
         let me = inbox.pid();
