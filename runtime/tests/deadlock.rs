@@ -792,6 +792,27 @@ fn a_shielded_waiter_freed_by_the_others_unwinding_goes_on_without_a_stale_verdi
     passes_in_children_under_the_panic_policy(TEST);
 }
 
+/// A fiber that catches its `Deadlocked` and deadlocks again among the same fibers is a new
+/// deadlock: reported and unwound again (before, the check took it for the one it had
+/// reported, and the program hung silently).
+#[test]
+fn a_second_global_deadlock_among_the_same_fibers_is_reported_again() {
+    const TEST: &str = "a_second_global_deadlock_among_the_same_fibers_is_reported_again";
+    if in_child(TEST) {
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let (writer, reader) = fibra::chan::bounded::<u32>(1);
+            let _nobody_sends = writer;
+            for _ in 0..3 {
+                let caught = panic::catch_unwind(AssertUnwindSafe(|| reader.recv()));
+                assert!(caught.expect_err("a deadlock").is::<Deadlocked>());
+            }
+            assert_eq!(deadlocks_reported(), 3);
+        });
+        return;
+    }
+    passes_in_children_under_the_panic_policy(TEST);
+}
+
 /// Runs `test` in a child process under `Deadlock::Panic` on each worker count, and checks
 /// that it passed.
 fn passes_in_children_under_the_panic_policy(test: &str) {

@@ -40,7 +40,10 @@ pub(crate) struct GlobalCheck {
     /// when one ends before it was counted.
     own_tasks: Arc<AtomicIsize>,
     counted: AtomicBool,
-    reported: Mutex<Option<Vec<u64>>>,
+    /// The fibers of the last report, each with the generation of its wait then: the same
+    /// deadlock is reported once, a new one among the same fibers (say after they caught
+    /// their `Deadlocked` unwinds) again.
+    reported: Mutex<Option<Vec<(u64, u64)>>>,
 }
 
 impl GlobalCheck {
@@ -131,7 +134,10 @@ pub(crate) fn check(shared: &Shared, me: usize) -> Next {
     {
         return Next::LookAgain;
     }
-    let ids: Vec<u64> = asleep.iter().map(|core| core.id.as_u64()).collect();
+    let ids: Vec<(u64, u64)> = asleep
+        .iter()
+        .map(|core| (core.id.as_u64(), core.diag.generation()))
+        .collect();
     {
         let mut reported = shared
             .global

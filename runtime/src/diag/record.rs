@@ -239,6 +239,12 @@ impl Record {
         self.phase.store(DONE, Ordering::Release);
     }
 
+    /// Changes with every wait published and ended: the same fiber in the same generation
+    /// has not run since it was last read.
+    pub(crate) fn generation(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
     /// Publishes a wait; what it returns ends it ([`clear`](Self::clear)).
     #[inline]
     pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> Ending {
