@@ -1,7 +1,9 @@
 //! The driver thread, or an attached tokio runtime.
 
 use crate::holds::Holds;
+use std::cell::Cell;
 use std::fmt;
+use std::fs;
 use std::io;
 use std::sync::{mpsc, Arc, OnceLock};
 use std::thread;
@@ -29,6 +31,35 @@ pub struct Driver {
 struct Own {
     stop: oneshot::Sender<()>,
     thread: thread::JoinHandle<()>,
+    /// The thread's kernel id, if it could be read.
+    tid: Option<i32>,
+}
+
+thread_local! {
+    /// Whether this thread is a driver's own thread (see [`on_driver_thread`]).
+    static ON_DRIVER_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is a driver's own thread: the one thread that runs its reactor
+/// and timers, which must never block (every timer and socket of its runtime would wait).
+///
+/// ```
+/// let mut driver = fibra_driver::Driver::start(1).unwrap();
+/// assert!(!fibra_driver::on_driver_thread());
+/// let on_it = driver.handle().block_on(driver.handle().spawn(async {
+///     fibra_driver::on_driver_thread()
+/// }));
+/// assert!(on_it.unwrap());
+/// driver.shut_down();
+/// ```
+pub fn on_driver_thread() -> bool {
+    ON_DRIVER_THREAD.with(Cell::get)
+}
+
+/// The calling thread's kernel id, read from `/proc/thread-self` (a link to `<pid>/task/<tid>`).
+fn kernel_tid() -> Option<i32> {
+    let link = fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
 }
 
 /// While it lives, tokio resources created on this thread use the driver's reactor and timers.
@@ -62,11 +93,13 @@ impl Driver {
         let thread = thread::Builder::new()
             .name("fibra-driver".to_owned())
             .spawn(move || {
+                ON_DRIVER_THREAD.with(|on| on.set(true));
+                let tid = kernel_tid();
                 // The handle is sent from inside, so the runtime is running (driving I/O and
                 // timers) before anyone can register with it.
                 runtime.block_on(async move {
                     handle_tx
-                        .send(Handle::current())
+                        .send((Handle::current(), tid))
                         .expect("the starter waits for the handle");
                     // An error only means the sender was dropped: stop as well.
                     let _ = stopped.await;
@@ -75,13 +108,13 @@ impl Driver {
                 // interrupted and run to their end.
                 drop(runtime);
             })?;
-        let handle = handle_rx
+        let (handle, tid) = handle_rx
             .recv()
             .map_err(|_| io::Error::other("the fibra driver thread died while starting"))?;
         Ok(Driver {
             handle,
             holds: Arc::new(Holds::new()),
-            own: Some(Own { stop, thread }),
+            own: Some(Own { stop, thread, tid }),
         })
     }
 
@@ -188,6 +221,18 @@ impl Driver {
     /// ```
     pub fn is_own_thread(&self) -> bool {
         self.own.is_some()
+    }
+
+    /// The kernel id of the driver's own thread (as listed in `/proc/self/task`); `None` when
+    /// attached, or if it could not be read.
+    ///
+    /// ```
+    /// let mut driver = fibra_driver::Driver::start(1).unwrap();
+    /// assert!(driver.os_thread_id().is_some());
+    /// driver.shut_down();
+    /// ```
+    pub fn os_thread_id(&self) -> Option<i32> {
+        self.own.as_ref().and_then(|own| own.tid)
     }
 
     /// Stops and joins the driver thread (waiting for blocking jobs that still run). Attached

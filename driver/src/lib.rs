@@ -21,6 +21,6 @@ mod time;
 pub use batching::note_remote_wake;
 pub use blocking::{spawn_blocking, BlockingJob};
 pub use deadline::Deadline;
-pub use driver::{Driver, EnterGuard};
+pub use driver::{on_driver_thread, Driver, EnterGuard};
 pub use holds::{Hold, HoldInfo, HoldKind, Holds};
 pub use time::Timer;

@@ -139,7 +139,11 @@ fn wait_for<F: Future>(
     deadline: Deadline,
     nesting: Nesting,
 ) -> Result<F::Output, TimedOut> {
-    let _hold = crate::holds::take(HoldKind::Future);
+    // One hold for the wait, named for what the future is.
+    let _hold = crate::holds::take(match kind {
+        WaitKind::Blocking => HoldKind::Blocking,
+        _ => HoldKind::Future,
+    });
     let _published = Published::new(&WaitSite::new(kind, &*fut), deadline.instant().is_some());
     if nesting == Nesting::Leaf {
         // The future holds the caller's waker from the first poll, and nothing but its wake

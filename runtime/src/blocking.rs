@@ -5,7 +5,7 @@ use crate::metrics::QueuedJob;
 use crate::sched::with_worker;
 use crate::wait::in_fiber;
 use crate::wait::WaitKind;
-use fibra_driver::{spawn_blocking, HoldKind};
+use fibra_driver::spawn_blocking;
 use std::panic;
 
 /// Runs `f` on the blocking pool (tokio's `spawn_blocking` on the driver's runtime) and parks
@@ -33,7 +33,6 @@ where
     let Some(shared) = shared else {
         return f();
     };
-    let _hold = crate::holds::take(HoldKind::Blocking);
     let queued = QueuedJob::new(&shared.blocking);
     let job = spawn_blocking(&shared.tokio, move || {
         let _running = queued.start();

@@ -164,11 +164,15 @@ impl RuntimeBuilder {
     /// let stacks = runtime.block_on(|| {
     ///     let burst: Vec<_> = (0..100).map(|_| fibra::spawn(fibra::yield_now)).collect();
     ///     burst.into_iter().for_each(|fiber| fiber.join().unwrap());
-    ///     // The worker idles while this fiber sleeps: it keeps only its warm stacks.
-    ///     fibra::sleep(std::time::Duration::from_millis(5));
+    ///     // Once the worker has gone idle (it spins a moment first, longer than a sleep of
+    ///     // this fiber may last), it keeps only its warm stacks.
+    ///     let warm = || fibra::Handle::current().metrics().stacks.warm;
+    ///     while warm() > 8 {
+    ///         fibra::sleep(std::time::Duration::from_millis(5));
+    ///     }
     ///     fibra::Handle::current().metrics().stacks
     /// });
-    /// assert_eq!(stacks.warm, 8);
+    /// assert_eq!((stacks.warm, stacks.in_use), (8, 1));
     /// ```
     pub fn warm_stacks(mut self, stacks: usize) -> RuntimeBuilder {
         self.requested.warm_stacks = Some(stacks);
@@ -191,6 +195,11 @@ impl RuntimeBuilder {
     /// How long [`Runtime::block_on`] (and [`run`]) wait for detached fibers once the main
     /// fiber has returned; the ones still running then are cancelled, and waited for as long
     /// again. Without it they are waited for without bound.
+    ///
+    /// A [`blocking`](crate::blocking) job that is already running on the pool cannot be
+    /// interrupted: its fiber's cancellation discards its result, but the runtime's end still
+    /// waits for the job to return (its thread belongs to the runtime's driver). Keep jobs
+    /// short, or give them their own way to stop.
     ///
     /// ```
     /// let runtime = fibra::Runtime::builder()
@@ -847,6 +856,9 @@ impl Handle {
 
     /// Runs `fut` to completion on the calling thread (or fiber) inside the runtime's driver
     /// context, so tokio resources work from a plain thread too (see [`block_on`](crate::block_on)).
+    /// In a fiber this is [`block_on`](crate::block_on): the fiber's own runtime's context is
+    /// already entered, and a context entered here could not span a wait in `fut` (the
+    /// worker's other fibers enter and leave contexts meanwhile, which tokio forbids).
     ///
     /// # Panics
     ///
@@ -868,8 +880,11 @@ impl Handle {
             !self.shared.is_shut_down(),
             "fibra: Handle::block_on called after the runtime shut down"
         );
-        // Entered per poll, never across a park: two fibers of one worker may finish their
-        // waits in any order, and tokio's context guards must be dropped in reverse order.
+        if crate::wait::in_fiber() {
+            return crate::block_on(fut);
+        }
+        // Entered per poll: a plain thread's wait inside `fut` blocks the thread, so nothing
+        // else enters a context on it meanwhile.
         let tokio = &self.shared.tokio;
         let mut fut = std::pin::pin!(fut);
         crate::block_on(std::future::poll_fn(move |cx| {

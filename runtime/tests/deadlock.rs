@@ -564,6 +564,21 @@ fn waits_something_outside_the_fibers_can_end_are_not_reported_as_all_asleep() {
                 fibra::park();
             }
 
+            // A plain thread waiting for a timer of the process's fallback driver (the
+            // driver of timed waits outside every runtime), unparking the main fiber after it.
+            let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (me, flag) = (fibra::current(), fired.clone());
+            let waiter = std::thread::spawn(move || {
+                let deadline = std::time::Instant::now() + later;
+                futures::executor::block_on(fibra::wait::TaskTimer::at(deadline));
+                flag.store(true, Ordering::SeqCst);
+                me.unpark();
+            });
+            while !fired.load(Ordering::SeqCst) {
+                fibra::park();
+            }
+            waiter.join().unwrap();
+
             // A timer, and a job on the blocking pool.
             fibra::sleep(later);
             fibra::blocking(move || std::thread::sleep(later));

@@ -428,3 +428,74 @@ fn a_leaf_wait_times_out_and_holds_the_runtime_while_it_waits() {
         );
     });
 }
+
+#[test]
+fn a_blocking_wait_takes_one_hold() {
+    on(1, || {
+        let handle = fibra_runtime::Handle::current();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let job = fibra_runtime::spawn(move || blocking(move || released.recv().unwrap()));
+        // On one worker the job's fiber runs until it parks in its wait before this one
+        // runs again.
+        fibra_runtime::yield_now();
+        let holds = handle.holds();
+        release.send(()).unwrap();
+        job.join().unwrap();
+        assert_eq!(holds.len(), 1, "{holds:?}");
+        assert_eq!(holds[0].kind, HoldKind::Blocking);
+    });
+}
+
+/// Two fibers of one worker in `Handle::block_on`, each waiting inside its future, finish in
+/// the other order than they began. A context entered per poll outlived the poll's wait, and
+/// tokio's guards, dropped out of order, panicked and took the process down.
+#[test]
+fn handle_block_on_in_fibers_that_wait_inside_their_futures_finish_in_any_order() {
+    let finished = on(1, || {
+        let handle = fibra_runtime::Handle::current();
+        let finished = Mutex::new(Vec::new());
+        scope(|s| {
+            // The first to begin finishes first: its context, entered before the other's,
+            // would be left first.
+            for (name, wait) in [("short", 1), ("long", 40)] {
+                let (handle, finished) = (handle.clone(), &finished);
+                s.spawn(move || {
+                    handle.block_on(async move { sleep(Duration::from_millis(wait)) });
+                    finished.lock().unwrap().push(name);
+                });
+            }
+        });
+        finished.into_inner().unwrap()
+    });
+    assert_eq!(finished, ["short", "long"]);
+}
+
+/// A fibra wait in a tokio task (a `tokio::spawn` made in a fiber runs on the driver thread)
+/// would park the thread that runs every timer of the runtime, for ever if it waits for one
+/// of them; it panics in the task instead.
+#[test]
+fn a_fibra_wait_on_the_driver_thread_panics_instead_of_stopping_its_timers() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = on(1, || {
+            let task = tokio::spawn(async {
+                block_on(tokio::time::sleep(Duration::from_millis(1)));
+            });
+            block_on(task)
+        });
+        done.send(outcome.map_err(|error| error.into_panic()))
+            .unwrap();
+    });
+    let outcome = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the runtime hung: its driver thread was parked in a fibra wait");
+    let payload = outcome.expect_err("the task's wait panics");
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    assert!(
+        message.is_some_and(|message| message.contains("driver thread")),
+        "{message:?}"
+    );
+}

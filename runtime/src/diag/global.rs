@@ -36,6 +36,9 @@ static OUTSIDE_WAITERS: AtomicUsize = AtomicUsize::new(0);
 /// Per runtime: how often a worker woke from sleep, and what was reported last.
 pub(crate) struct GlobalCheck {
     awakenings: AtomicUsize,
+    /// The kernel id of the runtime's own driver thread (told apart by id, not by name: the
+    /// process's fallback driver, which may wake a plain thread's timer, has the same name).
+    driver_tid: Option<i32>,
     /// The runtime's own tasks on the driver (see `spawn_own_task`); below zero for a moment
     /// when one ends before it was counted.
     own_tasks: Arc<AtomicIsize>,
@@ -47,11 +50,12 @@ pub(crate) struct GlobalCheck {
 }
 
 impl GlobalCheck {
-    pub(crate) fn new() -> GlobalCheck {
+    pub(crate) fn new(driver_tid: Option<i32>) -> GlobalCheck {
         super::looking::init();
         RUNNING.fetch_add(1, Ordering::SeqCst);
         GlobalCheck {
             awakenings: AtomicUsize::new(0),
+            driver_tid,
             own_tasks: Arc::default(),
             counted: AtomicBool::new(true),
             reported: Mutex::new(None),
@@ -219,7 +223,7 @@ fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
         else {
             return true;
         };
-        if own.contains(&tid) {
+        if own.contains(&tid) || shared.global.driver_tid == Some(tid) {
             continue;
         }
         let path = format!("/proc/self/task/{tid}");
@@ -228,7 +232,7 @@ fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
             continue;
         };
         let comm = comm.trim_end();
-        if comm == "fibra-driver" || comm == super::sysmon::THREAD_NAME {
+        if comm == super::sysmon::THREAD_NAME {
             continue;
         }
         match fs::read_to_string(format!("{path}/syscall")) {

@@ -122,7 +122,7 @@ impl Shared {
             supervisor: Supervisor::new(),
             fibers: FiberTable::new(),
             running: WorkerSlots::new(workers),
-            global: GlobalCheck::new(),
+            global: GlobalCheck::new(driver.os_thread_id()),
             deadlocks: AtomicU64::new(0),
             blocking: Arc::default(),
             sysmon: Sysmon::default(),

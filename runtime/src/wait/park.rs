@@ -20,6 +20,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::thread::{self, Thread};
+use std::time::Duration;
 
 /// Wakes a plain thread blocked in [`park_current`].
 struct ThreadWaker(Thread);
@@ -124,8 +125,7 @@ pub fn park_current_until(deadline: impl Into<Deadline>) {
         return park_current();
     }
     if !in_fiber() {
-        let _outside = OutsideWait::enter();
-        thread::park_timeout(deadline.remaining());
+        park_thread(Some(deadline.remaining()));
         return;
     }
     if deadline.has_passed() {
@@ -169,8 +169,7 @@ pub fn park_current_at(site: &WaitSite<'_>) {
     }
     #[cfg_attr(loom, allow(unreachable_code))]
     let Some(_published) = Published::new(site, false) else {
-        let _outside = OutsideWait::enter();
-        return thread::park();
+        return park_thread(None);
     };
     park_fiber();
 }
@@ -257,8 +256,29 @@ pub fn park_current() {
     return loom_waiter::park();
     #[cfg_attr(loom, allow(unreachable_code))]
     if !park_fiber() {
-        let _outside = OutsideWait::enter();
-        thread::park();
+        park_thread(None);
+    }
+}
+
+/// Blocks the calling thread, which runs no fiber, until it is unparked or `timeout` passes.
+///
+/// # Panics
+///
+/// On a driver's own thread, whose reactor and timers would stop with it: whatever the wait
+/// waits for would never come if it needs one of them (tokio panics likewise when a task
+/// blocks in `block_on`).
+fn park_thread(timeout: Option<Duration>) {
+    assert!(
+        !fibra_driver::on_driver_thread(),
+        "fibra: a blocking fibra wait in a tokio task on fibra's driver thread, which runs every \
+         timer and socket of the runtime and must never block (a tokio::spawn made in a fiber \
+         runs its task there); await the wait's async form instead, or do the waiting in a \
+         fiber (fibra::spawn)"
+    );
+    let _outside = OutsideWait::enter();
+    match timeout {
+        Some(timeout) => thread::park_timeout(timeout),
+        None => thread::park(),
     }
 }
 
