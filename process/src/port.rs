@@ -3,9 +3,18 @@
 //! as messages, the owner writes the program's input through the [`Port`], and the program is
 //! killed when the port ends for any reason but the program's own exit — its owner ending
 //! (however it ends), [`Port::close`], a kill signal, or an abnormal exit signal from a link.
+//!
+//! The port process itself only ever waits on its mailbox, so that it always sees its owner's
+//! end and a close: fibers of its own write the program's input, read its output and wait for
+//! its exit, each telling the port by message. They run in a scope of the port's function and
+//! are cancelled whenever it ends, which closes the pipes and kills the program.
 
-use crate::{exit_self, spawn_link, trap_exit, Pid, ProcessId, Signal};
+mod input;
+
+use crate::{exit_self, spawn_link, trap_exit, Inbox, Pid, ProcessId, Signal};
 use fibra_net::os::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use fibra_runtime::{CancelToken, ScopeOptions};
+use input::Input;
 use std::borrow::BorrowMut;
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -29,13 +38,16 @@ pub enum PortEvent {
     Exit(ExitStatus),
 }
 
-/// What the port process takes: the owner's requests, and its output reader's chunks.
+/// What the port process takes: the owner's requests, and what its fibers learn of the
+/// program.
 enum Request {
     Write(Vec<u8>),
     CloseInput,
     Close,
     Output(Vec<u8>),
     OutputEnded,
+    /// The program exited; `None` if waiting for it failed.
+    Exited(Option<ExitStatus>),
 }
 
 /// A running external program, opened with [`open_port`]. Cloning gives another handle to the
@@ -51,8 +63,9 @@ pub struct Port {
 
 impl Port {
     /// Writes `bytes` to the program's standard input, in order with earlier writes. Like a
-    /// send, it never blocks the caller; bytes sent after the program closed its input, or
-    /// after the port ended, are dropped.
+    /// send, it never blocks the caller, nor the port: bytes the program has not read yet wait
+    /// in the port's memory. Bytes sent after the program closed its input, or after the port
+    /// ended, are dropped, and so are those still unwritten when the port ends.
     ///
     /// ```
     /// use fibra::process::{self as process, Inbox, PortEvent, Signal};
@@ -169,6 +182,21 @@ impl fmt::Debug for Port {
 /// the program is killed. An abnormal exit signal from any other link ends the port and kills
 /// the program too; a normal one is ignored, as an untrapping process ignores it.
 ///
+/// # When the port ends
+///
+/// The port hears of its owner's end and of [`Port::close`] whatever the program does: while
+/// the program reads no input, or has closed its output but runs on. Its [`PortEvent::Exit`]
+/// comes once the program has exited *and* its output has reached its end, so that every
+/// [`PortEvent::Data`] comes before it; a program whose output is still held open by a
+/// process it started keeps its port running until that process closes it too.
+///
+/// When the port ends for any other reason than the program's exit (its owner's end, a close,
+/// an exit signal), the program is sent `SIGKILL` and reaped in the background, and the port
+/// closes its ends of both pipes, dropping the input not yet written. Processes the program
+/// started (grandchildren) are not killed, as in OTP; but one that still holds the program's
+/// output gets `EPIPE` (by default, dies of `SIGPIPE`) at its next write, and one that holds
+/// its input reads its end.
+///
 /// # Errors
 ///
 /// When the program cannot be started (`spawn`'s errors).
@@ -211,16 +239,18 @@ where
     // A cancellation point before the program starts: a process killed meanwhile starts none
     // (the port's own spawn below is one too, but by then the program would run).
     fibra_runtime::checkpoint();
-    let child = command
+    let mut child = command
         .borrow_mut()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()?;
-    let (mut program, output) = Program::new(child);
-    let os_id = program.child.id();
+    let os_id = child.id();
+    let input = child.stdin.take();
+    let output = child.stdout.take();
     // The program is the port's from here on: dropped with the port's function, even if the
     // port is killed before it starts, it is killed.
-    let pid = spawn_link(move |inbox: crate::Inbox<Request>| {
+    let program = Program(child);
+    let pid = spawn_link(move |inbox: Inbox<Request>| {
         trap_exit(true);
         let owner_id = owner.id();
         // An owner that ended before the port trapped exits sent a signal the port may have
@@ -228,61 +258,94 @@ where
         if !crate::is_alive(owner_id.clone()) {
             return;
         }
-        loop {
-            match inbox.recv() {
-                Signal::Msg(Request::Write(bytes)) => program.write(&bytes),
-                Signal::Msg(Request::CloseInput) => program.input = None,
-                Signal::Msg(Request::Output(bytes)) => owner.send(map(PortEvent::Data(bytes))),
-                Signal::Msg(Request::OutputEnded) => {
-                    if let Ok(status) = program.child.wait() {
-                        owner.send(map(PortEvent::Exit(status)));
-                    }
-                    return;
-                }
-                Signal::Msg(Request::Close) => return,
-                Signal::Exit { from, reason } if from == owner_id => exit_self(reason),
-                Signal::Exit { reason, .. } if !reason.is_normal() => exit_self(reason),
-                Signal::Exit { .. } | Signal::Down { .. } => {}
-            }
-        }
+        let tell_owner = |event| owner.send(map(event));
+        serve(&inbox, &owner_id, program, input, output, tell_owner);
     });
-    let port = pid.clone();
-    fibra_runtime::spawn(move || forward_output(output, &port));
     Ok(Port { pid, os_id })
 }
 
-/// The program as the port holds it: killed when the port's function ends, whether it
-/// returns, unwinds or is dropped unstarted (a program that exited by itself is only reaped).
-struct Program {
-    child: Child,
+/// The port's function once it runs: its fibers write, read and wait for the program while
+/// it takes requests, until the program has exited and its output ended, or the port is
+/// ended. However that is, the fibers are cancelled before it returns or unwinds out.
+fn serve(
+    inbox: &Inbox<Request>,
+    owner_id: &ProcessId,
+    program: Program,
     input: Option<ChildStdin>,
-}
-
-impl Program {
-    /// The program, holding its input, and its output.
-    fn new(mut child: Child) -> (Self, Option<ChildStdout>) {
-        let output = child.stdout.take();
-        let input = child.stdin.take();
-        (Program { child, input }, output)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // A program that closed its input takes no more: like OTP, the bytes are dropped.
-        if let Some(input) = &mut self.input {
-            let _ = input.write_all(bytes);
+    output: Option<ChildStdout>,
+    mut tell_owner: impl FnMut(PortEvent),
+) {
+    let pending = Input::default();
+    let stop = CancelToken::new();
+    let _ = fibra_runtime::scope_with(ScopeOptions::new().token(stop.clone()), |s| {
+        // A scope waits for its children; dropped as the body ends, however it ends, this
+        // cancels them instead.
+        let _stop = stop.drop_guard();
+        match input {
+            Some(input) => {
+                s.spawn(|| write_input(input, &pending));
+            }
+            None => pending.discard(),
         }
-    }
+        let port = inbox.pid();
+        let reader = port.clone();
+        s.spawn(move || forward_output(output, &reader));
+        // The exit is awaited here, not by the port: a program may close its output and run
+        // on, and the port must still take its owner's end and a close meanwhile.
+        s.spawn(move || {
+            let mut program = program;
+            let status = program.0.wait().ok();
+            port.send(Request::Exited(status));
+        });
+        let (mut output_ended, mut exited) = (false, None);
+        let status = loop {
+            match inbox.recv() {
+                Signal::Msg(Request::Write(bytes)) => pending.push(bytes),
+                Signal::Msg(Request::CloseInput) => pending.close(),
+                Signal::Msg(Request::Output(bytes)) => tell_owner(PortEvent::Data(bytes)),
+                Signal::Msg(Request::OutputEnded) => output_ended = true,
+                Signal::Msg(Request::Exited(status)) => exited = Some(status),
+                Signal::Msg(Request::Close) => return,
+                Signal::Exit { from, reason } if from == *owner_id => exit_self(reason),
+                Signal::Exit { reason, .. } if !reason.is_normal() => exit_self(reason),
+                Signal::Exit { .. } | Signal::Down { .. } => {}
+            }
+            if output_ended {
+                if let Some(status) = exited.take() {
+                    break status;
+                }
+            }
+        };
+        if let Some(status) = status {
+            tell_owner(PortEvent::Exit(status));
+        }
+    });
 }
+
+/// The program's process, killed when dropped (one that exited by itself is only reaped): by
+/// the port's waiter fiber as it ends or is cancelled, or with the port's function if that
+/// never gets to start the waiter.
+struct Program(Child);
 
 impl Drop for Program {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let _ = self.0.kill();
     }
 }
 
-/// Reads the program's output to its end, chunk by chunk, into the port's mailbox. Runs in a
-/// fiber of its own so that the port keeps taking requests (and the program never stalls on
-/// a full pipe) meanwhile.
+/// Writes the queued input to the program until the input is closed. A program that closed
+/// its input takes no more: like OTP, the bytes are dropped.
+fn write_input(mut input: ChildStdin, pending: &Input) {
+    while let Some(bytes) = pending.next() {
+        if input.write_all(&bytes).is_err() {
+            break;
+        }
+    }
+    pending.discard();
+}
+
+/// Reads the program's output to its end, chunk by chunk, into the port's mailbox, so that
+/// the program never stalls on a full pipe while the port takes requests.
 fn forward_output(output: Option<ChildStdout>, port: &Pid<Request>) {
     if let Some(mut output) = output {
         let mut buffer = vec![0; CHUNK];

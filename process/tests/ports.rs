@@ -5,7 +5,7 @@ mod common;
 
 use common::program;
 use fibra_net::os::Command;
-use fibra_process::{self as process, Inbox, PortEvent, ProcessId, Reason, Signal};
+use fibra_process::{self as process, Inbox, Port, PortEvent, ProcessId, Reason, Signal};
 use fibra_testing::WORKER_COUNTS;
 use std::time::Duration;
 
@@ -40,15 +40,19 @@ fn has_ended(os_id: u32) -> bool {
     }
 }
 
-/// Waits (a bounded number of short sleeps: the kill is asynchronous) for `os_id` to end.
-fn assert_ends(os_id: u32) {
+/// Whether `os_id` ends within a bounded number of short sleeps (the kill is asynchronous).
+fn ends(os_id: u32) -> bool {
     for _ in 0..2_000 {
         if has_ended(os_id) {
-            return;
+            return true;
         }
         fibra_runtime::sleep(Duration::from_millis(5));
     }
-    panic!("the program {os_id} is still running");
+    false
+}
+
+fn assert_ends(os_id: u32) {
+    assert!(ends(os_id), "the program {os_id} is still running");
 }
 
 fn sleeper() -> Command {
@@ -61,15 +65,17 @@ fn sleeper() -> Command {
 fn the_output_arrives_in_order_then_the_exit_status() {
     for workers in WORKER_COUNTS {
         let status = program(workers, |inbox: Inbox<PortEvent>| {
+            // Told of the port's end through its link, which exists before the port runs (a
+            // monitor made once `open_port` returns may find the port already ended).
+            process::trap_exit(true);
             let mut command = Command::new("sh");
             command.args(["-c", "printf one; printf ' two'; exit 3"]);
             let port = process::open_port(command, |event| event).unwrap();
-            let watch = process::monitor(port.id());
             assert_eq!(output_and_code(&inbox), (b"one two".to_vec(), Some(3)));
             // The port then ends normally, and nothing else arrives from it.
             match inbox.recv() {
-                Signal::Down { mref, reason, .. } => {
-                    assert_eq!(mref, watch);
+                Signal::Exit { from, reason } => {
+                    assert_eq!(from, port.id());
                     assert_eq!(reason, Reason::Normal);
                 }
                 other => panic!("unexpected {other:?}"),
@@ -196,6 +202,152 @@ fn a_linked_process_ending_abnormally_ends_the_port_a_normal_end_does_not() {
             }
             assert_ends(port.os_id());
         });
+        assert_eq!(status, 0);
+    }
+}
+
+/// What the owner of a stalled port takes: its port's events, and the go-ahead to let go.
+#[derive(Debug)]
+enum Owned {
+    Port(PortEvent),
+    LetGo,
+}
+
+/// Lets go of a port stalled by `stall`, both ways an owner can: by returning, and with
+/// [`Port::close`] while it stays alive. The port must end (normally) and kill its program.
+/// `command` prints a line first: its arrival shows the port in its loop, trapping exits.
+fn letting_go_of_a_stalled_port_ends_it(command: fn() -> Command, stall: fn(&Port)) {
+    for workers in WORKER_COUNTS {
+        for close in [false, true] {
+            let status = program(workers, move |inbox: Inbox<(u32, ProcessId)>| {
+                let me = inbox.pid();
+                let (owner, _) = process::spawn_monitor(move |owned: Inbox<Owned>| {
+                    let port = process::open_port(command(), Owned::Port).unwrap();
+                    let first = owned.recv();
+                    assert!(
+                        matches!(first, Signal::Msg(Owned::Port(PortEvent::Data(_)))),
+                        "{first:?}"
+                    );
+                    me.send((port.os_id(), port.id()));
+                    owned.receive(|signal| matches!(signal, Signal::Msg(Owned::LetGo)));
+                    stall(&port);
+                    if close {
+                        port.close();
+                        // Alive, so that only the close can end the port.
+                        owned.receive(|_| false);
+                    }
+                });
+                let (os_id, port_id) = match inbox.recv() {
+                    Signal::Msg(ids) => ids,
+                    other => panic!("the owner failed: {other:?}"),
+                };
+                let watch = process::monitor(port_id.clone());
+                owner.send(Owned::LetGo);
+                let down = inbox.receive_timeout(
+                    Duration::from_secs(10),
+                    |signal| matches!(signal, Signal::Down { mref, .. } if *mref == watch),
+                );
+                let Some(Signal::Down { reason, .. }) = down else {
+                    panic!("the port (close: {close}) is still alive");
+                };
+                assert_eq!(reason, Reason::Normal);
+                assert_ends(os_id);
+            });
+            assert_eq!(status, 0);
+        }
+    }
+}
+
+/// A program that reads no input, so the port's writes soon fill its input pipe.
+#[test]
+fn a_port_blocked_writing_the_programs_input_still_ends_and_kills_it() {
+    letting_go_of_a_stalled_port_ends_it(
+        || {
+            let mut command = Command::new("sh");
+            command.args(["-c", "echo ready; exec sleep 30"]);
+            command
+        },
+        |port| port.send(vec![b'x'; 1 << 20]),
+    );
+}
+
+/// A program that closed its output but runs on: the port has all the output and waits for
+/// the program's exit.
+#[test]
+fn a_port_waiting_for_its_programs_exit_still_ends_and_kills_it() {
+    letting_go_of_a_stalled_port_ends_it(
+        || {
+            let mut command = Command::new("sh");
+            command.args(["-c", "echo ready; exec >&-; exec sleep 30"]);
+            command
+        },
+        |port| {
+            let output = format!("/proc/{}/fd/1", port.os_id());
+            for _ in 0..2_000 {
+                if std::fs::symlink_metadata(&output).is_err() {
+                    break;
+                }
+                fibra_runtime::sleep(Duration::from_millis(5));
+            }
+            // Time for the port to take the end of the output, so that the let-go finds
+            // it waiting for the exit (the outcome must be the same either way).
+            fibra_runtime::sleep(Duration::from_millis(100));
+        },
+    );
+}
+
+/// A grandchild that still writes the output pipe once the port's program is killed: the
+/// port's end must close the pipe's read end, so the grandchild's writes fail (`yes` dies of
+/// `SIGPIPE`) instead of being drained for ever.
+#[test]
+fn a_closed_port_closes_its_output_pipe_under_a_grandchild_still_writing() {
+    for workers in WORKER_COUNTS {
+        let pidfile = std::env::temp_dir().join(format!(
+            "fibra-port-grandchild-{}-{workers}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&pidfile);
+        let path = pidfile.clone();
+        let status = program(workers, move |inbox: Inbox<PortEvent>| {
+            let mut command = Command::new("sh");
+            let script = format!(
+                "yes & echo $! > '{0}.tmp' && mv '{0}.tmp' '{0}'; wait",
+                path.display()
+            );
+            command.args(["-c", &script]);
+            let port = process::open_port(command, |event| event).unwrap();
+            let watch = process::monitor(port.id());
+            let mut grandchild = None;
+            for _ in 0..2_000 {
+                grandchild = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|pid| pid.trim().parse::<u32>().ok());
+                if grandchild.is_some() {
+                    break;
+                }
+                fibra_runtime::sleep(Duration::from_millis(5));
+            }
+            let grandchild = grandchild.expect("the shell wrote no pid");
+            // Output forwarded: the port is in its loop, so the close goes through it.
+            assert!(matches!(inbox.recv(), Signal::Msg(PortEvent::Data(_))));
+            port.close();
+            let down = inbox.receive(|s| matches!(s, Signal::Down { mref, .. } if *mref == watch));
+            assert!(matches!(
+                down,
+                Signal::Down {
+                    reason: Reason::Normal,
+                    ..
+                }
+            ));
+            let ended = ends(grandchild);
+            if !ended {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &grandchild.to_string()])
+                    .status();
+            }
+            assert!(ended, "the grandchild {grandchild} still writes");
+        });
+        let _ = std::fs::remove_file(&pidfile);
         assert_eq!(status, 0);
     }
 }
