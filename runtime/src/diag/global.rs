@@ -18,7 +18,9 @@
 //! - every thread of the process that is not one of this runtime's workers, its driver
 //!   thread or its monitor thread is blocked in an untimed futex wait (read from `/proc/self/task/*/syscall`): a
 //!   thread that runs, sleeps, waits with a timeout or sits in any other system call may still
-//!   send on a channel or unpark a fiber, as may one this check cannot read.
+//!   send on a channel or unpark a fiber, as may one this check cannot read; and read in two
+//!   passes, with no thread switched in between, since one thread may wake another it was
+//!   read after.
 
 use super::record::Phase;
 use super::{report, Deadlock, Dump};
@@ -206,6 +208,13 @@ fn quiescent(shared: &Shared) -> Option<Vec<Arc<Core>>> {
 }
 
 /// Whether a thread outside this runtime's workers and driver might still wake a fiber.
+///
+/// The threads are read one at a time, so one read as blocked may be woken by one read
+/// after it, which then blocks in turn. Hence two passes: a thread counts as blocked for good
+/// only if both found it asleep (not merely not yet scheduled after a wake-up) in an untimed
+/// futex wait, switched out no more often in between, and no thread appeared. Then each
+/// slept from its first read to its second, so at the moment between the passes all slept
+/// at once, and none could have woken another since.
 fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
     let own: Vec<i32> = (0..shared.workers())
         .filter_map(|index| shared.running.tid(index))
@@ -213,16 +222,22 @@ fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
     if own.len() != shared.workers() || shared.running.tid(me) != Some(current_tid()) {
         return true;
     }
-    let Ok(tasks) = fs::read_dir("/proc/self/task") else {
+    let Some(first) = blocked_foreign_threads(shared, &own) else {
         return true;
     };
-    for task in tasks {
-        let Some(tid) = task
-            .ok()
-            .and_then(|task| task.file_name().to_str()?.parse::<i32>().ok())
-        else {
-            return true;
-        };
+    let Some(second) = blocked_foreign_threads(shared, &own) else {
+        return true;
+    };
+    // A thread that exited between the passes wakes nobody any more; one that appeared may.
+    second.iter().any(|thread| !first.contains(thread))
+}
+
+/// Each thread of the process but `own`, the runtime's driver and its monitor, with its
+/// count of switches, if every one of them is asleep in an untimed futex wait.
+fn blocked_foreign_threads(shared: &Shared, own: &[i32]) -> Option<Vec<(i32, u64)>> {
+    let mut blocked = Vec::new();
+    for task in fs::read_dir("/proc/self/task").ok()? {
+        let tid = task.ok()?.file_name().to_str()?.parse::<i32>().ok()?;
         if own.contains(&tid) || shared.global.driver_tid == Some(tid) {
             continue;
         }
@@ -231,16 +246,28 @@ fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
             // The thread has exited.
             continue;
         };
-        let comm = comm.trim_end();
-        if comm == super::sysmon::THREAD_NAME {
+        if comm.trim_end() == super::sysmon::THREAD_NAME {
             continue;
         }
-        match fs::read_to_string(format!("{path}/syscall")) {
-            Ok(syscall) if in_untimed_futex_wait(&syscall) => {}
-            _ => return true,
+        let syscall = fs::read_to_string(format!("{path}/syscall")).ok()?;
+        if !in_untimed_futex_wait(&syscall) || super::sysmon::thread_state(tid)? != 'S' {
+            return None;
         }
+        blocked.push((tid, switches(&path)?));
     }
-    false
+    Some(blocked)
+}
+
+/// How often the thread at `path` has been switched out, voluntarily or not.
+fn switches(path: &str) -> Option<u64> {
+    let status = fs::read_to_string(format!("{path}/status")).ok()?;
+    let count = |field: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field))
+            .and_then(|value| value.trim().parse::<u64>().ok())
+    };
+    Some(count("voluntary_ctxt_switches:")? + count("nonvoluntary_ctxt_switches:")?)
 }
 
 /// `/proc/<pid>/task/<tid>/syscall` of a thread blocked in `futex(addr, FUTEX_WAIT[_BITSET],

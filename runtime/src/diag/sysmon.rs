@@ -424,7 +424,7 @@ impl Monitor {
 }
 
 /// The state letter of thread `tid` of this process (`R`, `S`, `D`, …), if it can be read.
-fn thread_state(tid: i32) -> Option<char> {
+pub(super) fn thread_state(tid: i32) -> Option<char> {
     let stat = fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: the state follows the last ')'.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
