@@ -189,6 +189,63 @@ fn a_worker_blocked_in_thread_sleep_is_reported_with_the_fibers_behind_it() {
     );
 }
 
+/// An unwinding fiber that waits blocks its worker's thread (it must not let the worker's
+/// other fibers run): the warning says so, and names the wait, instead of blaming a call
+/// outside fibra.
+#[test]
+fn a_worker_blocked_by_an_unwinding_fibers_wait_is_reported_with_that_wait() {
+    const TEST: &str = "a_worker_blocked_by_an_unwinding_fibers_wait_is_reported_with_that_wait";
+    if in_child(TEST) {
+        struct LockOnDrop(Arc<fibra::sync::Mutex<()>>);
+        impl Drop for LockOnDrop {
+            fn drop(&mut self) {
+                drop(self.0.lock());
+            }
+        }
+        runtime(1).block_on(|| {
+            let mutex = Arc::new(fibra::sync::Mutex::new(()));
+            let (locked, holding) = std::sync::mpsc::channel();
+            let holder = {
+                let mutex = mutex.clone();
+                std::thread::spawn(move || {
+                    let _held = mutex.lock();
+                    locked.send(()).unwrap();
+                    std::thread::sleep(Duration::from_millis(300));
+                })
+            };
+            holding.recv().unwrap();
+            let options = fibra_runtime::ScopeOptions::new().timeout(Duration::from_millis(1));
+            let cancelled = fibra_runtime::scope_with(options, |s| {
+                s.spawn(move || {
+                    let _unlocks = LockOnDrop(mutex);
+                    fibra_runtime::sleep(Duration::from_secs(3600));
+                });
+                // Ready behind the unwinding fiber (how many are left then is timing's).
+                let behind: Vec<_> = (0..2).map(|_| fibra_runtime::spawn_local(|| ())).collect();
+                behind.into_iter().for_each(|fiber| fiber.join().unwrap());
+            });
+            assert!(
+                cancelled.is_err(),
+                "the scope was cancelled by its deadline"
+            );
+            holder.join().unwrap();
+        });
+        return;
+    }
+    let stderr = stderr_of(TEST, &[]);
+    let warnings = lines_with(&stderr, "blocked for");
+    assert_eq!(warnings.len(), 1, "stderr:\n{stderr}");
+    let warning = warnings[0];
+    assert!(
+        warning.contains("is unwinding and waits for mutex"),
+        "{warning}"
+    );
+    assert!(
+        warning.contains("ready fibers of this worker cannot run"),
+        "{warning}"
+    );
+}
+
 #[test]
 fn a_blocking_task_on_the_driver_thread_is_reported_with_the_stalls_length() {
     const TEST: &str = "a_blocking_task_on_the_driver_thread_is_reported_with_the_stalls_length";

@@ -329,7 +329,8 @@ impl Monitor {
             .and_then(thread_state)
             .is_some_and(|state| state == 'S' || state == 'D');
         if blocked {
-            let behind = Dump::of(&self.shared)
+            let dump = Dump::of(&self.shared);
+            let behind = dump
                 .fibers
                 .iter()
                 .filter(|info| {
@@ -337,6 +338,29 @@ impl Monitor {
                         && matches!(info.state, FiberState::Ready | FiberState::Unstarted)
                 })
                 .count();
+            // A fiber in a fibra wait that holds its thread is unwinding: it must not let the
+            // worker's other fibers run (they would see the thread panicking), so it blocks.
+            let wait = dump
+                .fibers
+                .iter()
+                .find(|info| info.id == fiber)
+                .and_then(|info| info.wait.as_ref());
+            if let Some(wait) = wait {
+                let owner = match wait.owner {
+                    Some(owner) => format!(" held by fiber {owner}"),
+                    None => String::new(),
+                };
+                emit(&format!(
+                    "fibra: worker {index} has been blocked for {ms} ms by {label} (spawned at \
+                     {}), which is unwinding and waits for {}{owner} at {}: an unwinding fiber \
+                     blocks its worker's thread while it waits, so {behind} ready fibers of \
+                     this worker cannot run meanwhile, and if what it waits for needs one of \
+                     them, it waits for ever. Do not wait for locks or channels in destructors \
+                     that run while a fiber unwinds (a cancellation unwinds).",
+                    core.location, wait.kind, wait.site
+                ));
+                return;
+            }
             emit(&format!(
                 "fibra: worker {index} has been blocked for {ms} ms in {label} (spawned at {}) \
                  by a call that blocks its thread outside fibra; {behind} ready fibers of this \
