@@ -157,3 +157,79 @@ fn a_dropped_child_is_reaped_in_the_background() {
         assert!(reaped, "{proc_entry} is still there");
     });
 }
+
+/// Runs `f` on a plain thread after the runtime that spawned `child` has ended, so no driver
+/// can poll tokio's futures for it.
+fn after_the_runtime<T: Send + 'static>(
+    spawn: impl FnOnce() -> fibra_net::os::Child + Send + 'static,
+    f: impl FnOnce(fibra_net::os::Child) -> T + Send + 'static,
+) -> T {
+    let child = fibra_runtime::run(spawn);
+    std::thread::spawn(move || f(child)).join().unwrap()
+}
+
+#[test]
+fn a_child_is_waited_for_after_its_runtime_has_ended() {
+    let status = after_the_runtime(
+        || {
+            Command::new("sh")
+                .args(["-c", "sleep 0.2; exit 5"])
+                .spawn()
+                .unwrap()
+        },
+        |mut child| child.wait(),
+    );
+    assert_eq!(status.unwrap().code(), Some(5));
+}
+
+#[test]
+fn try_wait_kill_and_wait_timeout_work_after_the_runtime_has_ended() {
+    let (running, timed_out, status, again) = after_the_runtime(
+        || Command::new("sleep").arg("60").spawn().unwrap(),
+        |mut child| {
+            let running = child.try_wait().unwrap().is_none();
+            let timed_out = child
+                .wait_timeout(Duration::from_millis(20))
+                .unwrap()
+                .is_none();
+            child.kill().unwrap();
+            let status = child.wait_timeout(Duration::from_secs(30)).unwrap();
+            (running, timed_out, status, child.try_wait().unwrap())
+        },
+    );
+    assert!(running && timed_out);
+    assert_eq!(status.and_then(|status| status.signal()), Some(9));
+    assert_eq!(again, status);
+}
+
+#[test]
+fn wait_with_output_works_after_the_runtime_has_ended() {
+    let output = after_the_runtime(
+        || {
+            Command::new("sh")
+                .args(["-c", "sleep 0.2; printf out; printf err >&2; exit 1"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        },
+        |child| child.wait_with_output().unwrap(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        (output.stdout, output.stderr),
+        (b"out".to_vec(), b"err".to_vec())
+    );
+}
+
+#[test]
+fn a_child_of_an_ended_runtime_is_waited_for_in_another() {
+    let mut child = fibra_runtime::run(|| {
+        Command::new("sh")
+            .args(["-c", "sleep 0.2; exit 6"])
+            .spawn()
+            .unwrap()
+    });
+    let status = fibra_runtime::run(move || child.wait().unwrap());
+    assert_eq!(status.code(), Some(6));
+}

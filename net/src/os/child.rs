@@ -1,14 +1,18 @@
 //! `Child`: a running child process whose waits park the fiber.
 
-use crate::os::{ChildStderr, ChildStdin, ChildStdout, ExitStatus, Output};
-use fibra_runtime::wait::{Deadline, TimedOut};
+use crate::os::{pidfd, ChildStderr, ChildStdin, ChildStdout, ExitStatus, Output};
+use crate::source::{never, IoTimeout, Source};
+use fibra_runtime::wait::{in_fiber, Deadline, TimedOut};
 use std::io::{self, Read};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
+use tokio::io::Interest;
 
 /// A spawned child process: [`std::process::Child`]'s shape, where [`wait`](Self::wait) and
 /// [`wait_timeout`](Self::wait_timeout) park the calling fiber until the child exits. The
-/// driver learns of exits through its signal handling, so a thousand waiting children cost a
-/// thousand parked fibers, not a thousand threads.
+/// driver's reactor learns of exits through process descriptors (pidfds), so a thousand
+/// waiting children cost a thousand parked fibers, not a thousand threads. On a plain thread
+/// the waits block it, also once the runtime that spawned the child has ended.
 ///
 /// Dropping a `Child` neither kills nor waits for it; a child that is still running is reaped
 /// in the background once it exits.
@@ -29,6 +33,10 @@ use std::time::Duration;
 pub struct Child {
     inner: tokio::process::Child,
     id: u32,
+    /// The child's pidfd, readable once it has exited; opened at the first wait. Waits go
+    /// through it rather than through tokio's wait, whose future needs the reactor of a live
+    /// runtime (a plain thread after the runtime ended has none).
+    exit: Option<Source<OwnedFd>>,
     /// The child's standard input, if piped.
     pub stdin: Option<ChildStdin>,
     /// The child's standard output, if piped.
@@ -44,6 +52,7 @@ impl Child {
             .expect("a freshly spawned child has not been reaped");
         Ok(Child {
             id,
+            exit: None,
             stdin: inner.stdin.take().map(ChildStdin::from_tokio).transpose()?,
             stdout: inner
                 .stdout
@@ -85,7 +94,10 @@ impl Child {
     /// The OS's `wait` errors.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         drop(self.stdin.take());
-        fibra_runtime::block_on(self.inner.wait())
+        match self.wait_for_exit(None)? {
+            Some(status) => Ok(status),
+            None => unreachable!("a wait without a timeout never times out"),
+        }
     }
 
     /// Like [`wait`](Self::wait), giving up with `Ok(None)` after `timeout` (the child keeps
@@ -96,10 +108,52 @@ impl Child {
     /// The OS's `wait` errors.
     pub fn wait_timeout(&mut self, timeout: Duration) -> io::Result<Option<ExitStatus>> {
         drop(self.stdin.take());
+        self.wait_for_exit(Some(timeout))
+    }
+
+    /// Waits until the child has exited and reaps it, or gives up with `Ok(None)` after
+    /// `timeout`.
+    fn wait_for_exit(&mut self, timeout: Option<Duration>) -> io::Result<Option<ExitStatus>> {
         if let Some(status) = self.inner.try_wait()? {
             return Ok(Some(status));
         }
-        match fibra_runtime::block_on_until(self.inner.wait(), Deadline::after(timeout)) {
+        let exit = match self.exit.take() {
+            Some(exit) => exit,
+            // Not reaped (just checked), so the pid is still our child's.
+            None => match pidfd::open(self.id) {
+                Ok(fd) => Source::nonblocking(fd),
+                // No pidfd (a kernel before 5.3, or out of descriptors): tokio's own wait,
+                // which a fiber's live runtime can drive; a plain thread gets the error.
+                Err(_) if in_fiber() => return self.wait_with_tokio(timeout),
+                Err(error) => return Err(error),
+            },
+        };
+        let (exit, inner) = (self.exit.insert(exit), &mut self.inner);
+        let deadline = match timeout {
+            Some(timeout) => IoTimeout::After(timeout, io::ErrorKind::TimedOut),
+            None => IoTimeout::Never,
+        };
+        let reaped = exit.io(
+            Interest::READABLE,
+            |_| Ok(deadline),
+            never,
+            |_| {
+                inner
+                    .try_wait()?
+                    .ok_or_else(|| io::ErrorKind::WouldBlock.into())
+            },
+        );
+        match reaped {
+            Ok(status) => Ok(Some(status)),
+            // waitpid never fails with `TimedOut`: this is the wait's own timeout.
+            Err(error) if error.kind() == io::ErrorKind::TimedOut => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    fn wait_with_tokio(&mut self, timeout: Option<Duration>) -> io::Result<Option<ExitStatus>> {
+        let deadline = timeout.map_or(Deadline::NEVER, Deadline::after);
+        match fibra_runtime::block_on_until(self.inner.wait(), deadline) {
             Ok(status) => status.map(Some),
             Err(TimedOut) => Ok(None),
         }
@@ -124,16 +178,13 @@ impl Child {
         self.inner.try_wait()
     }
 
-    /// Waits for the child to exit while collecting its piped stdout and stderr (read by
-    /// fibers of their own, so neither pipe can fill up and stall the child).
+    /// Waits for the child to exit while collecting its piped stdout and stderr (stderr read
+    /// by a fiber of its own, or on a plain thread by a thread of its own, so neither pipe can
+    /// fill up and stall the child).
     ///
     /// # Errors
     ///
     /// The OS's `wait` errors and read errors on the pipes.
-    ///
-    /// # Panics
-    ///
-    /// Outside a fibra fiber (the second reader is a fiber).
     ///
     /// ```
     /// use fibra::os::{Command, Stdio};
@@ -147,13 +198,25 @@ impl Child {
     pub fn wait_with_output(mut self) -> io::Result<Output> {
         drop(self.stdin.take());
         let (stdout, stderr) = (self.stdout.take(), self.stderr.take());
-        let (stdout, stderr) = fibra_runtime::scope(|s| {
-            let stderr = s.spawn(move || read_all(stderr));
-            (read_all(stdout), stderr.join())
-        });
-        // A panicking reader is re-raised by the scope; this is the cancelled case.
-        let stderr =
-            stderr.unwrap_or_else(|_| Err(io::Error::other("the stderr reader was cancelled")));
+        let (stdout, stderr) = if in_fiber() {
+            let (stdout, stderr) = fibra_runtime::scope(|s| {
+                let stderr = s.spawn(move || read_all(stderr));
+                (read_all(stdout), stderr.join())
+            });
+            // A panicking reader is re-raised by the scope; this is the cancelled case.
+            let stderr =
+                stderr.unwrap_or_else(|_| Err(io::Error::other("the stderr reader was cancelled")));
+            (stdout, stderr)
+        } else {
+            std::thread::scope(|s| {
+                let stderr = s.spawn(move || read_all(stderr));
+                let stdout = read_all(stdout);
+                let stderr = stderr
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (stdout, stderr)
+            })
+        };
         let status = self.wait()?;
         Ok(Output {
             status,

@@ -23,6 +23,7 @@
 
 mod child;
 mod command;
+mod pidfd;
 mod pipe;
 
 pub use child::Child;
