@@ -233,3 +233,73 @@ fn a_child_of_an_ended_runtime_is_waited_for_in_another() {
     let status = fibra_runtime::run(move || child.wait().unwrap());
     assert_eq!(status.code(), Some(6));
 }
+
+/// Set in the copy of this test binary that `output_reads_stdin_from_dev_null_not_ours` runs.
+const STDIN_CHILD: &str = "FIBRA_TEST_OUTPUT_STDIN_CHILD";
+
+#[test]
+fn output_reads_stdin_from_dev_null_not_ours() {
+    if std::env::var_os(STDIN_CHILD).is_some() {
+        let output = fibra_runtime::run(|| {
+            Command::new("readlink")
+                .arg("/proc/self/fd/0")
+                .output()
+                .unwrap()
+        });
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "/dev/null\n");
+        return;
+    }
+    // Under cargo test our stdin may be /dev/null already: rerun this test in a copy of the
+    // test binary whose stdin is a pipe, which an inheriting child would see.
+    let mut copy = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "output_reads_stdin_from_dev_null_not_ours",
+            "--test-threads=1",
+        ])
+        .env(STDIN_CHILD, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = copy.stdin.take();
+    let output = copy.wait_with_output().unwrap();
+    drop(stdin);
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{report}");
+    assert!(report.contains("1 passed"), "{report}");
+}
+
+#[test]
+fn output_honours_an_explicit_stdout() {
+    let ours = fibra_runtime::run(|| {
+        Command::new("echo")
+            .arg("x")
+            .stdout(Stdio::null())
+            .output()
+            .unwrap()
+    });
+    assert!(ours.status.success());
+    assert_eq!(ours.stdout, b"");
+}
+
+#[test]
+fn output_leaves_the_command_as_it_was() {
+    let (piped_after, stdin_after) = fibra_runtime::run(|| {
+        let mut command = Command::new("true");
+        command.output().unwrap();
+        let mut child = command.spawn().unwrap();
+        let piped = child.stdout.is_some() || child.stderr.is_some();
+        child.wait().unwrap();
+        let mut command = Command::new("readlink");
+        command.arg("/proc/self/fd/0").stdin(Stdio::piped());
+        command.output().unwrap();
+        let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
+        let stdin_piped = child.stdin.is_some();
+        child.wait().unwrap();
+        (piped, stdin_piped)
+    });
+    assert!(!piped_after);
+    assert!(stdin_after);
+}

@@ -26,6 +26,31 @@ use std::path::Path;
 /// ```
 pub struct Command {
     inner: tokio::process::Command,
+    /// Who chose stdin, stdout and stderr (in that order). std's builder cannot be asked for
+    /// its stdio nor have it unset, so the per-call defaults (`output` captures, `spawn`
+    /// inherits) are tracked here and applied to the builder before each spawn.
+    stdio: [Chosen; 3],
+}
+
+/// Who chose one of a [`Command`]'s standard streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chosen {
+    /// Nobody here: the builder holds what it was made with (nothing for [`Command::new`],
+    /// which spawns inherit; a converted std `Command`'s own setting).
+    Builder,
+    /// The user, through this `Command`: every spawn uses it.
+    User,
+    /// The last `output` call, with its default: later `spawn`s and `status`es inherit.
+    Output,
+}
+
+/// The stdio defaults of one kind of call.
+#[derive(Clone, Copy)]
+enum Defaults {
+    /// `spawn` and `status`: inherit.
+    Inherit,
+    /// `output`: stdin from `/dev/null`, stdout and stderr captured.
+    Output,
 }
 
 impl Command {
@@ -33,6 +58,7 @@ impl Command {
     pub fn new<S: AsRef<OsStr>>(program: S) -> Command {
         Command {
             inner: tokio::process::Command::new(program),
+            stdio: [Chosen::Builder; 3],
         }
     }
 
@@ -87,21 +113,27 @@ impl Command {
         self
     }
 
-    /// Sets the child's standard input (inherited by default for `spawn` and `status`).
+    /// Sets the child's standard input (by default inherited for `spawn` and `status`,
+    /// `/dev/null` for `output`).
     pub fn stdin<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
         self.inner.stdin(cfg);
+        self.stdio[0] = Chosen::User;
         self
     }
 
-    /// Sets the child's standard output (inherited by default for `spawn` and `status`).
+    /// Sets the child's standard output (by default inherited for `spawn` and `status`,
+    /// captured for `output`).
     pub fn stdout<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
         self.inner.stdout(cfg);
+        self.stdio[1] = Chosen::User;
         self
     }
 
-    /// Sets the child's standard error (inherited by default for `spawn` and `status`).
+    /// Sets the child's standard error (by default inherited for `spawn` and `status`,
+    /// captured for `output`).
     pub fn stderr<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
         self.inner.stderr(cfg);
+        self.stdio[2] = Chosen::User;
         self
     }
 
@@ -131,6 +163,33 @@ impl Command {
     /// ```
     pub fn spawn(&mut self) -> io::Result<Child> {
         assert_runtime("spawn");
+        self.spawn_with(Defaults::Inherit)
+    }
+
+    /// Spawns with `defaults` for the streams the user has not set.
+    fn spawn_with(&mut self, defaults: Defaults) -> io::Result<Child> {
+        for (stream, chosen) in self.stdio.iter_mut().enumerate() {
+            let stdio = match (defaults, *chosen) {
+                (_, Chosen::User) | (Defaults::Inherit, Chosen::Builder) => continue,
+                (Defaults::Inherit, Chosen::Output) => {
+                    *chosen = Chosen::Builder;
+                    Stdio::inherit()
+                }
+                (Defaults::Output, _) => {
+                    *chosen = Chosen::Output;
+                    if stream == 0 {
+                        Stdio::null()
+                    } else {
+                        Stdio::piped()
+                    }
+                }
+            };
+            match stream {
+                0 => self.inner.stdin(stdio),
+                1 => self.inner.stdout(stdio),
+                _ => self.inner.stderr(stdio),
+            };
+        }
         Child::from_tokio(self.inner.spawn()?)
     }
 
@@ -153,11 +212,13 @@ impl Command {
     /// ```
     pub fn status(&mut self) -> io::Result<ExitStatus> {
         assert_runtime("status");
-        fibra_runtime::block_on(self.inner.status())
+        self.spawn_with(Defaults::Inherit)?.wait()
     }
 
-    /// Runs the child to its end with stdout and stderr captured (stdin closed unless set),
-    /// parking the calling fiber, and returns its status and output.
+    /// Runs the child to its end with stdout and stderr captured and stdin from `/dev/null`,
+    /// each unless set otherwise (as std's `output`), parking the calling fiber, and returns
+    /// its status and output. The defaults apply to this call only: the `Command` is left as
+    /// it was for later spawns.
     ///
     /// # Errors
     ///
@@ -168,7 +229,7 @@ impl Command {
     /// As [`spawn`](Self::spawn).
     pub fn output(&mut self) -> io::Result<Output> {
         assert_runtime("output");
-        fibra_runtime::block_on(self.inner.output())
+        self.spawn_with(Defaults::Output)?.wait_with_output()
     }
 }
 
@@ -181,10 +242,14 @@ fn assert_runtime(what: &str) {
     );
 }
 
+/// Stdio set on the std `Command` counts as not set here: `spawn` and `status` keep it, but
+/// `output` replaces it with its own defaults, and `spawn`s after an `output` inherit. Set
+/// streams on the converted `Command` to have every call keep them.
 impl From<std::process::Command> for Command {
     fn from(command: std::process::Command) -> Command {
         Command {
             inner: command.into(),
+            stdio: [Chosen::Builder; 3],
         }
     }
 }
