@@ -137,3 +137,26 @@ fn errors_are_std_kinds() {
         read_only.seek(SeekFrom::Start(0)).unwrap();
     });
 }
+
+#[test]
+fn a_write_after_reading_to_the_end_of_the_read_ahead_writes_only_itself() {
+    let dir = TempDir::new("read-then-write");
+    let path = dir.path().join("file");
+    let all = fibra_runtime::run(move || {
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        file.write_all(b"0123456789").unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        let mut all = [0; 10];
+        file.read_exact(&mut all).unwrap();
+        file.write_all(b"ab").unwrap();
+        drop(file);
+        fs::read(&path).unwrap()
+    });
+    assert_eq!(all, b"0123456789ab");
+}

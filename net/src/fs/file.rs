@@ -245,6 +245,10 @@ impl Read for File {
         out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
         if self.pos == self.buf.len() {
+            // Emptied, not just left: a write appends to this buffer and would send the
+            // consumed bytes out again.
+            self.buf.clear();
+            self.pos = 0;
             self.mode = Mode::Idle;
         }
         Ok(n)
