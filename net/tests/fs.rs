@@ -138,6 +138,63 @@ fn errors_are_std_kinds() {
     });
 }
 
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Linux's `O_NONBLOCK` (the test crate does not depend on libc).
+const O_NONBLOCK: i32 = 0o4000;
+
+/// Reads what is in the FIFO at `path` now, without blocking.
+fn drain_fifo(path: &std::path::Path) -> Vec<u8> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+        .unwrap();
+    let mut rest = vec![0; 64];
+    let n = reader.read(&mut rest).unwrap_or(0);
+    rest.truncate(n);
+    rest
+}
+
+#[test]
+fn a_fifo_read_takes_no_more_than_asked_so_writes_and_into_std_keep_working() {
+    let dir = TempDir::new("fifo");
+    let path = dir.path().join("fifo");
+    mkfifo(&path);
+    let (write, rest, into_std) = fibra_runtime::run(move || {
+        // Read and write on one descriptor: the FIFO is its own peer.
+        let mut fifo = File::options().read(true).write(true).open(&path).unwrap();
+        fifo.write_all(b"abc").unwrap();
+        fifo.flush().unwrap();
+        let mut one = [0; 1];
+        fifo.read_exact(&mut one).unwrap();
+        assert_eq!(&one, b"a");
+        let write = fifo.write_all(b"d").and_then(|()| fifo.flush());
+        let rest = drain_fifo(&path);
+        fifo.write_all(b"ef").unwrap();
+        fifo.read_exact(&mut one).unwrap();
+        // The std file keeps the FIFO, and with it the byte not read, open.
+        let std = fifo.into_std();
+        let after = drain_fifo(&path);
+        (
+            write.map_err(|e| e.kind()),
+            (rest, after),
+            std.map(drop).map_err(|e| e.kind()),
+        )
+    });
+    assert_eq!(write, Ok(()));
+    assert_eq!(rest, (b"bcd".to_vec(), b"f".to_vec()));
+    assert_eq!(into_std, Ok(()));
+}
+
 #[test]
 fn a_write_after_reading_to_the_end_of_the_read_ahead_writes_only_itself() {
     let dir = TempDir::new("read-then-write");

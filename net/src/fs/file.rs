@@ -26,6 +26,10 @@ pub const CHUNK: usize = 256 * 1024;
 /// full, before a read or seek, at [`sync_all`](Self::sync_all), and at drop (where an error
 /// cannot be reported: call `flush` or `sync_all` to see it).
 ///
+/// Reading ahead needs a file position to give unconsumed data back by seeking, so on a file
+/// that cannot seek (a FIFO, a terminal, a socket taken over with [`from_std`](Self::from_std))
+/// a read fetches no more than the caller asked for, one pool round trip per call.
+///
 /// Waiting for the pool is a cancellation point. A pool job cannot be interrupted, so a
 /// cancelled call's read or write may still take place: unlike a socket's, a cancelled file
 /// read may have moved the file position past data it never returned, and a cancelled write
@@ -59,6 +63,8 @@ pub struct File {
     buf: Vec<u8>,
     pos: usize,
     mode: Mode,
+    /// Whether the file has a position (`lseek` works); only then is data read ahead.
+    seekable: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,11 +104,14 @@ impl File {
 
     /// Takes over an open std file.
     pub fn from_std(file: std::fs::File) -> File {
+        // Asking for the position moves nothing and does no I/O, so it may run right here.
+        let seekable = (&file).stream_position().is_ok();
         File {
             std: Arc::new(file),
             buf: Vec::new(),
             pos: 0,
             mode: Mode::Idle,
+            seekable,
         }
     }
 
@@ -186,13 +195,14 @@ impl File {
             Mode::Writing => self.write_out(),
             Mode::Reading => {
                 let unread = (self.buf.len() - self.pos) as i64;
+                if unread > 0 {
+                    // Moving the position does no I/O, so it may run right here. Should it
+                    // fail, the data stays buffered for the next read rather than being lost.
+                    (&*self.std).seek(SeekFrom::Current(-unread))?;
+                }
                 self.buf.clear();
                 self.pos = 0;
                 self.mode = Mode::Idle;
-                if unread > 0 {
-                    // Moving the position does no I/O, so it may run right here.
-                    (&*self.std).seek(SeekFrom::Current(-unread))?;
-                }
                 Ok(())
             }
         }
@@ -215,10 +225,16 @@ impl File {
         result
     }
 
-    /// Fetches the next chunk; `Ok(0)` at end of file.
-    fn read_ahead(&mut self) -> io::Result<usize> {
+    /// Fetches the next chunk, or only the `wanted` bytes when the file cannot seek; `Ok(0)`
+    /// at end of file.
+    fn read_ahead(&mut self, wanted: usize) -> io::Result<usize> {
         let mut buf = mem::take(&mut self.buf);
-        buf.resize(CHUNK, 0);
+        let size = if self.seekable {
+            CHUNK
+        } else {
+            wanted.min(CHUNK)
+        };
+        buf.resize(size, 0);
         let file = self.std.clone();
         let (result, mut buf) = on_pool(move || {
             let result = (&*file).read(&mut buf);
@@ -238,7 +254,7 @@ impl Read for File {
         if self.mode == Mode::Writing {
             self.write_out()?;
         }
-        if self.mode != Mode::Reading && self.read_ahead()? == 0 {
+        if self.mode != Mode::Reading && self.read_ahead(out.len())? == 0 {
             return Ok(0);
         }
         let n = out.len().min(self.buf.len() - self.pos);
