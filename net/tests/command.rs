@@ -143,8 +143,8 @@ fn a_dropped_child_is_reaped_in_the_background() {
         let child = Command::new("true").spawn().unwrap();
         let proc_entry = format!("/proc/{}", child.id());
         drop(child);
-        // Until it is reaped the exited child stays a zombie with a /proc entry. Other
-        // children's exits make the driver sweep its orphans; bounded at a few seconds.
+        // Until it is reaped the exited child stays a zombie with a /proc entry; bounded at a
+        // few seconds.
         let mut reaped = false;
         for _ in 0..200 {
             Command::new("true").status().unwrap();

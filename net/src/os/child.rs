@@ -1,6 +1,6 @@
 //! `Child`: a running child process whose waits park the fiber.
 
-use crate::os::{pidfd, ChildStderr, ChildStdin, ChildStdout, ExitStatus, Output};
+use crate::os::{pidfd, reaper, ChildStderr, ChildStdin, ChildStdout, ExitStatus, Output};
 use crate::source::{never, IoTimeout, Source};
 use fibra_runtime::wait::{in_fiber, Deadline, TimedOut};
 use std::io::{self, Read};
@@ -31,7 +31,8 @@ use tokio::io::Interest;
 /// ```
 #[derive(Debug)]
 pub struct Child {
-    inner: tokio::process::Child,
+    /// `None` only once `drop` has handed the child to the reaper.
+    inner: Option<tokio::process::Child>,
     id: u32,
     /// The child's pidfd, readable once it has exited; opened at the first wait. Waits go
     /// through it rather than through tokio's wait, whose future needs the reactor of a live
@@ -64,7 +65,7 @@ impl Child {
                 .take()
                 .map(ChildStderr::from_tokio)
                 .transpose()?,
-            inner,
+            inner: Some(inner),
         })
     }
 
@@ -79,10 +80,10 @@ impl Child {
     ///
     /// The OS's `kill` errors.
     pub fn kill(&mut self) -> io::Result<()> {
-        if self.inner.try_wait()?.is_some() {
+        if self.inner().try_wait()?.is_some() {
             return Ok(());
         }
-        self.inner.start_kill()
+        self.inner().start_kill()
     }
 
     /// Waits for the child to exit (closing its stdin first, so it is not left waiting for
@@ -114,7 +115,7 @@ impl Child {
     /// Waits until the child has exited and reaps it, or gives up with `Ok(None)` after
     /// `timeout`.
     fn wait_for_exit(&mut self, timeout: Option<Duration>) -> io::Result<Option<ExitStatus>> {
-        if let Some(status) = self.inner.try_wait()? {
+        if let Some(status) = self.inner().try_wait()? {
             return Ok(Some(status));
         }
         let exit = match self.exit.take() {
@@ -128,7 +129,8 @@ impl Child {
                 Err(error) => return Err(error),
             },
         };
-        let (exit, inner) = (self.exit.insert(exit), &mut self.inner);
+        let exit = self.exit.insert(exit);
+        let inner = self.inner.as_mut().expect(NOT_DROPPED);
         let deadline = match timeout {
             Some(timeout) => IoTimeout::After(timeout, io::ErrorKind::TimedOut),
             None => IoTimeout::Never,
@@ -153,7 +155,7 @@ impl Child {
 
     fn wait_with_tokio(&mut self, timeout: Option<Duration>) -> io::Result<Option<ExitStatus>> {
         let deadline = timeout.map_or(Deadline::NEVER, Deadline::after);
-        match fibra_runtime::block_on_until(self.inner.wait(), deadline) {
+        match fibra_runtime::block_on_until(self.inner().wait(), deadline) {
             Ok(status) => status.map(Some),
             Err(TimedOut) => Ok(None),
         }
@@ -175,7 +177,11 @@ impl Child {
     /// });
     /// ```
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        self.inner.try_wait()
+        self.inner().try_wait()
+    }
+
+    fn inner(&mut self) -> &mut tokio::process::Child {
+        self.inner.as_mut().expect(NOT_DROPPED)
     }
 
     /// Waits for the child to exit while collecting its piped stdout and stderr (stderr read
@@ -223,6 +229,31 @@ impl Child {
             stdout: stdout?,
             stderr: stderr?,
         })
+    }
+}
+
+const NOT_DROPPED: &str = "only drop takes the child out";
+
+impl Drop for Child {
+    /// A child still running goes to the reaper thread, which reaps it when it exits whether
+    /// or not a runtime is left by then. Tokio's own orphan handling is the fallback when
+    /// there is no pidfd or no reaper thread.
+    fn drop(&mut self) {
+        let Some(mut child) = self.inner.take() else {
+            return;
+        };
+        // Exited (now reaped) or unknown to the OS: nothing to wait for.
+        if !matches!(child.try_wait(), Ok(None)) {
+            return;
+        }
+        // Not reaped (just checked), so the pid is still our child's.
+        let exit = match self.exit.take() {
+            Some(exit) => exit.into_inner(),
+            None => pidfd::open(self.id),
+        };
+        if let Ok(exit) = exit {
+            reaper::adopt(child, exit);
+        }
     }
 }
 

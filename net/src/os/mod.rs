@@ -2,8 +2,9 @@
 //! [`Child::wait`] parks the calling fiber (no thread per child), and piped stdio is `Read` /
 //! `Write` on the driver's reactor.
 //!
-//! Children are spawned through tokio's process support on the driver, which reaps them; a
-//! dropped [`Child`] that is still running is reaped in the background, never left a zombie.
+//! Children are spawned through tokio's process support on the driver. A dropped [`Child`]
+//! that is still running is reaped in the background by a process-wide reaper thread (started
+//! at the first such drop), never left a zombie, even when its runtime ends before it does.
 //!
 //! ```
 //! use fibra::os::{Command, Stdio};
@@ -25,6 +26,7 @@ mod child;
 mod command;
 mod pidfd;
 mod pipe;
+mod reaper;
 
 pub use child::Child;
 pub use command::Command;
