@@ -7,9 +7,18 @@ use std::io;
 use std::path::Path;
 
 /// A process builder with [`std::process::Command`]'s methods. [`spawn`](Self::spawn) starts
-/// the child through tokio's process support on the driver (std's `posix_spawn`-based spawn,
-/// with reaping by the driver), so no worker state is ever forked into it; [`status`] and
-/// [`output`] park the calling fiber until the child exits.
+/// the child with std's spawn (through tokio's process support), on the calling worker;
+/// [`status`] and [`output`] park the calling fiber until the child exits.
+///
+/// std spawns with `posix_spawn`, which copies nothing of this process, except where
+/// `posix_spawn` cannot express the request; it then `fork`s and `exec`s. That happens when
+/// [`env`](Self::env), [`envs`](Self::envs) or [`env_clear`](Self::env_clear) change `PATH`
+/// and the program is a bare name (give it as a path to avoid it), on glibc before 2.29 when
+/// [`current_dir`](Self::current_dir) is set, and for settings only a converted std `Command`
+/// carries (uid, gid, groups, `pre_exec`). A fork runs no worker code in the child: only the
+/// forking thread exists there, and it runs nothing but the `exec` (and any `pre_exec`
+/// closure). Its cost is the copy of the process's page tables, which grows with its resident
+/// memory and holds up the calling worker for that long.
 ///
 /// [`status`]: Self::status
 /// [`output`]: Self::output
