@@ -230,7 +230,9 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
 /// Holds a [`Mutex`] locked; unlocks it when dropped.
 ///
 /// It may be sent to another thread when `T: Send` (releasing from anywhere is fine), so async
-/// code may hold it across an `.await` on a multi-threaded executor.
+/// code may hold it across an `.await` on a multi-threaded executor. Deadlock detection still
+/// takes the fiber that locked for the owner (see [`Deadlock`](fibra_runtime::Deadlock)):
+/// where it is on, keep the guard in that fiber.
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct MutexGuard<'a, T: ?Sized> {
     pub(crate) mutex: &'a Mutex<T>,

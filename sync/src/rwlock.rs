@@ -302,7 +302,10 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockReadGuard<'_, T> {
     }
 }
 
-/// Holds an [`RwLock`] for writing; releases it when dropped.
+/// Holds an [`RwLock`] for writing; releases it when dropped. Like
+/// [`MutexGuard`](crate::MutexGuard) it may be sent to another thread, and deadlock detection
+/// still takes the fiber that locked for the writer (see
+/// [`Deadlock`](fibra_runtime::Deadlock)).
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,

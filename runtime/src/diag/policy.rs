@@ -12,6 +12,12 @@ use std::sync::Arc;
 /// that worker sleeps, or within a few milliseconds while it stays busy. Every fiber
 /// being asleep is found when the last worker goes to sleep.
 ///
+/// A lock's owner, for the cycle check, is the fiber that took it. The guards of `Mutex` and
+/// of `RwLock`'s writer are `Send` (async code holds them across `.await`), so a guard can be
+/// moved to another fiber or thread while held; it then still counts as its taker's, and a
+/// cycle through it can be reported that is none (under `Panic`, its fibers unwound). Where
+/// deadlocks are looked for, keep a guard in the fiber that took it.
+///
 /// ```
 /// let runtime = fibra::Runtime::builder()
 ///     .on_deadlock(fibra::Deadlock::Panic)
