@@ -2,8 +2,7 @@
 //! its fiber-local bindings. A plain thread has one of its own.
 
 use crate::cancel::CancelScope;
-use crate::fiber::Core;
-use crate::sched::with_running;
+use crate::sched::running_ptr;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -56,7 +55,7 @@ thread_local! {
 /// Runs `f` with the caller's context: the running fiber's, else the thread's. `f` must not
 /// call user code (the context stays borrowed).
 pub(crate) fn with<R>(f: impl FnOnce(&mut FiberCtx) -> R) -> R {
-    match with_running(|core| core.map(|core| core as *const Core)) {
+    match running_ptr() {
         // SAFETY: the running fiber's `Core` is alive while it runs (its worker lent it a
         // reference for this resume), and its context is only touched by the fiber itself.
         Some(core) => f(&mut unsafe { &*core }.ctx.borrow_mut()),
@@ -67,7 +66,7 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut FiberCtx) -> R) -> R {
 /// Makes `scope` the caller's innermost cancel scope and returns the previous one. A fiber
 /// must have joined `scope` (`CancelScope::join`) first, so its cancel hint stays right.
 pub(crate) fn replace_cancel(scope: Option<Arc<CancelScope>>) -> Option<Arc<CancelScope>> {
-    match with_running(|core| core.map(|core| core as *const Core)) {
+    match running_ptr() {
         Some(core) => {
             // SAFETY: as in `with`.
             let core = unsafe { &*core };

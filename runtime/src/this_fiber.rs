@@ -2,7 +2,7 @@
 
 use crate::diag::Published;
 use crate::fiber::{Core, Fiber, Suspend};
-use crate::sched::{with_running, with_running_charged, with_worker};
+use crate::sched::{running_ptr, with_running_charged, with_worker};
 use crate::wait::{park_fiber_checking, running_fiber, suspend, Check, WaitKind, WaitSite};
 
 /// The calling fiber's handle.
@@ -95,7 +95,7 @@ pub fn yield_now() {
 /// Suspends the calling fiber to run again as `why` says (a yield or a retry), or yields the
 /// thread outside a fiber.
 pub(crate) fn yield_as(why: Suspend) {
-    match with_running(|core| core.map(|core| core as *const Core)) {
+    match running_ptr() {
         Some(fiber) => suspend(fiber, why),
         None => std::thread::yield_now(),
     }

@@ -244,8 +244,9 @@ impl Core {
 ///
 /// # Safety
 ///
-/// `core` is the running fiber's `Core`, and the fiber has not committed to park: its worker
-/// lent a reference for this resume, which nobody else can take before that commitment.
+/// `core` is the running fiber's `Core`, as its worker's pointer (`running_ptr`: made from the
+/// `Arc`, so its provenance covers the counts), and the fiber has not committed to park: its
+/// worker lent a reference for this resume, which nobody else can take before that commitment.
 pub(crate) unsafe fn counted_running(core: *const Core) -> Arc<Core> {
     // SAFETY: per the contract `core` points into an `Arc<Core>` whose count is at least one
     // while we add ours.

@@ -100,6 +100,15 @@ pub(crate) fn with_running<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     f(unsafe { core.as_ref() })
 }
 
+/// The fiber running on this thread, as the pointer its worker set: made from the worker's
+/// `Arc<Core>`, so reference counts may be changed through it (a pointer made from a `&Core`
+/// covers only the `Core`, not the counts beside it).
+#[inline]
+pub(crate) fn running_ptr() -> Option<*const Core> {
+    let core = CURRENT.with(|current| current.running.get());
+    (!core.is_null()).then_some(core)
+}
+
 /// The fiber running on this thread, and the worker's clock (see [`set_clock`]), in one
 /// access: what a wait needs to publish itself.
 #[inline]

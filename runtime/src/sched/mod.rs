@@ -13,8 +13,8 @@ mod worker;
 
 pub(crate) use containment::contain;
 pub(crate) use current::{
-    charge, describe_running, end_slice, set_clock, with_running, with_running_charged,
-    with_running_clock, with_worker,
+    charge, describe_running, end_slice, running_ptr, set_clock, with_running,
+    with_running_charged, with_running_clock, with_worker,
 };
 pub(crate) use steal_grace::GRACE as STEAL_GRACE;
 pub(crate) use worker::{run_worker, Local};

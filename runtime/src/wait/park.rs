@@ -10,7 +10,7 @@ use super::WaitSite;
 use crate::diag::{OutsideWait, Published};
 use crate::fiber::{counted_running, Core, Fiber, Suspend};
 use crate::latch::Park;
-use crate::sched::{charge, with_running, with_running_charged, with_worker};
+use crate::sched::{charge, running_ptr, with_running, with_running_charged, with_worker};
 use fibra_driver::Deadline;
 use fibra_driver::{HoldKind, Timer};
 use std::future::Future;
@@ -82,11 +82,11 @@ pub fn current_waker() -> Waker {
 /// Runs `f` with a waker for the caller, borrowed when the caller is a fiber (no
 /// reference-count traffic): the cheap form for a poll that will likely complete at once.
 pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
-    let running = with_running(|core| core.map(|core| core as *const Core));
-    match running {
+    match running_ptr() {
         Some(core) => {
             // SAFETY: the running fiber's `Core` is alive for the whole call (its worker lent a
-            // reference for this resume). The `Arc` made from the pointer is never dropped
+            // reference for this resume), and the pointer is the one the worker made from its
+            // `Arc` (`running_ptr`). The `Arc` made from the pointer is never dropped
             // (`ManuallyDrop`), so the count is unchanged; a clone of the waker increments it.
             let waker = ManuallyDrop::new(Waker::from(unsafe { Arc::from_raw(core) }));
             f(&waker)
@@ -304,7 +304,7 @@ pub(crate) fn park_fiber_checking(check: Check) -> bool {
 
 /// [`park_fiber_checking`], woken at the latest at `timed`'s deadline (see `lazy_timer`).
 fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
-    let Some(fiber) = with_running(|core| core.map(|core| core as *const Core)) else {
+    let Some(fiber) = running_ptr() else {
         return false;
     };
     // SAFETY: the running fiber's `Core` is alive while it runs (see `park_noted`).
@@ -426,7 +426,7 @@ pub(crate) fn charge_and_maybe_yield() {
 
 /// Moves the running fiber to the back of its worker's ready queue.
 fn yield_fiber() {
-    let fiber = with_running(|core| core.expect("yield outside a fiber") as *const Core);
+    let fiber = running_ptr().expect("yield outside a fiber");
     suspend(fiber, Suspend::Yield);
 }
 
@@ -456,12 +456,8 @@ pub(crate) fn suspend(fiber: *const Core, why: Suspend) {
 
 /// The running fiber's handle, if the caller is a fiber.
 pub(crate) fn running_fiber() -> Option<Fiber> {
-    with_running(|core| {
-        core.map(|core| {
-            // SAFETY: `core` is the running fiber's.
-            Fiber(unsafe { counted_running(core) })
-        })
-    })
+    // SAFETY: `core` is the running fiber's.
+    running_ptr().map(|core| Fiber(unsafe { counted_running(core) }))
 }
 
 /// The loom model of a waiting caller (see the module docs).
