@@ -271,6 +271,11 @@ impl<S: AsFd> Source<S> {
             return result;
         }
         let mut registration = self.registration(None)?;
+        // A pending socket error (an ICMP refusal on a connected UDP socket, a reset) is
+        // reported as an error event alone, with no readability: a waiter for `interest`
+        // only would miss that one edge and wait for ever, where a retry of `op` returns the
+        // error.
+        let interest = interest | Interest::ERROR;
         loop {
             let ready = fibra_runtime::block_on_leaf_until(registration.ready(interest), give_up);
             let mut guard = match ready {

@@ -2,6 +2,7 @@
 
 use fibra_net::net::UdpSocket;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[test]
@@ -110,4 +111,49 @@ fn errors_are_std_kinds() {
         taken.set_ttl(9).unwrap();
         assert_eq!(taken.ttl().unwrap(), 9);
     });
+}
+
+/// A receive from a connected socket's peer, as the fiber calls it.
+type Receive = fn(&UdpSocket) -> io::Result<()>;
+
+#[test]
+fn a_connected_receive_parked_on_the_reactor_wakes_for_an_icmp_refusal() {
+    let receives: [(&str, Receive); 4] = [
+        ("recv", |socket| socket.recv(&mut [0; 8]).map(drop)),
+        ("recv_from", |socket| {
+            socket.recv_from(&mut [0; 8]).map(drop)
+        }),
+        ("peek", |socket| socket.peek(&mut [0; 8]).map(drop)),
+        ("peek_from", |socket| {
+            socket.peek_from(&mut [0; 8]).map(drop)
+        }),
+    ];
+    for (name, receive) in receives {
+        let outcome = fibra_testing::on(2, move || {
+            let a = Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
+            let dead = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let to = dead.local_addr().unwrap();
+            drop(dead);
+            a.connect(to).unwrap();
+            let receiver = {
+                let a = a.clone();
+                // The timeout only bounds a regression: the refusal ends the wait.
+                fibra_runtime::spawn(move || {
+                    fibra_runtime::timeout(Duration::from_secs(5), || {
+                        receive(&a).map_err(|error| error.kind())
+                    })
+                })
+            };
+            // The refusal must come while the receiver waits on the reactor, not be found
+            // by a retry.
+            fibra_testing::until_parked(receiver.fiber());
+            a.send(b"x").unwrap();
+            receiver.join().unwrap().ok()
+        });
+        assert_eq!(
+            outcome,
+            Some(Err(io::ErrorKind::ConnectionRefused)),
+            "{name}"
+        );
+    }
 }
