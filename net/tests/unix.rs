@@ -141,3 +141,28 @@ fn a_cancelled_accept_leaves_the_unix_listener_usable_and_clones_share_the_socke
         assert_eq!(echo.join().unwrap(), 100_000);
     });
 }
+
+#[test]
+fn recv_from_names_an_abstract_sender_and_an_unnamed_one() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::SocketAddr;
+
+    let dir = TempDir::new("unix-abstract");
+    let path = dir.path().join("receiver.sock");
+    fibra_runtime::run(move || {
+        let receiver = UnixDatagram::bind(&path).unwrap();
+        let name = format!("fibra-test-abstract-{}", std::process::id());
+        let abstract_addr = SocketAddr::from_abstract_name(&name).unwrap();
+        let named = std::os::unix::net::UnixDatagram::bind_addr(&abstract_addr).unwrap();
+        named.send_to(b"named", &path).unwrap();
+        let mut buf = [0; 8];
+        let (n, from) = receiver.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"named");
+        assert_eq!(from.as_abstract_name(), Some(name.as_bytes()));
+        let unbound = std::os::unix::net::UnixDatagram::unbound().unwrap();
+        unbound.send_to(b"unnamed", &path).unwrap();
+        let (n, from) = receiver.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"unnamed");
+        assert!(from.is_unnamed());
+    });
+}

@@ -18,6 +18,13 @@ macro_rules! descriptor_methods {
 
             #[doc = concat!("Gives back the [`", stringify!($std), "`], in blocking mode unless [`set_nonblocking`](Self::set_nonblocking) asked otherwise.")]
             ///
+            /// The mode belongs to the socket, not to one handle: it is also the mode of every
+            /// [`try_clone`](Self::try_clone) of this handle. A clone's sends and receives ask
+            /// the kernel not to block whatever the mode, so a fiber using it still parks and
+            /// its worker runs on; a listener's `accept` cannot, so a clone of a listener that
+            /// went back to blocking mode blocks its worker's thread in `accept` until a
+            /// connection comes.
+            ///
             /// # Errors
             ///
             /// When the mode cannot be changed.
@@ -27,7 +34,8 @@ macro_rules! descriptor_methods {
 
             /// A second handle to the same socket (a duplicated descriptor), usable from
             /// another fiber at the same time. Timeouts are the socket's, so they are shared;
-            /// non-blocking mode is copied.
+            /// non-blocking mode is copied. The OS's blocking mode is the socket's too:
+            /// [`into_std`](Self::into_std) on one handle changes it for all (see there).
             ///
             /// # Errors
             ///
@@ -177,7 +185,7 @@ macro_rules! stream_io {
         impl std::io::Read for &$ty {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
                 let drained = $crate::source::short(buf.len());
-                self.read_io(drained, |mut io| std::io::Read::read(&mut io, buf))
+                self.read_io(drained, |io| $crate::net::sys::recv(io, buf, 0))
             }
 
             fn read_vectored(
@@ -185,23 +193,19 @@ macro_rules! stream_io {
                 bufs: &mut [std::io::IoSliceMut<'_>],
             ) -> std::io::Result<usize> {
                 let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
-                self.read_io(drained, |mut io| {
-                    std::io::Read::read_vectored(&mut io, bufs)
-                })
+                self.read_io(drained, |io| $crate::net::sys::recv_vectored(io, bufs))
             }
         }
 
         impl std::io::Write for &$ty {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
                 let drained = $crate::source::short(buf.len());
-                self.write_io(drained, |mut io| std::io::Write::write(&mut io, buf))
+                self.write_io(drained, |io| $crate::net::sys::send(io, buf))
             }
 
             fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
                 let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
-                self.write_io(drained, |mut io| {
-                    std::io::Write::write_vectored(&mut io, bufs)
-                })
+                self.write_io(drained, |io| $crate::net::sys::send_vectored(io, bufs))
             }
 
             fn flush(&mut self) -> std::io::Result<()> {

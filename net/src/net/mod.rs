@@ -34,6 +34,7 @@
 mod addr;
 mod common;
 pub mod http;
+mod sys;
 mod tcp;
 mod udp;
 pub mod unix;

@@ -2,6 +2,7 @@
 
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::common::{descriptor_methods, timeout_methods};
+use crate::net::sys;
 use crate::source::Source;
 use std::io;
 use std::net::SocketAddr;
@@ -76,8 +77,10 @@ impl UdpSocket {
     /// The OS's `sendto` errors; `InvalidInput` when `addr` names no address; `WouldBlock`
     /// when the write timeout expired.
     pub fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], addr: A) -> io::Result<usize> {
-        let addr = crate::net::addr::first(addr)?;
-        self.write_io(crate::source::never, |socket| socket.send_to(buf, addr))
+        let addr = socket2::SockAddr::from(crate::net::addr::first(addr)?);
+        self.write_io(crate::source::never, |socket| {
+            sys::send_to(socket, buf, &addr)
+        })
     }
 
     /// Receives one datagram, waiting for one; bytes beyond `buf`'s length are discarded.
@@ -87,7 +90,7 @@ impl UdpSocket {
     /// The OS's `recvfrom` errors (`ConnectionRefused` after an ICMP error on a connected
     /// socket); `WouldBlock` when the read timeout expired.
     pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.read_io(crate::source::never, |socket| socket.recv_from(buf))
+        self.receive_from(buf, 0)
     }
 
     /// Like [`recv_from`](Self::recv_from), but leaves the datagram queued.
@@ -107,7 +110,7 @@ impl UdpSocket {
     /// });
     /// ```
     pub fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.read_io(crate::source::never, |socket| socket.peek_from(buf))
+        self.receive_from(buf, libc::MSG_PEEK)
     }
 
     /// Sends `buf` to the connected peer.
@@ -116,7 +119,7 @@ impl UdpSocket {
     ///
     /// `NotConnected` without [`connect`](Self::connect); as [`send_to`](Self::send_to).
     pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.write_io(crate::source::never, |socket| socket.send(buf))
+        self.write_io(crate::source::never, |socket| sys::send(socket, buf))
     }
 
     /// Receives one datagram from the connected peer.
@@ -125,7 +128,7 @@ impl UdpSocket {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(crate::source::never, |socket| socket.recv(buf))
+        self.read_io(crate::source::never, |socket| sys::recv(socket, buf, 0))
     }
 
     /// Like [`recv`](Self::recv), but leaves the datagram queued.
@@ -134,7 +137,17 @@ impl UdpSocket {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(crate::source::never, |socket| socket.peek(buf))
+        self.read_io(crate::source::never, |socket| {
+            sys::recv(socket, buf, libc::MSG_PEEK)
+        })
+    }
+
+    /// `recv_from` or `peek_from`, as `flags` says.
+    fn receive_from(&self, buf: &mut [u8], flags: libc::c_int) -> io::Result<(usize, SocketAddr)> {
+        let (n, from) = self.read_io(crate::source::never, |socket| {
+            sys::recv_from(socket, buf, flags)
+        })?;
+        Ok((n, sys::ip_addr(&from)?))
     }
 
     /// The local address.

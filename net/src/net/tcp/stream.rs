@@ -2,6 +2,7 @@
 
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::common::{descriptor_methods, stream_io, timeout_methods};
+use crate::net::sys;
 use crate::source::{IoTimeout, Source};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
@@ -162,7 +163,9 @@ impl TcpStream {
     /// });
     /// ```
     pub fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(crate::source::never, |socket| socket.peek(buf))
+        self.read_io(crate::source::never, |socket| {
+            sys::recv(socket, buf, libc::MSG_PEEK)
+        })
     }
 
     /// Shuts down the read half, the write half or both. After `Shutdown::Write` the peer

@@ -1,6 +1,7 @@
 //! `UnixDatagram`.
 
 use crate::net::common::{descriptor_methods, timeout_methods, unix_address_methods};
+use crate::net::sys;
 use crate::source::Source;
 use std::io;
 use std::os::unix::net::SocketAddr;
@@ -74,8 +75,10 @@ impl UnixDatagram {
     ///
     /// The OS's `sendto` errors; `WouldBlock` when the write timeout expired.
     pub fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
-        let path = path.as_ref();
-        self.write_io(crate::source::never, |socket| socket.send_to(buf, path))
+        let addr = socket2::SockAddr::unix(path)?;
+        self.write_io(crate::source::never, |socket| {
+            sys::send_to(socket, buf, &addr)
+        })
     }
 
     /// Receives one datagram, waiting for one.
@@ -84,7 +87,10 @@ impl UnixDatagram {
     ///
     /// The OS's `recvfrom` errors; `WouldBlock` when the read timeout expired.
     pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.read_io(crate::source::never, |socket| socket.recv_from(buf))
+        let (n, from) = self.read_io(crate::source::never, |socket| {
+            sys::recv_from(socket, buf, 0)
+        })?;
+        Ok((n, sys::unix_addr(&from)?))
     }
 
     /// Sends `buf` to the connected peer.
@@ -93,7 +99,7 @@ impl UnixDatagram {
     ///
     /// `NotConnected` without [`connect`](Self::connect); as [`send_to`](Self::send_to).
     pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.write_io(crate::source::never, |socket| socket.send(buf))
+        self.write_io(crate::source::never, |socket| sys::send(socket, buf))
     }
 
     /// Receives one datagram from the connected peer.
@@ -102,7 +108,7 @@ impl UnixDatagram {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(crate::source::never, |socket| socket.recv(buf))
+        self.read_io(crate::source::never, |socket| sys::recv(socket, buf, 0))
     }
 }
 
