@@ -61,10 +61,21 @@ impl Retries {
     /// unless the hint says to skip them, retries `op` [`RETRY_TURNS`] times, yielding before
     /// each try. `Some` with the first result that is not `WouldBlock`; `None` when the caller
     /// should wait.
-    pub(crate) fn retry<R>(&self, op: &mut dyn FnMut() -> io::Result<R>) -> Option<io::Result<R>> {
+    ///
+    /// `unconfirmed`: no `WouldBlock` has confirmed that the descriptor is not ready (its
+    /// readiness was cleared on a guess), so a wait that skips its retries still tries `op`
+    /// once, at once, and counts it as no run.
+    pub(crate) fn retry<R>(
+        &self,
+        unconfirmed: bool,
+        op: &mut dyn FnMut() -> io::Result<R>,
+    ) -> Option<io::Result<R>> {
         let skip = self.skip.load(Ordering::Relaxed);
         if skip > 0 {
             self.skip.store(skip - 1, Ordering::Relaxed);
+            if unconfirmed {
+                return Some(op()).filter(|result| !would_block(result));
+            }
             return None;
         }
         let mut budget = RetryBudget::new();
@@ -117,7 +128,7 @@ mod tests {
     /// what came back, `op` saying `WouldBlock` until its `ready_at`th call.
     fn run(retries: &Retries, ready_at: Option<u32>) -> (u32, Option<io::Result<()>>) {
         let mut calls = 0;
-        let result = retries.retry(&mut || {
+        let result = retries.retry(false, &mut || {
             calls += 1;
             match ready_at {
                 Some(at) if calls >= at => Ok(()),
@@ -206,6 +217,35 @@ mod tests {
     }
 
     #[test]
+    fn an_unconfirmed_skipped_wait_tries_once_and_still_counts_as_skipped() {
+        on_one_worker(|| {
+            let retries = Retries::default();
+            retries.skip.store(2, Ordering::Relaxed);
+            let mut calls = 0;
+            let found = retries.retry(true, &mut || {
+                calls += 1;
+                Ok(())
+            });
+            assert_eq!(calls, 1);
+            assert!(found.is_some_and(|result| result.is_ok()));
+            let mut calls = 0;
+            let missed = retries.retry(true, &mut || {
+                calls += 1;
+                blocked()
+            });
+            assert_eq!(calls, 1, "one try, not a run");
+            assert!(missed.is_none(), "the caller waits");
+            assert_eq!(
+                retries.skip.load(Ordering::Relaxed),
+                0,
+                "both waits skipped"
+            );
+            assert_eq!(retries.misses.load(Ordering::Relaxed), 0, "no run counted");
+            assert_eq!(retries.hits.load(Ordering::Relaxed), 0, "no run counted");
+        });
+    }
+
+    #[test]
     fn skipped_waits_never_exceed_the_cap() {
         on_one_worker(|| {
             let retries = Retries::default();
@@ -238,7 +278,7 @@ mod tests {
                 .collect();
             // Ready on its second try: every queued fiber has had its first turn by then.
             let mut seen = Vec::new();
-            let result = retries.retry(&mut || {
+            let result = retries.retry(false, &mut || {
                 seen.push(turns.load(Ordering::Relaxed));
                 if seen.len() < 2 {
                     blocked()

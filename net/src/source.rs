@@ -44,6 +44,10 @@ pub(crate) struct Source<S: AsFd> {
     timeouts: Arc<Timeouts>,
     /// Whether a fiber retries a call before it waits for the reactor.
     retries: Retries,
+    /// Whether readiness for reading (`[0]`) or writing (`[1]`) was last cleared on a
+    /// `drained` result rather than a `WouldBlock`; taken by the next wait (see
+    /// [`Source::wait_and_retry`]).
+    cleared_on_a_guess: [AtomicBool; 2],
     io: S,
 }
 
@@ -82,9 +86,12 @@ pub(crate) fn never<R>(_: &R) -> bool {
 }
 
 /// `drained` for a read or write of `len` bytes on a stream socket or a pipe: a transfer of
-/// some but fewer bytes emptied the receive buffer (read) or filled the send buffer (write),
-/// as the kernel moves all it can in one call. Zero bytes is end-of-file or an empty buffer
-/// and clears nothing.
+/// some but fewer bytes most likely emptied the receive buffer (read) or filled the send
+/// buffer (write), as the kernel moves all it can in one call. Only most likely: a TCP read
+/// stops at urgent data, a Unix stream read at passed descriptors, with more data queued
+/// behind them; so the next wait tries the call once before it trusts the clear (see
+/// [`Source::wait_and_retry`]). Zero bytes is end-of-file or an empty buffer and clears
+/// nothing.
 pub(crate) fn short(len: usize) -> impl Fn(&usize) -> bool {
     move |&n| n > 0 && n < len
 }
@@ -118,6 +125,7 @@ impl<S: AsFd> Source<S> {
             user_nonblocking: AtomicBool::new(false),
             timeouts: Arc::new(timeouts),
             retries: Retries::default(),
+            cleared_on_a_guess: Default::default(),
             io,
         }
     }
@@ -130,6 +138,7 @@ impl<S: AsFd> Source<S> {
             user_nonblocking: AtomicBool::new(self.is_nonblocking()),
             timeouts: self.timeouts.clone(),
             retries: Retries::default(),
+            cleared_on_a_guess: Default::default(),
             io,
         }
     }
@@ -173,9 +182,11 @@ impl<S: AsFd> Source<S> {
     ///
     /// A fiber whose descriptor is registered asks the reactor first: when the reactor has
     /// seen no readiness since a call last found the descriptor not ready (a `WouldBlock` or a
-    /// drained result), the fiber waits without trying `op`. That is sound because the clear
-    /// is checked against the readiness the call saw before it ran `op` (tokio's tick): an
-    /// event the reactor takes in meanwhile survives the clear and wakes the waiter.
+    /// drained result), the fiber goes to its wait without trying `op`. That is sound because
+    /// the clear is checked against the readiness the call saw before it ran `op` (tokio's
+    /// tick): an event the reactor takes in meanwhile survives the clear and wakes the
+    /// waiter. A drained result is a guess, so the wait tries `op` before it parks (see
+    /// [`Source::wait_and_retry`]).
     ///
     /// Every call is a safepoint, as every channel and lock operation is: it costs the fiber
     /// one reduction, so a fiber whose socket is always ready still yields when its slice is
@@ -223,26 +234,38 @@ impl<S: AsFd> Source<S> {
             registration.poll_write_ready(&mut cx)
         };
         match ready {
-            Poll::Ready(Ok(mut guard)) => Tried::Done(self.attempt(&mut guard, drained, op)),
+            Poll::Ready(Ok(mut guard)) => {
+                Tried::Done(self.attempt(&mut guard, interest, drained, op))
+            }
             // The reactor has shut down: try the call, and the wait registers anew.
             Poll::Ready(Err(_)) => Tried::Done(op(&self.io)),
             Poll::Pending => Tried::NotReady,
         }
     }
 
-    /// Runs `op` under the readiness `guard` saw, clearing it when `op` says `WouldBlock` or
-    /// its result is `drained`.
+    /// Runs `op` under the readiness `guard` saw for `interest`, clearing it when `op` says
+    /// `WouldBlock` or its result is `drained`.
     fn attempt<R>(
         &self,
         guard: &mut AsyncFdReadyGuard<'_, Fd>,
+        interest: Interest,
         drained: &dyn Fn(&R) -> bool,
         op: &mut dyn FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
         let result = op(&self.io);
-        if would_block(&result) || result.as_ref().is_ok_and(drained) {
+        if would_block(&result) {
+            guard.clear_ready();
+        } else if result.as_ref().is_ok_and(drained) {
+            // Before the clear: tokio clears with a release and polls readiness with an
+            // acquire, so a caller that finds the readiness cleared finds the mark too.
+            self.guess(interest).store(true, Ordering::Relaxed);
             guard.clear_ready();
         }
         result
+    }
+
+    fn guess(&self, interest: Interest) -> &AtomicBool {
+        &self.cleared_on_a_guess[usize::from(!interest.is_readable())]
     }
 
     #[cold]
@@ -263,8 +286,12 @@ impl<S: AsFd> Source<S> {
                 op(&self.io)
             });
         }
+        // A readiness cleared on a drained result may hide data or room that no new event
+        // will announce: a wait that skips its retries tries `op` once first. One cleared by
+        // a `WouldBlock` needs no such try, as any later data or room comes with an event.
         // The retries take no readiness from the reactor, so they clear none either.
-        if let Some(result) = self.retries.retry(&mut || op(&self.io)) {
+        let unconfirmed = self.guess(interest).swap(false, Ordering::Relaxed);
+        if let Some(result) = self.retries.retry(unconfirmed, &mut || op(&self.io)) {
             if self.retries.settled() {
                 self.deregister();
             }
@@ -291,7 +318,7 @@ impl<S: AsFd> Source<S> {
                     continue;
                 }
             };
-            let result = self.attempt(&mut guard, drained, op);
+            let result = self.attempt(&mut guard, interest, drained, op);
             if !would_block(&result) {
                 return result;
             }
