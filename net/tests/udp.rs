@@ -157,3 +157,53 @@ fn a_connected_receive_parked_on_the_reactor_wakes_for_an_icmp_refusal() {
         );
     }
 }
+
+/// The multicast options take and report what std's do on the same machine (joining may be
+/// refused where no interface takes multicast: then by both alike).
+#[test]
+fn multicast_options_are_stds() {
+    fibra_runtime::Runtime::builder()
+        .workers(1)
+        .build()
+        .unwrap()
+        .block_on(|| {
+            use std::net::{Ipv4Addr, Ipv6Addr};
+            let ours = UdpSocket::bind("0.0.0.0:0").unwrap();
+            let theirs = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+            ours.set_multicast_loop_v4(false).unwrap();
+            assert!(!ours.multicast_loop_v4().unwrap());
+            ours.set_multicast_ttl_v4(7).unwrap();
+            assert_eq!(ours.multicast_ttl_v4().unwrap(), 7);
+            let group = Ipv4Addr::new(239, 255, 42, 99);
+            let any = Ipv4Addr::UNSPECIFIED;
+            let joined = ours.join_multicast_v4(&group, &any).map_err(|e| e.kind());
+            assert_eq!(
+                joined,
+                theirs.join_multicast_v4(&group, &any).map_err(|e| e.kind())
+            );
+            assert_eq!(
+                ours.leave_multicast_v4(&group, &any).map_err(|e| e.kind()),
+                theirs
+                    .leave_multicast_v4(&group, &any)
+                    .map_err(|e| e.kind())
+            );
+            // IPv6 options on an IPv4 socket fail as std's do.
+            let group6 = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 0x4299);
+            assert_eq!(
+                ours.join_multicast_v6(&group6, 0).map_err(|e| e.kind()),
+                theirs.join_multicast_v6(&group6, 0).map_err(|e| e.kind())
+            );
+            assert_eq!(
+                ours.leave_multicast_v6(&group6, 0).map_err(|e| e.kind()),
+                theirs.leave_multicast_v6(&group6, 0).map_err(|e| e.kind())
+            );
+            assert_eq!(
+                ours.set_multicast_loop_v6(false).map_err(|e| e.kind()),
+                theirs.set_multicast_loop_v6(false).map_err(|e| e.kind())
+            );
+            assert_eq!(
+                ours.multicast_loop_v6().map_err(|e| e.kind()),
+                theirs.multicast_loop_v6().map_err(|e| e.kind())
+            );
+        });
+}

@@ -5,7 +5,7 @@ use crate::net::common::{descriptor_methods, timeout_methods};
 use crate::net::sys;
 use crate::source::Source;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// A UDP socket: [`std::net::UdpSocket`]'s shape, where receiving parks the calling fiber (or
 /// blocks a plain thread) until a datagram arrives, and sending until there is buffer space.
@@ -202,6 +202,101 @@ impl UdpSocket {
     /// The OS's `getsockopt` errors.
     pub fn ttl(&self) -> io::Result<u32> {
         self.source.get().ttl()
+    }
+
+    /// Joins the IPv4 multicast group `multiaddr` on the interface with address `interface`
+    /// (`0.0.0.0`: the system picks one), as [`std::net::UdpSocket::join_multicast_v4`].
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors (`IP_ADD_MEMBERSHIP`).
+    pub fn join_multicast_v4(&self, multiaddr: &Ipv4Addr, interface: &Ipv4Addr) -> io::Result<()> {
+        self.source.get().join_multicast_v4(multiaddr, interface)
+    }
+
+    /// Leaves the IPv4 multicast group `multiaddr` on the interface `interface`.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors (`IP_DROP_MEMBERSHIP`).
+    pub fn leave_multicast_v4(&self, multiaddr: &Ipv4Addr, interface: &Ipv4Addr) -> io::Result<()> {
+        self.source.get().leave_multicast_v4(multiaddr, interface)
+    }
+
+    /// Joins the IPv6 multicast group `multiaddr` on the interface of index `interface` (0:
+    /// the system picks one).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors (`IPV6_ADD_MEMBERSHIP`).
+    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.source.get().join_multicast_v6(multiaddr, interface)
+    }
+
+    /// Leaves the IPv6 multicast group `multiaddr` on the interface of index `interface`.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors (`IPV6_DROP_MEMBERSHIP`).
+    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.source.get().leave_multicast_v6(multiaddr, interface)
+    }
+
+    /// Whether IPv4 multicast datagrams this socket sends loop back to the local host
+    /// (`IP_MULTICAST_LOOP`).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors.
+    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
+        self.source.get().set_multicast_loop_v4(on)
+    }
+
+    /// Whether `IP_MULTICAST_LOOP` is set.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
+        self.source.get().multicast_loop_v4()
+    }
+
+    /// The time-to-live of IPv4 multicast datagrams this socket sends (`IP_MULTICAST_TTL`;
+    /// 1 by default: they stay on the local network).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors.
+    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
+        self.source.get().set_multicast_ttl_v4(ttl)
+    }
+
+    /// The `IP_MULTICAST_TTL` value.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
+        self.source.get().multicast_ttl_v4()
+    }
+
+    /// Whether IPv6 multicast datagrams this socket sends loop back to the local host
+    /// (`IPV6_MULTICAST_LOOP`).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `setsockopt` errors (an IPv4 socket has no IPv6 options).
+    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
+        self.source.get().set_multicast_loop_v6(on)
+    }
+
+    /// Whether `IPV6_MULTICAST_LOOP` is set.
+    ///
+    /// # Errors
+    ///
+    /// The OS's `getsockopt` errors.
+    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
+        self.source.get().multicast_loop_v6()
     }
 }
 
