@@ -166,3 +166,47 @@ fn recv_from_names_an_abstract_sender_and_an_unnamed_one() {
         assert!(from.is_unnamed());
     });
 }
+
+/// The `*_addr` forms take a std address, a path or an abstract name; an unnamed one names no
+/// socket.
+#[test]
+fn addresses_by_path_and_by_abstract_name() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::SocketAddr;
+    let dir = TempDir::new("addr");
+    let by_path = SocketAddr::from_pathname(dir.path().join("s.sock")).unwrap();
+    let name = format!("fibra-test-addr-{}", std::process::id());
+    let by_name = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    fibra_testing::on(2, move || {
+        for addr in [&by_path, &by_name] {
+            let listener = UnixListener::bind_addr(addr).unwrap();
+            let mut client = UnixStream::connect_addr(addr).unwrap();
+            let (mut server, _) = listener.accept().unwrap();
+            client.write_all(b"ping").unwrap();
+            let mut got = [0; 4];
+            server.read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"ping");
+        }
+        let dgram_path = SocketAddr::from_pathname(dir.path().join("d.sock")).unwrap();
+        let dgram_name = SocketAddr::from_abstract_name(format!("{name}-d").as_bytes()).unwrap();
+        for addr in [&dgram_path, &dgram_name] {
+            let receiver = UnixDatagram::bind_addr(addr).unwrap();
+            let sender = UnixDatagram::unbound().unwrap();
+            assert_eq!(sender.send_to_addr(b"one", addr).unwrap(), 3);
+            sender.connect_addr(addr).unwrap();
+            assert_eq!(sender.send(b"two!").unwrap(), 4);
+            let mut buf = [0; 8];
+            assert_eq!(receiver.recv(&mut buf).unwrap(), 3);
+            assert_eq!(receiver.recv(&mut buf).unwrap(), 4);
+        }
+        let unnamed = UnixDatagram::unbound().unwrap().local_addr().unwrap();
+        assert!(unnamed.is_unnamed());
+        let refused = UnixStream::connect_addr(&unnamed).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::InvalidInput);
+        let refused = UnixDatagram::unbound()
+            .unwrap()
+            .send_to_addr(b"x", &unnamed)
+            .unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::InvalidInput);
+    });
+}

@@ -10,6 +10,7 @@
 use socket2::{SockAddr, SockRef};
 use std::io::{self, IoSlice, IoSliceMut};
 use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::SocketAddr as UnixSocketAddr;
 use std::sync::OnceLock;
 
@@ -112,6 +113,22 @@ pub(crate) fn unix_addr(addr: &SockAddr) -> io::Result<UnixSocketAddr> {
         return <UnixSocketAddr as std::os::linux::net::SocketAddrExt>::from_abstract_name(name);
     }
     unnamed()
+}
+
+/// The socket address of a std Unix address: its path or abstract name (`InvalidInput` for an
+/// unnamed one, which names no socket).
+pub(crate) fn unix_sockaddr(addr: &UnixSocketAddr) -> io::Result<SockAddr> {
+    if let Some(path) = addr.as_pathname() {
+        return SockAddr::unix(path);
+    }
+    match <UnixSocketAddr as std::os::linux::net::SocketAddrExt>::as_abstract_name(addr) {
+        // A leading NUL byte makes the path an abstract name.
+        Some(name) => SockAddr::unix(std::ffi::OsStr::from_bytes(&[b"\0", name].concat())),
+        None => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an unnamed Unix address names no socket",
+        )),
+    }
 }
 
 /// An unnamed Unix address. std makes none from parts; an unbound socket's own address is

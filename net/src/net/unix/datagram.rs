@@ -40,6 +40,35 @@ impl UnixDatagram {
         std::os::unix::net::UnixDatagram::bind(path).and_then(UnixDatagram::from_std)
     }
 
+    /// [`bind`](Self::bind) to an address: a path or (on Linux) an abstract name, as
+    /// [`std::os::unix::net::UnixDatagram::bind_addr`].
+    ///
+    /// ```
+    /// use fibra::net::UnixDatagram;
+    /// use std::os::linux::net::SocketAddrExt;
+    /// use std::os::unix::net::SocketAddr;
+    ///
+    /// fibra::run(|| {
+    ///     let name = format!("fibra-doc-dgram-{}", std::process::id());
+    ///     let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    ///     let receiver = UnixDatagram::bind_addr(&addr).unwrap();
+    ///     let sender = UnixDatagram::unbound().unwrap();
+    ///     sender.send_to_addr(b"hi", &addr).unwrap();
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(receiver.recv(&mut buf).unwrap(), 2);
+    ///     sender.connect_addr(&addr).unwrap();
+    ///     sender.send(b"again").unwrap();
+    ///     assert_eq!(receiver.recv(&mut buf).unwrap(), 5);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS's `bind` errors.
+    pub fn bind_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixDatagram> {
+        std::os::unix::net::UnixDatagram::bind_addr(addr).and_then(UnixDatagram::from_std)
+    }
+
     /// Creates a socket bound to no address.
     ///
     /// # Errors
@@ -69,15 +98,42 @@ impl UnixDatagram {
         self.source.get().connect(path)
     }
 
+    /// [`connect`](Self::connect) to an address: a path or (on Linux) an abstract name (see
+    /// [`bind_addr`](Self::bind_addr)).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `connect` errors.
+    pub fn connect_addr(&self, addr: &std::os::unix::net::SocketAddr) -> io::Result<()> {
+        self.source.get().connect_addr(addr)
+    }
+
     /// Sends `buf` to the socket at `path`, waiting for buffer space.
     ///
     /// # Errors
     ///
     /// The OS's `sendto` errors; `WouldBlock` when the write timeout expired.
     pub fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
-        let addr = socket2::SockAddr::unix(path)?;
+        self.send_to_sockaddr(buf, &socket2::SockAddr::unix(path)?)
+    }
+
+    /// [`send_to`](Self::send_to) an address: a path or (on Linux) an abstract name (see
+    /// [`bind_addr`](Self::bind_addr)).
+    ///
+    /// # Errors
+    ///
+    /// As [`send_to`](Self::send_to); `InvalidInput` for an unnamed address.
+    pub fn send_to_addr(
+        &self,
+        buf: &[u8],
+        addr: &std::os::unix::net::SocketAddr,
+    ) -> io::Result<usize> {
+        self.send_to_sockaddr(buf, &sys::unix_sockaddr(addr)?)
+    }
+
+    fn send_to_sockaddr(&self, buf: &[u8], addr: &socket2::SockAddr) -> io::Result<usize> {
         self.write_io(crate::source::never, |socket| {
-            sys::send_to(socket, buf, &addr)
+            sys::send_to(socket, buf, addr)
         })
     }
 

@@ -50,6 +50,17 @@ impl UnixListener {
         std::os::unix::net::UnixListener::bind(path).and_then(UnixListener::from_std)
     }
 
+    /// [`bind`](Self::bind) to an address: a path or (on Linux) an abstract name, as
+    /// [`std::os::unix::net::UnixListener::bind_addr`] (see
+    /// [`UnixStream::connect_addr`](crate::net::UnixStream::connect_addr)).
+    ///
+    /// # Errors
+    ///
+    /// The OS's `bind` and `listen` errors.
+    pub fn bind_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
+        std::os::unix::net::UnixListener::bind_addr(addr).and_then(UnixListener::from_std)
+    }
+
     /// Accepts a connection, waiting for one if none is pending.
     ///
     /// # Errors

@@ -1,6 +1,7 @@
 //! `UnixStream`.
 
 use crate::net::common::{descriptor_methods, stream_io, timeout_methods, unix_address_methods};
+use crate::net::sys;
 use crate::source::Source;
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::io;
@@ -35,18 +36,55 @@ impl UnixStream {
     ///
     /// `NotFound` when nothing is at `path`, `ConnectionRefused` when nobody listens there.
     pub fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
-        let addr = SockAddr::unix(path.as_ref())?;
+        let path = path.as_ref().to_owned();
+        UnixStream::connect_to(&SockAddr::unix(&path)?, move || {
+            std::os::unix::net::UnixStream::connect(path)
+        })
+    }
+
+    /// [`connect`](Self::connect) to an address: a path or (on Linux) an abstract name, as
+    /// [`std::os::unix::net::UnixStream::connect_addr`].
+    ///
+    /// ```
+    /// use fibra::net::{UnixListener, UnixStream};
+    /// use std::os::linux::net::SocketAddrExt;
+    /// use std::os::unix::net::SocketAddr;
+    ///
+    /// fibra::run(|| {
+    ///     let name = format!("fibra-doc-{}", std::process::id());
+    ///     let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    ///     let listener = UnixListener::bind_addr(&addr).unwrap();
+    ///     let client = UnixStream::connect_addr(&addr).unwrap();
+    ///     let (server, _) = listener.accept().unwrap();
+    ///     assert_eq!(server.local_addr().unwrap().as_abstract_name(), Some(name.as_bytes()));
+    ///     drop(client);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect); `InvalidInput` for an unnamed address.
+    pub fn connect_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixStream> {
+        let std_addr = addr.clone();
+        UnixStream::connect_to(&sys::unix_sockaddr(addr)?, move || {
+            std::os::unix::net::UnixStream::connect_addr(&std_addr)
+        })
+    }
+
+    /// Connects a new socket to `addr`; `blocking` connects where the listener's backlog is
+    /// full (a Unix connect then waits with no readiness to wait for).
+    fn connect_to(
+        addr: &SockAddr,
+        blocking: impl FnOnce() -> io::Result<std::os::unix::net::UnixStream> + Send + 'static,
+    ) -> io::Result<UnixStream> {
         let socket = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
-        match socket.connect(&addr) {
+        match socket.connect(addr) {
             // A socket made here has no timeouts: its first wait need not ask the kernel.
             Ok(()) => Ok(UnixStream {
                 source: Source::without_timeouts(socket.into()),
             }),
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                let path = path.as_ref().to_owned();
-                let stream =
-                    fibra_runtime::blocking(move || std::os::unix::net::UnixStream::connect(path))?;
-                UnixStream::from_std(stream)
+                UnixStream::from_std(fibra_runtime::blocking(blocking)?)
             }
             Err(error) => Err(error),
         }
