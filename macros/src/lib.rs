@@ -41,7 +41,8 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Options: `workers = N` (default: as `#[fibra::main]`) and `timeout = "10s"` (`ms`, `s` or
 /// `m`; default 60 s). When the timeout passes, a dump of the test's fibers (`fibra::dump`: what
 /// each waits for, and on which line) is printed on stderr, the fibers are cancelled and the
-/// test fails with a panic that says so; a test stuck where it cannot be cancelled (a
+/// test fails with a panic that says so; fibers the test detached are waited for within the
+/// same timeout, and fail it the same way if they outlast it; a test stuck where it cannot be cancelled (a
 /// thread-blocking call) ends the test process after a further grace period, with a message on
 /// stderr. A deadlock found in the test panics (`fibra::Deadlock::Panic`) unless the
 /// environment variable `FIBRA_DEADLOCK` says otherwise.
@@ -115,10 +116,16 @@ fn generate(
         None => quote!(::core::option::Option::None),
     };
     let body = quote!(move || -> #output #block);
+    // The body's own inner attributes (`#![allow(..)]`), which syn lists with the outer ones,
+    // stay inner: in the generated body, which holds the original one.
+    let (inner, outer): (Vec<_>, Vec<_>) = attrs
+        .into_iter()
+        .partition(|attr| matches!(attr.style, syn::AttrStyle::Inner(_)));
     Ok(match kind {
         Kind::Main => quote! {
-            #(#attrs)*
+            #(#outer)*
             #vis #sig {
+                #(#inner)*
                 ::fibra::__private::main(#workers, #body)
             }
         },
@@ -126,8 +133,9 @@ fn generate(
             let millis = options.timeout_ms;
             quote! {
                 #[::core::prelude::v1::test]
-                #(#attrs)*
+                #(#outer)*
                 #vis #sig {
+                    #(#inner)*
                     ::fibra::__private::test(
                         #workers,
                         ::std::time::Duration::from_millis(#millis),

@@ -16,6 +16,25 @@ fn a_test_may_return_a_result() -> Result<(), String> {
     Ok(())
 }
 
+#[fibra::test]
+fn a_test_may_return_a_boxed_error() -> Result<(), Box<dyn std::error::Error>> {
+    let answer: u32 = "42".parse()?;
+    assert_eq!(answer, 42);
+    Ok(())
+}
+
+#[fibra::test]
+fn the_bodys_inner_attributes_stay_inner() {
+    #![allow(unused_variables)]
+    let unused = 1;
+}
+
+#[fibra::test(timeout = "50ms")]
+#[should_panic(expected = "fibers the test detached outlasted its timeout of 50ms")]
+fn a_fiber_detached_past_the_timeout_is_cancelled_and_fails_the_test() {
+    fibra::detach(|| fibra::sleep(Duration::from_secs(3600)));
+}
+
 mod returns_its_value {
     #[fibra::main(workers = 1)]
     pub(super) fn main() -> usize {
