@@ -1,7 +1,9 @@
 //! Supervisors: processes that restart their children, as OTP's `supervisor`.
 
+use crate::core::System;
+use crate::exits::link_pair;
 use crate::{
-    exit, exit_self, link, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId, Reason,
+    exit, exit_self, self_id, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId, Reason,
     ReplyTo, Signal,
 };
 use std::collections::VecDeque;
@@ -67,7 +69,8 @@ pub struct ChildSpec {
 impl ChildSpec {
     /// A [`Restart::Permanent`] child. `start` runs in the supervisor process and returns the
     /// new child (spawned with [`spawn_link`](crate::spawn_link); a child spawned unlinked is
-    /// linked right after).
+    /// linked right after). A child that ends before `start` returns is handled as any child
+    /// that ended, with its own exit reason.
     pub fn new(id: impl Into<String>, start: impl FnMut() -> ProcessId + Send + 'static) -> Self {
         ChildSpec {
             id: id.into(),
@@ -201,7 +204,7 @@ impl Supervisor {
     fn supervise(mut self, inbox: Inbox<SupervisorRequest>) -> Reason {
         trap_exit(true);
         let mut running: Vec<Option<ProcessId>> = (0..self.children.len())
-            .map(|at| Some(self.start(at)))
+            .map(|at| Some(self.start(&inbox, at)))
             .collect();
         let mut restarts: VecDeque<Instant> = VecDeque::new();
         loop {
@@ -259,17 +262,41 @@ impl Supervisor {
                 let ended_for_good =
                     other != at && self.children[other].restart == Restart::Temporary;
                 if !ended_for_good {
-                    running[other] = Some(self.start(other));
+                    running[other] = Some(self.start(&inbox, other));
                 }
             }
         }
     }
 
-    fn start(&mut self, at: usize) -> ProcessId {
+    /// Starts child `at` and makes sure one `Exit` from it reaches the mailbox when it ends.
+    fn start(&mut self, inbox: &Inbox<SupervisorRequest>, at: usize) -> ProcessId {
         let child = (self.children[at].start)();
-        // Trapping exits, so a child that already ended comes back as an `Exit` message.
-        let _ = link(&child);
+        if link_pair(&self_id(), &child).is_err() {
+            heard_of_end(inbox, &child);
+        }
         child
+    }
+}
+
+/// Makes sure one `Exit` with the real reason of `child`, which ended before its supervisor
+/// could link to it, is in the mailbox. `link` cannot: it would add an `Exit` with
+/// [`Reason::Noproc`], a second one if the child was linked already.
+fn heard_of_end(inbox: &Inbox<SupervisorRequest>, child: &ProcessId) {
+    let core = child.proc().core();
+    // Once its end is complete, a link it had has delivered its `Exit`.
+    core.wait_settled();
+    let mut queued = false;
+    let _ = inbox.receive_timeout(Duration::ZERO, |signal| {
+        queued |= matches!(signal, Signal::Exit { from, .. } if from == child);
+        false
+    });
+    if !queued {
+        let reason = core.lock().reason.clone();
+        let reason = reason.expect("a process that refuses a link has ended");
+        self_id().proc().post(System::Exit {
+            from: child.clone(),
+            reason,
+        });
     }
 }
 

@@ -8,6 +8,8 @@ use fibra_process::{
     Supervisor, SupervisorRequest,
 };
 use fibra_testing::WORKER_COUNTS;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn idle(inbox: Inbox<()>) {
@@ -200,6 +202,133 @@ fn a_supervisor_ends_with_its_parents_exit_signal_and_takes_its_children() {
             _ => unreachable!(),
         }
         assert!(kids.iter().all(|kid| !process::is_alive(kid)));
+    });
+    assert_eq!(status, 0);
+}
+
+/// What a signal is, for an assertion message.
+fn describe<M>(signal: Option<Signal<M>>) -> Option<String> {
+    signal.map(|signal| match signal {
+        Signal::Exit { from, reason } => format!("Exit from {from}: {reason:?}"),
+        Signal::Down { pid, reason, .. } => format!("Down {pid}: {reason:?}"),
+        Signal::Msg(_) => "a message".into(),
+    })
+}
+
+/// A generous bound on an event that must come.
+const EVENTUALLY: Duration = Duration::from_secs(30);
+
+/// A bound on an event that must not come: long enough for a wrong supervisor to act.
+const NOTHING_WITHIN: Duration = Duration::from_millis(500);
+
+#[test]
+fn a_transient_child_that_ends_normally_before_start_links_it_is_not_restarted() {
+    let status = program(2, |inbox: Inbox<()>| {
+        process::trap_exit(true);
+        let starts = Arc::new(AtomicUsize::new(0));
+        let counted = starts.clone();
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .child(
+                ChildSpec::new("job", move || {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let pid = process::spawn_link(|_: Inbox<()>| {});
+                    // The child ends while its supervisor is still in `start`.
+                    fibra_runtime::sleep(Duration::from_millis(20));
+                    pid.id()
+                })
+                .restart(Restart::Transient),
+            )
+            .spawn_link();
+        let got = describe(inbox.recv_timeout(NOTHING_WITHIN));
+        assert!(got.is_none(), "supervisor ended: {got:?}");
+        assert_eq!(until(&sup, |now| now[0].is_none()), [None]);
+        assert_eq!(starts.load(Ordering::SeqCst), 1);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn an_unlinked_transient_child_that_ended_normally_is_not_restarted() {
+    let status = program(2, |inbox: Inbox<()>| {
+        process::trap_exit(true);
+        let starts = Arc::new(AtomicUsize::new(0));
+        let counted = starts.clone();
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .child(
+                ChildSpec::new("job", move || {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let pid = process::spawn(|_: Inbox<()>| {});
+                    fibra_runtime::sleep(Duration::from_millis(20));
+                    pid.id()
+                })
+                .restart(Restart::Transient),
+            )
+            .spawn_link();
+        let got = describe(inbox.recv_timeout(NOTHING_WITHIN));
+        assert!(got.is_none(), "supervisor ended: {got:?}");
+        assert_eq!(until(&sup, |now| now[0].is_none()), [None]);
+        assert_eq!(starts.load(Ordering::SeqCst), 1);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_permanent_child_that_crashes_before_start_links_it_is_restarted_once() {
+    let status = program(2, |inbox: Inbox<()>| {
+        process::trap_exit(true);
+        let starts = Arc::new(AtomicUsize::new(0));
+        let counted = starts.clone();
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .intensity(10, Duration::from_secs(3600))
+            .child(ChildSpec::new("w", move || {
+                let crash = counted.fetch_add(1, Ordering::SeqCst) == 0;
+                let pid = process::spawn_link(move |inbox: Inbox<()>| {
+                    if crash {
+                        process::exit_self(Reason::custom("boom"));
+                    }
+                    idle(inbox);
+                });
+                fibra_runtime::sleep(Duration::from_millis(20));
+                pid.id()
+            }))
+            .spawn_link();
+        let got = describe(inbox.recv_timeout(NOTHING_WITHIN));
+        assert!(got.is_none(), "supervisor ended: {got:?}");
+        running(&sup, |_| true);
+        assert_eq!(starts.load(Ordering::SeqCst), 2);
+        process::exit(&sup, Reason::Shutdown);
+        match inbox.recv_timeout(EVENTUALLY) {
+            Some(Signal::Exit { from, reason }) => {
+                assert_eq!((from, reason), (sup.id(), Reason::Shutdown));
+            }
+            other => panic!("{:?}", describe(other)),
+        }
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn many_supervisors_whose_transient_child_ends_at_once_all_stay_up() {
+    const SUPERVISORS: usize = 500;
+    let status = program(2, |inbox: Inbox<()>| {
+        process::trap_exit(true);
+        let sups: Vec<_> = (0..SUPERVISORS)
+            .map(|_| {
+                Supervisor::new(Strategy::OneForOne)
+                    .child(
+                        ChildSpec::new("job", || process::spawn_link(|_: Inbox<()>| {}).id())
+                            .restart(Restart::Transient),
+                    )
+                    .spawn_link()
+            })
+            .collect();
+        for sup in &sups {
+            until(sup, |now| now[0].is_none());
+        }
+        let got = describe(inbox.recv_timeout(NOTHING_WITHIN));
+        assert!(got.is_none(), "a supervisor ended: {got:?}");
+        let up = sups.iter().filter(|sup| process::is_alive(*sup)).count();
+        assert_eq!(up, SUPERVISORS);
     });
     assert_eq!(status, 0);
 }
