@@ -1,6 +1,7 @@
 //! Supervisors: processes that restart their children, as OTP's `supervisor`.
 
 use crate::core::System;
+use crate::current::current;
 use crate::exits::link_pair;
 use crate::{
     exit, exit_self, self_id, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId, Reason,
@@ -117,9 +118,15 @@ pub enum SupervisorRequest {
 /// A supervisor: a process that traps exits, starts its children in order, and restarts
 /// them by its [`Strategy`] and each child's [`Restart`]. More than `max_restarts` restarts
 /// within `period` (its restart intensity; 1 in 5 s by default, as OTP) make it terminate
-/// every child, in reverse start order, and end with [`Reason::Shutdown`]. An exit signal
-/// from a process that is not its child (its parent) terminates the children and ends it
-/// with that reason.
+/// every child, in reverse start order, and end with [`Reason::Shutdown`].
+///
+/// A supervisor started with [`spawn_link`](Supervisor::spawn_link) has a parent, the
+/// process that started it: an exit signal from its parent, [`Reason::Normal`] included (the
+/// parent returned), terminates the children and ends it with that reason, and exit signals
+/// from other processes that are not its children are ignored, as in OTP. One started with
+/// [`spawn`](Supervisor::spawn) has no parent: an exit signal other than `Normal` from any
+/// process that is not its child ends it that way instead (`exit(&sup, Reason::Shutdown)`
+/// stops it).
 ///
 /// Children are terminated with an exit signal with [`Reason::Shutdown`], or killed at once
 /// if they trap exits (there is no shutdown grace period).
@@ -192,16 +199,21 @@ impl Supervisor {
     /// Outside a process.
     #[track_caller]
     pub fn spawn_link(self) -> Pid<SupervisorRequest> {
-        spawn_link(move |inbox| exit_self(self.supervise(inbox)))
+        let parent = current("Supervisor::spawn_link");
+        spawn_link(move |inbox| exit_self(self.supervise(inbox, Some(parent))))
     }
 
-    /// Spawns the supervisor process, unlinked.
+    /// Spawns the supervisor process, unlinked and without a parent.
+    ///
+    /// # Panics
+    ///
+    /// Outside a process.
     #[track_caller]
     pub fn spawn(self) -> Pid<SupervisorRequest> {
-        spawn(move |inbox| exit_self(self.supervise(inbox)))
+        spawn(move |inbox| exit_self(self.supervise(inbox, None)))
     }
 
-    fn supervise(mut self, inbox: Inbox<SupervisorRequest>) -> Reason {
+    fn supervise(mut self, inbox: Inbox<SupervisorRequest>, parent: Option<ProcessId>) -> Reason {
         trap_exit(true);
         let mut running: Vec<Option<ProcessId>> = (0..self.children.len())
             .map(|at| Some(self.start(&inbox, at)))
@@ -221,11 +233,15 @@ impl Supervisor {
                 .iter()
                 .position(|child| child.as_ref() == Some(&from))
             else {
-                if reason.is_normal() {
-                    continue;
+                let ends_it = match &parent {
+                    Some(parent) => from == *parent,
+                    None => !reason.is_normal(),
+                };
+                if ends_it {
+                    terminate_all(&inbox, &mut running);
+                    return reason;
                 }
-                terminate_all(&inbox, &mut running);
-                return reason;
+                continue;
             };
             running[at] = None;
             let restart = match self.children[at].restart {

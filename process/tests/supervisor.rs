@@ -332,3 +332,55 @@ fn many_supervisors_whose_transient_child_ends_at_once_all_stay_up() {
     });
     assert_eq!(status, 0);
 }
+
+#[test]
+fn a_supervisor_ends_when_its_parent_ends_normally_and_shuts_its_children_down() {
+    type Started = (ProcessId, Vec<ProcessId>, Pid<()>);
+    let status = program(2, |inbox: Inbox<Started>| {
+        let me = inbox.pid();
+        process::spawn(move |parent: Inbox<()>| {
+            let sup = Supervisor::new(Strategy::OneForOne)
+                .child(worker("a"))
+                .spawn_link();
+            me.send((sup.id(), running(&sup, |_| true), parent.pid()));
+            parent.recv();
+        });
+        let (sup, kids, parent) = inbox.recv().into_msg().unwrap();
+        let kid = process::monitor(&kids[0]);
+        let supervisor = process::monitor(&sup);
+        parent.send(());
+        let mut downs = Vec::new();
+        for _ in 0..2 {
+            match inbox.recv_timeout(EVENTUALLY) {
+                Some(Signal::Down { mref, reason, .. }) => downs.push((mref, reason)),
+                other => panic!("the supervisor outlived its parent: {:?}", describe(other)),
+            }
+        }
+        assert_eq!(
+            downs,
+            [(kid, Reason::Shutdown), (supervisor, Reason::Normal)]
+        );
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_supervisor_ignores_exits_from_linked_processes_other_than_its_parent_and_children() {
+    let status = program(2, |inbox: Inbox<()>| {
+        process::trap_exit(true);
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .child(worker("a"))
+            .spawn_link();
+        let before = running(&sup, |_| true);
+        let target = sup.clone();
+        let bystander = process::spawn(move |_: Inbox<()>| {
+            process::link(&target).unwrap();
+            process::exit_self(Reason::custom("bystander"));
+        });
+        let got = describe(inbox.recv_timeout(NOTHING_WITHIN));
+        assert!(got.is_none(), "supervisor ended: {got:?}");
+        assert!(!process::is_alive(&bystander));
+        assert_eq!(running(&sup, |_| true), before);
+    });
+    assert_eq!(status, 0);
+}
