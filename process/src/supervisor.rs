@@ -4,8 +4,8 @@ use crate::core::System;
 use crate::current::current;
 use crate::exits::link_pair;
 use crate::{
-    exit, exit_self, self_id, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId, Reason,
-    ReplyTo, Signal,
+    exit, exit_self, monitor, self_id, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId,
+    Reason, ReplyTo, Signal,
 };
 use std::collections::VecDeque;
 use std::fmt;
@@ -48,6 +48,32 @@ pub enum Restart {
     Temporary,
 }
 
+/// How a supervisor terminates a child (OTP's `shutdown`). The supervisor waits for each
+/// child's end before it terminates the next.
+///
+/// ```
+/// use fibra::process::{ChildSpec, Shutdown};
+/// use std::time::Duration;
+///
+/// let spec = ChildSpec::new("flusher", || unreachable!("started by a supervisor"))
+///     .shutdown(Shutdown::Timeout(Duration::from_secs(30)));
+/// # drop(spec);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shutdown {
+    /// Killed at once with [`Reason::Kill`]: no chance to clean up, trapping exits or not.
+    BrutalKill,
+    /// An exit signal with [`Reason::Shutdown`], then killed if it has not ended within this
+    /// time. A child that does not trap exits ends at once; one that traps them gets
+    /// `Signal::Exit { from: <supervisor>, reason: Reason::Shutdown }` and this long to clean
+    /// up and end. The default for a worker is 5 s, as OTP.
+    Timeout(Duration),
+    /// An exit signal with [`Reason::Shutdown`], then as long as the child takes to end: the
+    /// default for a child that is a supervisor, which ends its own children first. A worker
+    /// that traps exits and never ends would hold its supervisor for ever.
+    Infinity,
+}
+
 /// One child of a [`Supervisor`]: a name and the function that starts it.
 ///
 /// ```
@@ -65,6 +91,7 @@ pub struct ChildSpec {
     id: String,
     start: Box<dyn FnMut() -> ProcessId + Send>,
     restart: Restart,
+    shutdown: Shutdown,
 }
 
 impl ChildSpec {
@@ -77,12 +104,38 @@ impl ChildSpec {
             id: id.into(),
             start: Box::new(start),
             restart: Restart::Permanent,
+            shutdown: Shutdown::Timeout(Duration::from_secs(5)),
         }
+    }
+
+    /// A [`Restart::Permanent`] child that is itself a supervisor (OTP's `type =>
+    /// supervisor`): as [`new`](ChildSpec::new), but terminated with [`Shutdown::Infinity`],
+    /// so that it can end its own children in order.
+    ///
+    /// ```
+    /// use fibra::process::{ChildSpec, Strategy, Supervisor};
+    ///
+    /// let spec = ChildSpec::supervisor("workers", || {
+    ///     Supervisor::new(Strategy::OneForOne).spawn_link().id()
+    /// });
+    /// # drop(spec);
+    /// ```
+    pub fn supervisor(
+        id: impl Into<String>,
+        start: impl FnMut() -> ProcessId + Send + 'static,
+    ) -> Self {
+        ChildSpec::new(id, start).shutdown(Shutdown::Infinity)
     }
 
     /// Sets when the child is restarted.
     pub fn restart(mut self, restart: Restart) -> ChildSpec {
         self.restart = restart;
+        self
+    }
+
+    /// Sets how the child is terminated.
+    pub fn shutdown(mut self, shutdown: Shutdown) -> ChildSpec {
+        self.shutdown = shutdown;
         self
     }
 }
@@ -92,6 +145,7 @@ impl fmt::Debug for ChildSpec {
         f.debug_struct("ChildSpec")
             .field("id", &self.id)
             .field("restart", &self.restart)
+            .field("shutdown", &self.shutdown)
             .finish_non_exhaustive()
     }
 }
@@ -128,8 +182,9 @@ pub enum SupervisorRequest {
 /// process that is not its child ends it that way instead (`exit(&sup, Reason::Shutdown)`
 /// stops it).
 ///
-/// Children are terminated with an exit signal with [`Reason::Shutdown`], or killed at once
-/// if they trap exits (there is no shutdown grace period).
+/// Each child is terminated by its [`Shutdown`]: by default a worker gets an exit signal with
+/// [`Reason::Shutdown`] and 5 s to end (time that only a worker trapping exits uses) before
+/// it is killed, and a child supervisor ([`ChildSpec::supervisor`]) as long as it takes.
 ///
 /// ```
 /// use fibra::process::{self as process, ChildSpec, Inbox, Strategy, Supervisor, SupervisorRequest};
@@ -238,7 +293,7 @@ impl Supervisor {
                     None => !reason.is_normal(),
                 };
                 if ends_it {
-                    terminate_all(&inbox, &mut running);
+                    self.terminate_all(&inbox, &mut running);
                     return reason;
                 }
                 continue;
@@ -261,7 +316,7 @@ impl Supervisor {
                 restarts.pop_front();
             }
             if restarts.len() > self.max_restarts {
-                terminate_all(&inbox, &mut running);
+                self.terminate_all(&inbox, &mut running);
                 return Reason::Shutdown;
             }
             let restarted = match self.strategy {
@@ -271,7 +326,7 @@ impl Supervisor {
             };
             for other in restarted.clone().rev() {
                 if let Some(child) = running[other].take() {
-                    terminate(&inbox, &child);
+                    terminate(&inbox, &child, self.children[other].shutdown);
                 }
             }
             for other in restarted {
@@ -280,6 +335,15 @@ impl Supervisor {
                 if !ended_for_good {
                     running[other] = Some(self.start(&inbox, other));
                 }
+            }
+        }
+    }
+
+    /// Ends every running child, the last started first.
+    fn terminate_all(&self, inbox: &Inbox<SupervisorRequest>, running: &mut [Option<ProcessId>]) {
+        for (child, spec) in running.iter_mut().zip(&self.children).rev() {
+            if let Some(child) = child.take() {
+                terminate(inbox, &child, spec.shutdown);
             }
         }
     }
@@ -316,22 +380,36 @@ fn heard_of_end(inbox: &Inbox<SupervisorRequest>, child: &ProcessId) {
     }
 }
 
-/// Ends every running child, the last started first.
-fn terminate_all(inbox: &Inbox<SupervisorRequest>, running: &mut [Option<ProcessId>]) {
-    for child in running.iter_mut().rev() {
-        if let Some(child) = child.take() {
-            terminate(inbox, &child);
-        }
-    }
-}
-
-/// Ends `child` without hearing of it: unlinked first, and an `Exit` it sent before that is
-/// dropped from the mailbox.
-fn terminate(inbox: &Inbox<SupervisorRequest>, child: &ProcessId) {
+/// Ends `child` by `shutdown` without hearing of it as an end to handle: unlinked first, and
+/// an `Exit` it sent before that is dropped from the mailbox.
+fn terminate(inbox: &Inbox<SupervisorRequest>, child: &ProcessId, shutdown: Shutdown) {
+    // Monitored before unlinked: its end is seen even if it comes in between.
+    let mref = monitor(child);
     unlink(child);
-    exit(child, Reason::Shutdown);
-    if crate::is_alive(child) {
-        exit(child, Reason::Kill);
+    let is_down = |signal: &Signal<SupervisorRequest>| match signal {
+        Signal::Down { mref: m, .. } => *m == mref,
+        _ => false,
+    };
+    let ended = match shutdown {
+        Shutdown::BrutalKill => {
+            exit(child, Reason::Kill);
+            false
+        }
+        Shutdown::Timeout(grace) => {
+            exit(child, Reason::Shutdown);
+            let ended = inbox.receive_timeout(grace, is_down).is_some();
+            if !ended {
+                exit(child, Reason::Kill);
+            }
+            ended
+        }
+        Shutdown::Infinity => {
+            exit(child, Reason::Shutdown);
+            false
+        }
+    };
+    if !ended {
+        inbox.receive(is_down);
     }
     let _ = inbox.receive_timeout(
         Duration::ZERO,

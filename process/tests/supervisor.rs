@@ -4,7 +4,7 @@ mod common;
 
 use common::program;
 use fibra_process::{
-    self as process, ChildSpec, Inbox, Pid, ProcessId, Reason, Restart, Signal, Strategy,
+    self as process, ChildSpec, Inbox, Pid, ProcessId, Reason, Restart, Shutdown, Signal, Strategy,
     Supervisor, SupervisorRequest,
 };
 use fibra_testing::WORKER_COUNTS;
@@ -381,6 +381,117 @@ fn a_supervisor_ignores_exits_from_linked_processes_other_than_its_parent_and_ch
         assert!(got.is_none(), "supervisor ended: {got:?}");
         assert!(!process::is_alive(&bystander));
         assert_eq!(running(&sup, |_| true), before);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_nested_supervisor_shuts_its_children_down_in_reverse_order() {
+    let status = program(2, |inbox: Inbox<()>| {
+        let inner = || {
+            Supervisor::new(Strategy::OneForOne)
+                .child(ChildSpec::new("w1", || {
+                    let pid = process::spawn_link(idle);
+                    process::register("nested-w1", &pid).unwrap();
+                    pid.id()
+                }))
+                .child(ChildSpec::new("w2", || {
+                    let pid = process::spawn_link(idle);
+                    process::register("nested-w2", &pid).unwrap();
+                    pid.id()
+                }))
+                .spawn_link()
+                .id()
+        };
+        let top = Supervisor::new(Strategy::OneForOne)
+            .child(ChildSpec::supervisor("inner", inner))
+            .spawn();
+        while process::whereis_id("nested-w2").is_none() {
+            fibra_runtime::yield_now();
+        }
+        let w1 = process::monitor(process::whereis_id("nested-w1").unwrap());
+        let w2 = process::monitor(process::whereis_id("nested-w2").unwrap());
+        process::exit(&top, Reason::Shutdown);
+        let mut downs = Vec::new();
+        for _ in 0..2 {
+            match inbox.recv_timeout(EVENTUALLY) {
+                Some(Signal::Down { mref, reason, .. }) => downs.push((mref, reason)),
+                other => panic!("{:?}", describe(other)),
+            }
+        }
+        assert_eq!(downs, [(w2, Reason::Shutdown), (w1, Reason::Shutdown)]);
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_worker_that_traps_exits_gets_time_to_end_on_shutdown() {
+    let status = program(2, |inbox: Inbox<()>| {
+        let me = inbox.pid();
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .child(ChildSpec::new("tidy", move || {
+                let me = me.clone();
+                process::spawn_link(move |inbox: Inbox<()>| {
+                    process::trap_exit(true);
+                    me.send(());
+                    loop {
+                        if let Signal::Exit { reason, .. } = inbox.recv() {
+                            // Cleaning up takes a while: a wait, so a cancellation point.
+                            fibra_runtime::sleep(Duration::from_millis(20));
+                            process::exit_self(reason);
+                        }
+                    }
+                })
+                .id()
+            }))
+            .spawn();
+        let tidy = process::monitor(&running(&sup, |_| true)[0]);
+        inbox.recv(); // it traps exits
+        process::exit(&sup, Reason::Shutdown);
+        match inbox.recv_timeout(EVENTUALLY) {
+            Some(Signal::Down { mref, reason, .. }) => {
+                assert_eq!((mref, reason), (tidy, Reason::Shutdown));
+            }
+            other => panic!("{:?}", describe(other)),
+        }
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_child_is_killed_after_its_shutdown_timeout_or_at_once_with_brutal_kill() {
+    let status = program(2, |inbox: Inbox<()>| {
+        let me = inbox.pid();
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .child(worker("brutal").shutdown(Shutdown::BrutalKill))
+            .child(
+                ChildSpec::new("stubborn", move || {
+                    let me = me.clone();
+                    process::spawn_link(move |inbox: Inbox<()>| {
+                        process::trap_exit(true);
+                        me.send(());
+                        idle(inbox);
+                    })
+                    .id()
+                })
+                .shutdown(Shutdown::Timeout(Duration::from_millis(50))),
+            )
+            .spawn();
+        let now = running(&sup, |_| true);
+        let (brutal, stubborn) = (process::monitor(&now[0]), process::monitor(&now[1]));
+        inbox.recv(); // the stubborn one traps exits
+        process::exit(&sup, Reason::Shutdown);
+        let mut downs = Vec::new();
+        for _ in 0..2 {
+            match inbox.recv_timeout(EVENTUALLY) {
+                Some(Signal::Down { mref, reason, .. }) => downs.push((mref, reason)),
+                other => panic!("{:?}", describe(other)),
+            }
+        }
+        assert_eq!(
+            downs,
+            [(stubborn, Reason::Killed), (brutal, Reason::Killed)]
+        );
     });
     assert_eq!(status, 0);
 }
