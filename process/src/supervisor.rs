@@ -9,6 +9,7 @@ use crate::{
 };
 use std::collections::VecDeque;
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 /// Which children a supervisor restarts when one ends and should be restarted.
@@ -98,7 +99,9 @@ impl ChildSpec {
     /// A [`Restart::Permanent`] child. `start` runs in the supervisor process and returns the
     /// new child (spawned with [`spawn_link`](crate::spawn_link); a child spawned unlinked is
     /// linked right after). A child that ends before `start` returns is handled as any child
-    /// that ended, with its own exit reason.
+    /// that ended, with its own exit reason. If `start` panics, the supervisor terminates its
+    /// running children, the last started first, and ends with that panic (OTP's failed start;
+    /// a restart that panics is not retried).
     pub fn new(id: impl Into<String>, start: impl FnMut() -> ProcessId + Send + 'static) -> Self {
         ChildSpec {
             id: id.into(),
@@ -270,9 +273,10 @@ impl Supervisor {
 
     fn supervise(mut self, inbox: Inbox<SupervisorRequest>, parent: Option<ProcessId>) -> Reason {
         trap_exit(true);
-        let mut running: Vec<Option<ProcessId>> = (0..self.children.len())
-            .map(|at| Some(self.start(&inbox, at)))
-            .collect();
+        let mut running: Vec<Option<ProcessId>> = vec![None; self.children.len()];
+        for at in 0..self.children.len() {
+            running[at] = Some(self.start(&inbox, &mut running, at));
+        }
         let mut restarts: VecDeque<Instant> = VecDeque::new();
         loop {
             let (from, reason) = match inbox.recv() {
@@ -333,7 +337,7 @@ impl Supervisor {
                 let ended_for_good =
                     other != at && self.children[other].restart == Restart::Temporary;
                 if !ended_for_good {
-                    running[other] = Some(self.start(&inbox, other));
+                    running[other] = Some(self.start(&inbox, &mut running, other));
                 }
             }
         }
@@ -349,8 +353,25 @@ impl Supervisor {
     }
 
     /// Starts child `at` and makes sure one `Exit` from it reaches the mailbox when it ends.
-    fn start(&mut self, inbox: &Inbox<SupervisorRequest>, at: usize) -> ProcessId {
-        let child = (self.children[at].start)();
+    /// If its `start` panics, the `running` children are terminated first, in order, as OTP
+    /// does when a child fails to start.
+    fn start(
+        &mut self,
+        inbox: &Inbox<SupervisorRequest>,
+        running: &mut [Option<ProcessId>],
+        at: usize,
+    ) -> ProcessId {
+        let started = panic::catch_unwind(AssertUnwindSafe(|| (self.children[at].start)()));
+        let child = match started {
+            Ok(child) => child,
+            Err(payload) => {
+                // A kill unwinds as a cancellation: the children then end through their links.
+                if !fibra_runtime::is_cancellation(&*payload) {
+                    self.terminate_all(inbox, running);
+                }
+                panic::resume_unwind(payload)
+            }
+        };
         if link_pair(&self_id(), &child).is_err() {
             heard_of_end(inbox, &child);
         }

@@ -495,3 +495,52 @@ fn a_child_is_killed_after_its_shutdown_timeout_or_at_once_with_brutal_kill() {
     });
     assert_eq!(status, 0);
 }
+
+#[test]
+fn a_start_that_panics_ends_the_started_children_in_reverse_order_first() {
+    let status = program(2, |inbox: Inbox<&'static str>| {
+        process::trap_exit(true);
+        let me = inbox.pid();
+        let trapping = Arc::new(AtomicUsize::new(0));
+        let reporting = |name: &'static str| {
+            let (me, trapping) = (me.clone(), trapping.clone());
+            ChildSpec::new(name, move || {
+                let (me, trapping) = (me.clone(), trapping.clone());
+                process::spawn_link(move |inbox: Inbox<()>| {
+                    process::trap_exit(true);
+                    trapping.fetch_add(1, Ordering::SeqCst);
+                    loop {
+                        if let Signal::Exit { reason, .. } = inbox.recv() {
+                            assert_eq!(reason, Reason::Shutdown, "{name} ended by its supervisor");
+                            me.send(name);
+                            process::exit_self(reason);
+                        }
+                    }
+                })
+                .id()
+            })
+        };
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .child(reporting("a"))
+            .child(reporting("b"))
+            .child(ChildSpec::new("c", move || {
+                while trapping.load(Ordering::SeqCst) < 2 {
+                    fibra_runtime::yield_now();
+                }
+                panic!("c cannot start")
+            }))
+            .spawn_link();
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            match inbox.recv_timeout(EVENTUALLY) {
+                Some(Signal::Msg(name)) => got.push(name.to_owned()),
+                Some(Signal::Exit { from, reason }) if from == sup.id() => {
+                    got.push(reason.to_string());
+                }
+                other => panic!("{:?}", describe(other)),
+            }
+        }
+        assert_eq!(got, ["b", "a", "{panic,\"c cannot start\"}"]);
+    });
+    assert_eq!(status, 0);
+}
