@@ -47,8 +47,10 @@ fn an_abnormal_end_ends_untrapping_linked_processes_with_the_same_reason() {
 #[test]
 fn a_normal_end_does_not_end_untrapping_linked_processes() {
     let status = program(2, |inbox: Inbox<()>| {
-        let child = process::spawn_link(|_: Inbox<()>| {});
+        // The child ends only once it is monitored (else the monitor could find it ended).
+        let child = process::spawn_link(|inbox: Inbox<()>| drop(inbox.recv()));
         process::monitor(&child);
+        child.send(());
         assert_eq!(next_down(&inbox).1, Reason::Normal);
         assert!(process::is_alive(inbox.pid()));
     });
