@@ -292,6 +292,12 @@ impl<S: AsFd> Source<S> {
         // The retries take no readiness from the reactor, so they clear none either.
         let unconfirmed = self.guess(interest).swap(false, Ordering::Relaxed);
         if let Some(result) = self.retries.retry(unconfirmed, &mut || op(&self.io)) {
+            // The readiness is still cleared, and only a `WouldBlock` shows that nothing is
+            // left behind the clear: a result (a short read again, at the next descriptors
+            // passed) leaves the next wait as unsure as this one was.
+            if unconfirmed {
+                self.guess(interest).store(true, Ordering::Relaxed);
+            }
             if self.retries.settled() {
                 self.deregister();
             }

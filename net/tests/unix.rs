@@ -4,6 +4,9 @@ use fibra_net::net::{UnixDatagram, UnixListener, UnixStream};
 use fibra_testing::TempDir;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
 
 #[test]
 fn stream_echo_over_many_connections_under_1_2_and_4_workers() {
@@ -209,4 +212,98 @@ fn addresses_by_path_and_by_abstract_name() {
             .unwrap_err();
         assert_eq!(refused.kind(), io::ErrorKind::InvalidInput);
     });
+}
+
+/// Sends `byte` with `fd` attached (`SCM_RIGHTS`), one message of a Unix stream: a reader's
+/// `recv` stops after the bytes that carry descriptors, leaving later ones queued.
+fn send_with_descriptor(sock: &std::os::unix::net::UnixStream, byte: u8, fd: RawFd) {
+    let mut data = [byte];
+    let mut iov = libc::iovec {
+        iov_base: data.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let fd_len = std::mem::size_of::<RawFd>() as u32;
+    // SAFETY: `CMSG_SPACE` only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(fd_len) } as usize;
+    let mut control = vec![0u64; space.div_ceil(8)];
+    // SAFETY: all zeroes is a valid `msghdr` (no name, no buffers, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space;
+    // SAFETY: `control` is 8-byte aligned and holds `CMSG_SPACE` bytes, room for one header
+    // and one descriptor, which `CMSG_FIRSTHDR` and `CMSG_DATA` point into; `iov`, `data` and
+    // `control` outlive the call; `sock` is borrowed, so its descriptor is open.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(fd_len) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        assert_eq!(libc::sendmsg(sock.as_raw_fd(), &msg, 0), 1);
+    }
+}
+
+/// Short reads in a row with data queued behind each (every message carries a descriptor):
+/// the first clears the readiness on a guess, and a wait that skips its retries tries the
+/// read once. That try is short again, so the guess must carry on to the next wait: it
+/// parked on the reactor with "c" queued, for ever.
+#[test]
+fn short_reads_in_a_row_with_data_queued_behind_each_never_park_for_good() {
+    let reads = fibra_testing::on(1, || {
+        let (reader, peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let reader = UnixStream::from_std(reader).unwrap();
+        let peer = Arc::new(peer);
+        let mut buf = [0u8; 64];
+        // Three reads whose byte comes only once the reader has parked: their retries miss,
+        // so the retry hint has the next three waits skip theirs.
+        for i in 0..3u8 {
+            let main = fibra_runtime::current();
+            let peer = peer.clone();
+            let writer = fibra_runtime::spawn(move || {
+                fibra_testing::until_parked(&main);
+                (&*peer).write_all(&[i]).unwrap();
+            });
+            let n = (&reader).read(&mut buf).unwrap();
+            assert_eq!(&buf[..n], &[i]);
+            writer.join().unwrap();
+        }
+        for byte in *b"abc" {
+            send_with_descriptor(&peer, byte, peer.as_raw_fd());
+        }
+        // The three messages' one event reaches the reactor before the reads.
+        fibra_runtime::sleep(Duration::from_millis(100));
+        (0..3)
+            .map(|_| {
+                fibra_runtime::timeout(Duration::from_secs(5), || {
+                    let n = (&reader).read(&mut buf).unwrap();
+                    buf[..n].to_vec()
+                })
+                .ok()
+            })
+            .collect::<Vec<_>>()
+    });
+    let each = |b: &[u8]| Some(b.to_vec());
+    assert_eq!(reads, [each(b"a"), each(b"b"), each(b"c")]);
+}
+
+/// More buffers than one `sendmsg` takes: std's `write_vectored` writes from the first 1 024
+/// (it clamps `writev`'s count), where the kernel refused the whole call (`EMSGSIZE`).
+#[test]
+fn write_vectored_with_more_buffers_than_one_call_takes_writes_a_prefix_as_std() {
+    let ones = vec![[1u8; 1]; 2000];
+    let bufs: Vec<io::IoSlice<'_>> = ones.iter().map(|b| io::IoSlice::new(b)).collect();
+    let (std_a, _std_b) = std::os::unix::net::UnixStream::pair().unwrap();
+    let std_written = (&std_a).write_vectored(&bufs).unwrap();
+    let written = fibra_testing::on(1, move || {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let unix = (&a).write_vectored(&bufs).map_err(|e| e.to_string());
+        let listener = fibra_net::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = fibra_net::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let _accepted = listener.accept().unwrap();
+        let tcp = (&client).write_vectored(&bufs).map_err(|e| e.to_string());
+        (unix, tcp)
+    });
+    assert_eq!(written, (Ok(std_written), Ok(std_written)));
 }

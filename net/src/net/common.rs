@@ -192,7 +192,7 @@ macro_rules! stream_io {
                 &mut self,
                 bufs: &mut [std::io::IoSliceMut<'_>],
             ) -> std::io::Result<usize> {
-                let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
+                let drained = $crate::source::short($crate::net::sys::vectored_len(bufs));
                 self.read_io(drained, |io| $crate::net::sys::recv_vectored(io, bufs))
             }
         }
@@ -204,7 +204,7 @@ macro_rules! stream_io {
             }
 
             fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-                let drained = $crate::source::short(bufs.iter().map(|buf| buf.len()).sum());
+                let drained = $crate::source::short($crate::net::sys::vectored_len(bufs));
                 self.write_io(drained, |io| $crate::net::sys::send_vectored(io, bufs))
             }
 

@@ -18,6 +18,16 @@ use std::sync::OnceLock;
 /// raising `SIGPIPE`, as std's sends on TCP and UDP sockets do.
 const SEND: libc::c_int = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
 
+/// The most buffers one vectored transfer takes. The kernel refuses a call with more
+/// (`EMSGSIZE`); std's `readv` and `writev` transfer through the first that many, as the
+/// vectored calls here do.
+const MAX_BUFS: usize = libc::UIO_MAXIOV as usize;
+
+/// The bytes one vectored transfer of `bufs` can move: those of the buffers it takes.
+pub(crate) fn vectored_len<B: std::ops::Deref<Target = [u8]>>(bufs: &[B]) -> usize {
+    bufs.iter().take(MAX_BUFS).map(|buf| buf.len()).sum()
+}
+
 /// `recv(2)` into `buf` with `flags` (`MSG_PEEK`, say).
 pub(crate) fn recv(socket: impl AsFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
     let fd = socket.as_fd().as_raw_fd();
@@ -34,16 +44,14 @@ pub(crate) fn recv(socket: impl AsFd, buf: &mut [u8], flags: libc::c_int) -> io:
     result(received)
 }
 
-/// `recvmsg(2)` into `bufs`, without addresses or control messages.
+/// `recvmsg(2)` into the first [`MAX_BUFS`] of `bufs`, without addresses or control messages.
 pub(crate) fn recv_vectored(socket: impl AsFd, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
     let fd = socket.as_fd().as_raw_fd();
     // SAFETY: `msghdr` is plain data (pointers, lengths and flags) for which all zeroes is a
     // valid value: no name, no buffers, no control data.
     let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
     message.msg_iov = bufs.as_mut_ptr().cast();
-    // More buffers than the kernel takes would be refused (`EMSGSIZE`); std's `readv` reads
-    // into the first that many, as this does.
-    message.msg_iovlen = bufs.len().min(libc::UIO_MAXIOV as usize);
+    message.msg_iovlen = bufs.len().min(MAX_BUFS);
     // SAFETY: `IoSliceMut` is ABI-compatible with `iovec` on Unix (std guarantees it), so
     // `msg_iov` points at `msg_iovlen` valid `iovec`s, each naming a buffer valid for writes
     // throughout the call, which writes only initialised bytes into them; there is no name
@@ -84,8 +92,9 @@ pub(crate) fn send(socket: impl AsFd, buf: &[u8]) -> io::Result<usize> {
     SockRef::from(&socket).send_with_flags(buf, SEND)
 }
 
-/// `sendmsg(2)` of `bufs`.
+/// `sendmsg(2)` of the first [`MAX_BUFS`] of `bufs`.
 pub(crate) fn send_vectored(socket: impl AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    let bufs = &bufs[..bufs.len().min(MAX_BUFS)];
     SockRef::from(&socket).send_vectored_with_flags(bufs, SEND)
 }
 
