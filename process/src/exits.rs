@@ -223,8 +223,10 @@ pub fn link(pid: impl Into<ProcessId>) -> Result<(), NoProc> {
     }
 }
 
-/// Links `me` and `other` unless `other` has ended (`Err`); both locks in number order.
+/// Links `me` and `other`, two processes, unless `other` has ended (`Err`); both locks in
+/// number order (one process's twice would spin for ever).
 pub(crate) fn link_pair(me: &ProcessId, other: &ProcessId) -> Result<(), ()> {
+    debug_assert!(me != other, "a process linked to itself");
     let (first, second) = if me.number() < other.number() {
         (me, other)
     } else {

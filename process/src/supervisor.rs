@@ -101,7 +101,8 @@ impl ChildSpec {
     /// linked right after). A child that ends before `start` returns is handled as any child
     /// that ended, with its own exit reason. If `start` panics, the supervisor terminates its
     /// running children, the last started first, and ends with that panic (OTP's failed start;
-    /// a restart that panics is not retried).
+    /// a restart that panics is not retried). So it does, panicking, if `start` returns the
+    /// supervisor's own id.
     pub fn new(id: impl Into<String>, start: impl FnMut() -> ProcessId + Send + 'static) -> Self {
         ChildSpec {
             id: id.into(),
@@ -361,7 +362,16 @@ impl Supervisor {
         running: &mut [Option<ProcessId>],
         at: usize,
     ) -> ProcessId {
-        let started = panic::catch_unwind(AssertUnwindSafe(|| (self.children[at].start)()));
+        let started = panic::catch_unwind(AssertUnwindSafe(|| {
+            let spec = &mut self.children[at];
+            let child = (spec.start)();
+            assert!(
+                child != self_id(),
+                "the start of child `{}` returned its supervisor's own id, not a new process",
+                spec.id
+            );
+            child
+        }));
         let child = match started {
             Ok(child) => child,
             Err(payload) => {

@@ -534,3 +534,27 @@ fn a_start_that_panics_ends_the_started_children_in_reverse_order_first() {
     });
     assert_eq!(status, 0);
 }
+
+/// A start that returns the supervisor's own id instead of a new process (a user's mistake):
+/// the supervisor linked itself to itself, taking its one lock twice, and spun its worker
+/// thread for ever. It ends now as after a start that panics, saying what was wrong.
+#[test]
+fn a_start_that_returns_the_supervisors_own_id_ends_it_with_a_panic() {
+    let status = program(2, |inbox: Inbox<()>| {
+        process::trap_exit(true);
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .child(ChildSpec::new("itself", process::self_id))
+            .spawn_link();
+        match inbox.recv_timeout(EVENTUALLY) {
+            Some(Signal::Exit { from, reason }) if from == sup.id() => {
+                let Reason::Panic(message) = reason else {
+                    panic!("the supervisor ended with {reason}");
+                };
+                assert!(message.contains("child `itself`"), "{message}");
+                assert!(message.contains("supervisor's own id"), "{message}");
+            }
+            other => panic!("{:?}", describe(other)),
+        }
+    });
+    assert_eq!(status, 0);
+}
