@@ -36,7 +36,7 @@ pub struct Child {
     id: u32,
     /// The child's pidfd, readable once it has exited; opened at the first wait. Waits go
     /// through it rather than through tokio's wait, whose future needs the reactor of a live
-    /// runtime (a plain thread after the runtime ended has none).
+    /// runtime (a plain thread after the runtime ended has none). Closed once reaped.
     exit: Option<Source<OwnedFd>>,
     /// The child's standard input, if piped.
     pub stdin: Option<ChildStdin>,
@@ -146,7 +146,12 @@ impl Child {
             },
         );
         match reaped {
-            Ok(status) => Ok(Some(status)),
+            Ok(status) => {
+                // Reaped: the descriptor and its registration are of no more use, and a user
+                // keeping finished children would keep one each.
+                self.exit = None;
+                Ok(Some(status))
+            }
             // waitpid never fails with `TimedOut`: this is the wait's own timeout.
             Err(error) if error.kind() == io::ErrorKind::TimedOut => Ok(None),
             Err(error) => Err(error),
