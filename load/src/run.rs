@@ -140,7 +140,7 @@ impl Load {
         self
     }
 
-    /// Bounds every request (connect, send and receive together).
+    /// Bounds every request (name lookup, connect, send and receive together).
     ///
     /// # Panics
     ///
