@@ -1,7 +1,9 @@
 //! Unix domain sockets: stream echo with exact counts, datagrams by path, error kinds.
 
 use fibra_net::net::{UnixDatagram, UnixListener, UnixStream};
+use fibra_runtime::wait::WaitKind;
 use fibra_testing::TempDir;
+use socket2::{Domain, SockAddr, Socket, Type};
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::{AsRawFd, RawFd};
@@ -306,4 +308,60 @@ fn write_vectored_with_more_buffers_than_one_call_takes_writes_a_prefix_as_std()
         (unix, tcp)
     });
     assert_eq!(written, (Ok(std_written), Ok(std_written)));
+}
+
+/// A listener with backlog 1 that has not accepted, and the connections that fill its backlog
+/// (which must stay open for it to stay full).
+fn full_backlog(path: &std::path::Path) -> (UnixListener, Vec<Socket>) {
+    let addr = SockAddr::unix(path).unwrap();
+    let socket = Socket::new(Domain::UNIX, Type::STREAM, None).unwrap();
+    socket.bind(&addr).unwrap();
+    socket.listen(1).unwrap();
+    let listener = UnixListener::from_std(socket.into()).unwrap();
+    let mut queued = Vec::new();
+    loop {
+        let client = Socket::new(Domain::UNIX, Type::STREAM.nonblocking(), None).unwrap();
+        match client.connect(&addr) {
+            Ok(()) => queued.push(client),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (listener, queued),
+            Err(e) => panic!("filling the backlog: {e}"),
+        }
+    }
+}
+
+/// A connect to a full backlog waits in its fiber, not on the blocking pool: a deadline
+/// cancels it and leaves no thread blocked in `connect`, and once the listener accepts, a
+/// waiting connect gets through.
+#[test]
+fn a_connect_to_a_full_backlog_is_cancellable_and_gets_through_after_an_accept() {
+    let dir = TempDir::new("backlog");
+    let path = dir.path().join("full.sock");
+    fibra_testing::on(2, move || {
+        let (listener, queued) = full_backlog(&path);
+        let handle = fibra_runtime::Handle::current();
+        let cancelled =
+            fibra_runtime::timeout(Duration::from_millis(20), || UnixStream::connect(&path));
+        assert!(cancelled.is_err(), "a connect to a full backlog returned");
+        let driver = handle.metrics().driver;
+        assert_eq!((driver.blocking_queued, driver.blocking_running), (0, 0));
+
+        let waiting = {
+            let path = path.clone();
+            fibra_runtime::spawn(move || UnixStream::connect(path))
+        };
+        let wait = fibra_testing::parked_wait(waiting.fiber());
+        assert_eq!(wait.kind, WaitKind::Sleep, "the connect waits in its fiber");
+        let (first, _) = listener.accept().unwrap();
+        let client = waiting.join().unwrap().unwrap();
+        // The backlog is first in, first out: the waiting connect is the last one queued.
+        for _ in 1..queued.len() {
+            listener.accept().unwrap();
+        }
+        let (server, _) = listener.accept().unwrap();
+        (&client).write_all(b"through").unwrap();
+        let mut got = [0; 7];
+        (&server).read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"through");
+        drop((first, queued));
+    });
 }

@@ -6,6 +6,12 @@ use crate::source::Source;
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::io;
 use std::path::Path;
+use std::time::Duration;
+
+/// The pauses between the tries of a connect to a full backlog: a listener that keeps up
+/// makes room within the first few, one that has stalled costs a wake-up every `LAST_PAUSE`.
+const FIRST_PAUSE: Duration = Duration::from_millis(1);
+const LAST_PAUSE: Duration = Duration::from_millis(16);
 
 /// A Unix domain stream socket: [`std::os::unix::net::UnixStream`]'s shape, with `Read` and
 /// `Write` (also for `&UnixStream`) that park the calling fiber until the socket is ready.
@@ -30,16 +36,30 @@ pub struct UnixStream {
 
 impl UnixStream {
     /// Connects to the socket at `path`. When the listener's backlog is full the connect
-    /// waits on the blocking pool, as std's would block.
+    /// waits for room, as std's would block, in the calling fiber: the wait is a cancellation
+    /// point (a deadline of the caller's scope ends it), and it tries again after a pause that
+    /// grows from 1 ms to 16 ms, as nothing tells when the listener accepts.
+    ///
+    /// ```
+    /// use fibra::net::{UnixListener, UnixStream};
+    ///
+    /// fibra::run(|| {
+    ///     let path = std::env::temp_dir().join(format!("fibra-doc-{}.sock", std::process::id()));
+    ///     let _ = std::fs::remove_file(&path);
+    ///     let listener = UnixListener::bind(&path).unwrap();
+    ///     let client = UnixStream::connect(&path).unwrap();
+    ///     let (server, _) = listener.accept().unwrap();
+    ///     assert_eq!(client.peer_addr().unwrap().as_pathname(), Some(path.as_path()));
+    ///     drop((client, server));
+    ///     std::fs::remove_file(&path).unwrap();
+    /// });
+    /// ```
     ///
     /// # Errors
     ///
     /// `NotFound` when nothing is at `path`, `ConnectionRefused` when nobody listens there.
     pub fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
-        let path = path.as_ref().to_owned();
-        UnixStream::connect_to(&SockAddr::unix(&path)?, move || {
-            std::os::unix::net::UnixStream::connect(path)
-        })
+        UnixStream::connect_to(&SockAddr::unix(path)?)
     }
 
     /// [`connect`](Self::connect) to an address: a path or (on Linux) an abstract name, as
@@ -65,28 +85,30 @@ impl UnixStream {
     ///
     /// As [`connect`](Self::connect); `InvalidInput` for an unnamed address.
     pub fn connect_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixStream> {
-        let std_addr = addr.clone();
-        UnixStream::connect_to(&sys::unix_sockaddr(addr)?, move || {
-            std::os::unix::net::UnixStream::connect_addr(&std_addr)
-        })
+        UnixStream::connect_to(&sys::unix_sockaddr(addr)?)
     }
 
-    /// Connects a new socket to `addr`; `blocking` connects where the listener's backlog is
-    /// full (a Unix connect then waits with no readiness to wait for).
-    fn connect_to(
-        addr: &SockAddr,
-        blocking: impl FnOnce() -> io::Result<std::os::unix::net::UnixStream> + Send + 'static,
-    ) -> io::Result<UnixStream> {
+    /// Connects a new socket to `addr`.
+    fn connect_to(addr: &SockAddr) -> io::Result<UnixStream> {
         let socket = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
-        match socket.connect(addr) {
-            // A socket made here has no timeouts: its first wait need not ask the kernel.
-            Ok(()) => Ok(UnixStream {
-                source: Source::without_timeouts(socket.into()),
-            }),
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                UnixStream::from_std(fibra_runtime::blocking(blocking)?)
+        let mut pause = FIRST_PAUSE;
+        loop {
+            match socket.connect(addr) {
+                // A socket made here has no timeouts: its first wait need not ask the kernel.
+                Ok(()) => {
+                    return Ok(UnixStream {
+                        source: Source::without_timeouts(socket.into()),
+                    })
+                }
+                // The listener's backlog is full, and no readiness event says when it has
+                // room: the socket is left unconnected, so the same one tries again. A blocking
+                // connect on the pool instead could not be cancelled and would hold a thread.
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    fibra_runtime::sleep(pause);
+                    pause = (pause * 2).min(LAST_PAUSE);
+                }
+                Err(error) => return Err(error),
             }
-            Err(error) => Err(error),
         }
     }
 
