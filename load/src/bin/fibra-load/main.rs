@@ -1,6 +1,7 @@
 //! `fibra-load`: the command line of the fibra load-test harness.
 
 mod args;
+mod interrupt;
 mod limits;
 mod live;
 
@@ -9,7 +10,6 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Waker};
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
@@ -17,9 +17,9 @@ use fibra::net::http::HelloServer;
 use fibra::CancelToken;
 use fibra_load::http::Prepared;
 use fibra_load::{Load, Report, Request, Scenario, Stages, Url, Verify};
-use tokio::signal::unix::{signal, SignalKind};
 
 use args::{Cli, Command, DemoArgs, LoadArgs, MergeArgs, OutputArgs, RunArgs};
+use interrupt::Interrupts;
 use live::Live;
 
 fn main() -> ExitCode {
@@ -322,29 +322,28 @@ impl Plan {
     }
 }
 
-/// Adds the live display and Ctrl-C: the first stops the run (the report is still made), a
-/// second one exits at once.
-fn interactive(load: Load, mut live: Live) -> Load {
+/// Runs `load` with the live display and Ctrl-C: the first stops the run (the report is still
+/// made), a second one exits at once. Once the run has ended, Ctrl-C does what it did before.
+fn interactive(load: Load, mut live: Live) -> Report {
+    let _interrupts = Interrupts::install();
     let stop = CancelToken::new();
     let token = stop.clone();
-    let mut interrupt = signal(SignalKind::interrupt()).ok();
-    load.stop_on(stop).on_progress(move |progress| {
-        let interrupted = interrupt.as_mut().is_some_and(|signal| {
-            signal
-                .poll_recv(&mut Context::from_waker(Waker::noop()))
-                .is_ready()
-        });
-        if interrupted {
-            if token.is_cancelled() {
+    load.stop_on(stop)
+        .on_progress(move |progress| {
+            let interrupts = Interrupts::count();
+            if interrupts > 1 {
                 std::process::exit(130);
             }
-            eprintln!(
-                "fibra-load: interrupted; finishing the requests in flight (Ctrl-C again to quit)"
-            );
-            token.cancel();
-        }
-        live.update(progress);
-    })
+            if interrupts == 1 && !token.is_cancelled() {
+                eprintln!(
+                    "fibra-load: interrupted; finishing the requests in flight \
+                     (Ctrl-C again to quit)"
+                );
+                token.cancel();
+            }
+            live.update(progress);
+        })
+        .run()
 }
 
 /// Runs the load the arguments describe, prints the summary, writes the reports and returns
@@ -365,9 +364,9 @@ fn execute(args: &LoadArgs, output: &OutputArgs, files_per_vu: u64, setup: Setup
     };
     let result = runtime.block_on(move || -> io::Result<Report> {
         let (target, server) = setup()?;
-        // The signal stream and the display belong to the runtime's fibers.
+        // The display belongs to the runtime's fibers.
         let live = Live::new(quiet, length, requests);
-        let report = interactive(plan.load(target), live).run();
+        let report = interactive(plan.load(target), live);
         drop(server);
         Ok(report)
     });
@@ -388,5 +387,39 @@ fn execute(args: &LoadArgs, output: &OutputArgs, files_per_vu: u64, setup: Setup
         ExitCode::FAILURE
     } else {
         written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Ctrl-C during a run stops it; once the run has ended, Ctrl-C ends the process again.
+    #[test]
+    fn ctrl_c_stops_a_run_and_ends_the_process_after_it() {
+        const TEST: &str = "tests::ctrl_c_stops_a_run_and_ends_the_process_after_it";
+        if !fibra_testing::in_child(TEST) {
+            let output = fibra_testing::run_child(TEST, &[]);
+            let stderr = fibra_testing::assert_killed_by(&output, libc::SIGINT);
+            assert!(stderr.contains("fibra-load: interrupted"), "{stderr}");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(stdout.contains("the run was interrupted"), "{stdout}");
+            return;
+        }
+        let scenario = Scenario::new("ctrl-c").step("ctrl-c", |vu| {
+            if vu.iteration() == 0 {
+                // SAFETY: raise only sends a signal to this thread.
+                unsafe { libc::raise(libc::SIGINT) };
+            }
+            vu.sleep(Duration::from_millis(1));
+            Ok(())
+        });
+        let load = Load::new(scenario).duration(Duration::from_secs(600));
+        let report = fibra::run(move || interactive(load, Live::new(true, None, None)));
+        assert!(report.interrupted);
+        println!("the run was interrupted");
+        // SAFETY: as above.
+        unsafe { libc::raise(libc::SIGINT) };
+        panic!("a SIGINT after the run did not end the process");
     }
 }
