@@ -1,8 +1,8 @@
 //! `into_std` puts the socket back in blocking mode, and the mode is the socket's, shared by
 //! every clone: a fiber receiving through a live clone must still park, not block its worker.
 
-use fibra_net::net::{TcpListener, UdpSocket, UnixDatagram, UnixStream};
-use std::io::{Read, Write};
+use fibra_net::net::{TcpListener, TcpStream, UdpSocket, UnixDatagram, UnixStream};
+use std::io::{self, Read, Write};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -24,14 +24,28 @@ fn on_one_worker_or_fail(test: impl FnOnce() + Send + 'static) {
     }
 }
 
-/// Receives through `receive` in a fiber and lets `send` send the data only once the fiber
-/// has run its receive and let the main fiber run again, which it cannot if the receive
-/// blocked the only worker's thread.
-fn receive_late(receive: impl FnOnce() -> Vec<u8> + Send + 'static, send: impl FnOnce()) {
-    let receiver = fibra_runtime::spawn(receive);
+/// The scenario every socket type shares: `socket` is cloned and given back with `into_std`,
+/// which makes it blocking; the clone then receives (`receive`) in a fiber, and `send` sends the
+/// data only once that fiber has run its receive and let the main fiber run again, which it
+/// cannot if the receive blocked the only worker's thread.
+fn a_clone_still_parks_after_into_std<S: Send + 'static, Std>(
+    socket: S,
+    try_clone: impl FnOnce(&S) -> io::Result<S>,
+    into_std: impl FnOnce(S) -> io::Result<Std>,
+    receive: impl FnOnce(&S, &mut [u8]) -> io::Result<usize> + Send + 'static,
+    send: impl FnOnce(),
+) {
+    let clone = try_clone(&socket).unwrap();
+    let std_socket = into_std(socket).unwrap();
+    let receiver = fibra_runtime::spawn(move || {
+        let mut buf = [0; 8];
+        let n = receive(&clone, &mut buf).unwrap();
+        buf[..n].to_vec()
+    });
     fibra_testing::let_others_run();
     send();
     assert_eq!(receiver.join().unwrap(), b"late");
+    drop(std_socket);
 }
 
 #[test]
@@ -40,17 +54,13 @@ fn a_tcp_clone_still_parks_after_into_std() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (conn, _) = listener.accept().unwrap();
-        let clone = conn.try_clone().unwrap();
-        let std_conn = conn.into_std().unwrap();
-        receive_late(
-            move || {
-                let mut buf = [0; 8];
-                let n = (&clone).read(&mut buf).unwrap();
-                buf[..n].to_vec()
-            },
+        a_clone_still_parks_after_into_std(
+            conn,
+            TcpStream::try_clone,
+            TcpStream::into_std,
+            |clone, buf| (&*clone).read(buf),
             || client.write_all(b"late").unwrap(),
         );
-        drop(std_conn);
     });
 }
 
@@ -58,17 +68,13 @@ fn a_tcp_clone_still_parks_after_into_std() {
 fn a_unix_stream_clone_still_parks_after_into_std() {
     on_one_worker_or_fail(|| {
         let (a, mut b) = UnixStream::pair().unwrap();
-        let clone = a.try_clone().unwrap();
-        let std_a = a.into_std().unwrap();
-        receive_late(
-            move || {
-                let mut buf = [0; 8];
-                let n = (&clone).read(&mut buf).unwrap();
-                buf[..n].to_vec()
-            },
+        a_clone_still_parks_after_into_std(
+            a,
+            UnixStream::try_clone,
+            UnixStream::into_std,
+            |clone, buf| (&*clone).read(buf),
             || b.write_all(b"late").unwrap(),
         );
-        drop(std_a);
     });
 }
 
@@ -78,17 +84,13 @@ fn a_udp_clone_still_parks_after_into_std() {
         let a = UdpSocket::bind("127.0.0.1:0").unwrap();
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         let to = a.local_addr().unwrap();
-        let clone = a.try_clone().unwrap();
-        let std_a = a.into_std().unwrap();
-        receive_late(
-            move || {
-                let mut buf = [0; 8];
-                let (n, _) = clone.recv_from(&mut buf).unwrap();
-                buf[..n].to_vec()
-            },
+        a_clone_still_parks_after_into_std(
+            a,
+            UdpSocket::try_clone,
+            UdpSocket::into_std,
+            |clone, buf| Ok(clone.recv_from(buf)?.0),
             || assert_eq!(b.send_to(b"late", to).unwrap(), 4),
         );
-        drop(std_a);
     });
 }
 
@@ -96,17 +98,16 @@ fn a_udp_clone_still_parks_after_into_std() {
 fn a_unix_datagram_clone_still_parks_after_into_std() {
     on_one_worker_or_fail(|| {
         let (a, b) = UnixDatagram::pair().unwrap();
-        let clone = a.try_clone().unwrap();
-        let std_a = a.into_std().unwrap();
-        receive_late(
-            move || {
-                let mut buf = [0; 8];
-                let (n, from) = clone.recv_from(&mut buf).unwrap();
+        a_clone_still_parks_after_into_std(
+            a,
+            UnixDatagram::try_clone,
+            UnixDatagram::into_std,
+            |clone, buf| {
+                let (n, from) = clone.recv_from(buf)?;
                 assert!(from.is_unnamed(), "a pair's sockets are unnamed");
-                buf[..n].to_vec()
+                Ok(n)
             },
             || assert_eq!(b.send(b"late").unwrap(), 4),
         );
-        drop(std_a);
     });
 }
