@@ -277,4 +277,31 @@ macro_rules! unix_address_methods {
     };
 }
 
-pub(crate) use {descriptor_methods, stream_io, timeout_methods, unix_address_methods};
+/// Socket options passed straight to the std socket that `source` wraps, each written as its
+/// summary and `setsockopt` or `getsockopt` (with what to add about its errors, if anything)
+/// before its signature; the macro writes the body and the `# Errors` section.
+macro_rules! option_methods {
+    ($ty:ident {
+        $(
+            $(#[doc = $doc:literal])+
+            $call:ident $(($detail:literal))? fn $name:ident(&self $(, $arg:ident: $arg_ty:ty)*) -> $ret:ty;
+        )*
+    }) => {
+        impl $ty {
+            $(
+                $(#[doc = $doc])+
+                ///
+                /// # Errors
+                ///
+                #[doc = concat!("The OS's `", stringify!($call), "` errors", $(" (", $detail, ")",)? ".")]
+                pub fn $name(&self $(, $arg: $arg_ty)*) -> std::io::Result<$ret> {
+                    self.source.get().$name($($arg),*)
+                }
+            )*
+        }
+    };
+}
+
+pub(crate) use {
+    descriptor_methods, option_methods, stream_io, timeout_methods, unix_address_methods,
+};

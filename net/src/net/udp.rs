@@ -1,7 +1,7 @@
 //! `UdpSocket`.
 
 use crate::net::addr::{each_addr, ToSocketAddrs};
-use crate::net::common::{descriptor_methods, timeout_methods};
+use crate::net::common::{descriptor_methods, option_methods, timeout_methods};
 use crate::net::sys;
 use crate::source::Source;
 use std::io;
@@ -167,138 +167,48 @@ impl UdpSocket {
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.source.get().peer_addr()
     }
+}
 
+option_methods!(UdpSocket {
     /// Allows sending to broadcast addresses (`SO_BROADCAST`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors.
-    pub fn set_broadcast(&self, broadcast: bool) -> io::Result<()> {
-        self.source.get().set_broadcast(broadcast)
-    }
-
+    setsockopt fn set_broadcast(&self, broadcast: bool) -> ();
     /// Whether `SO_BROADCAST` is set.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn broadcast(&self) -> io::Result<bool> {
-        self.source.get().broadcast()
-    }
-
+    getsockopt fn broadcast(&self) -> bool;
     /// Sets the IP time-to-live.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        self.source.get().set_ttl(ttl)
-    }
-
+    setsockopt fn set_ttl(&self, ttl: u32) -> ();
     /// The IP time-to-live.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn ttl(&self) -> io::Result<u32> {
-        self.source.get().ttl()
-    }
-
+    getsockopt fn ttl(&self) -> u32;
     /// Joins the IPv4 multicast group `multiaddr` on the interface with address `interface`
     /// (`0.0.0.0`: the system picks one), as [`std::net::UdpSocket::join_multicast_v4`].
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors (`IP_ADD_MEMBERSHIP`).
-    pub fn join_multicast_v4(&self, multiaddr: &Ipv4Addr, interface: &Ipv4Addr) -> io::Result<()> {
-        self.source.get().join_multicast_v4(multiaddr, interface)
-    }
-
+    setsockopt("`IP_ADD_MEMBERSHIP`")
+    fn join_multicast_v4(&self, multiaddr: &Ipv4Addr, interface: &Ipv4Addr) -> ();
     /// Leaves the IPv4 multicast group `multiaddr` on the interface `interface`.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors (`IP_DROP_MEMBERSHIP`).
-    pub fn leave_multicast_v4(&self, multiaddr: &Ipv4Addr, interface: &Ipv4Addr) -> io::Result<()> {
-        self.source.get().leave_multicast_v4(multiaddr, interface)
-    }
-
+    setsockopt("`IP_DROP_MEMBERSHIP`")
+    fn leave_multicast_v4(&self, multiaddr: &Ipv4Addr, interface: &Ipv4Addr) -> ();
     /// Joins the IPv6 multicast group `multiaddr` on the interface of index `interface` (0:
     /// the system picks one).
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors (`IPV6_ADD_MEMBERSHIP`).
-    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
-        self.source.get().join_multicast_v6(multiaddr, interface)
-    }
-
+    setsockopt("`IPV6_ADD_MEMBERSHIP`")
+    fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> ();
     /// Leaves the IPv6 multicast group `multiaddr` on the interface of index `interface`.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors (`IPV6_DROP_MEMBERSHIP`).
-    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
-        self.source.get().leave_multicast_v6(multiaddr, interface)
-    }
-
+    setsockopt("`IPV6_DROP_MEMBERSHIP`")
+    fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> ();
     /// Whether IPv4 multicast datagrams this socket sends loop back to the local host
     /// (`IP_MULTICAST_LOOP`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors.
-    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
-        self.source.get().set_multicast_loop_v4(on)
-    }
-
+    setsockopt fn set_multicast_loop_v4(&self, on: bool) -> ();
     /// Whether `IP_MULTICAST_LOOP` is set.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
-        self.source.get().multicast_loop_v4()
-    }
-
+    getsockopt fn multicast_loop_v4(&self) -> bool;
     /// The time-to-live of IPv4 multicast datagrams this socket sends (`IP_MULTICAST_TTL`;
     /// 1 by default: they stay on the local network).
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors.
-    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
-        self.source.get().set_multicast_ttl_v4(ttl)
-    }
-
+    setsockopt fn set_multicast_ttl_v4(&self, ttl: u32) -> ();
     /// The `IP_MULTICAST_TTL` value.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
-        self.source.get().multicast_ttl_v4()
-    }
-
+    getsockopt fn multicast_ttl_v4(&self) -> u32;
     /// Whether IPv6 multicast datagrams this socket sends loop back to the local host
     /// (`IPV6_MULTICAST_LOOP`).
-    ///
-    /// # Errors
-    ///
-    /// The OS's `setsockopt` errors (an IPv4 socket has no IPv6 options).
-    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
-        self.source.get().set_multicast_loop_v6(on)
-    }
-
+    setsockopt("an IPv4 socket has no IPv6 options")
+    fn set_multicast_loop_v6(&self, on: bool) -> ();
     /// Whether `IPV6_MULTICAST_LOOP` is set.
-    ///
-    /// # Errors
-    ///
-    /// The OS's `getsockopt` errors.
-    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
-        self.source.get().multicast_loop_v6()
-    }
-}
+    getsockopt fn multicast_loop_v6(&self) -> bool;
+});
 
 descriptor_methods!(UdpSocket, std::net::UdpSocket);
 timeout_methods!(UdpSocket, std::net::UdpSocket);
