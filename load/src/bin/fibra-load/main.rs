@@ -422,4 +422,41 @@ mod tests {
         unsafe { libc::raise(libc::SIGINT) };
         panic!("a SIGINT after the run did not end the process");
     }
+
+    /// SIGINT's disposition now.
+    fn sigint_disposition() -> libc::sighandler_t {
+        // SAFETY: all-zero is a valid sigaction, for the disposition to be written into.
+        let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a null `act` only asks; `now` is valid for writes.
+        let rc = unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut now) };
+        assert_eq!(rc, 0);
+        now.sa_sigaction
+    }
+
+    /// A process that ignores SIGINT (started in the background without job control) goes on
+    /// ignoring it during a run and after it: the run installed its counting handler over the
+    /// ignore.
+    #[test]
+    fn an_ignored_ctrl_c_stays_ignored_during_and_after_a_run() {
+        const TEST: &str = "tests::an_ignored_ctrl_c_stays_ignored_during_and_after_a_run";
+        if !fibra_testing::in_child(TEST) {
+            let output = fibra_testing::run_child(TEST, &[]);
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(output.status.success(), "{output:?}");
+            assert!(stdout.contains("still ignored"), "{stdout}");
+            return;
+        }
+        // SAFETY: SIG_IGN is a valid disposition; nothing else in this child handles SIGINT.
+        unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+        let scenario = Scenario::new("ctrl-c").step("ctrl-c", |_| {
+            assert_eq!(sigint_disposition(), libc::SIG_IGN, "during the run");
+            Ok(())
+        });
+        let load = Load::new(scenario).iterations(20);
+        // A step's failed assertion ends the run with its panic.
+        fibra::run(move || drop(interactive(load, Live::new(true, None, None))));
+        // SAFETY: as above.
+        unsafe { libc::raise(libc::SIGINT) };
+        println!("still ignored");
+    }
 }
