@@ -6,6 +6,12 @@ use syn::{Ident, Lit, Token};
 /// The default test timeout.
 const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 
+/// The options given to an attribute. Mistakes in them fail the build:
+///
+/// ```compile_fail
+/// #[fibra::test(workers = 1, workers = 3)]
+/// fn an_option_given_twice() {}
+/// ```
 pub(crate) struct Options {
     pub(crate) workers: Option<usize>,
     pub(crate) timeout_ms: u64,
@@ -17,10 +23,18 @@ impl Options {
             workers: None,
             timeout_ms: DEFAULT_TIMEOUT_MS,
         };
+        let mut given: Vec<Ident> = Vec::new();
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
             let value: Lit = input.parse()?;
+            // Unknown keys never reach `given`: they fail below, on their first occurrence.
+            if given.contains(&key) {
+                return Err(syn::Error::new_spanned(
+                    &key,
+                    format!("option `{key}` is given more than once"),
+                ));
+            }
             match key.to_string().as_str() {
                 "workers" => options.workers = Some(workers(&value)?),
                 "timeout" if is_test => options.timeout_ms = timeout_ms(&value)?,
@@ -36,6 +50,7 @@ impl Options {
                     ));
                 }
             }
+            given.push(key);
             if !input.is_empty() {
                 input.parse::<Token![,]>()?;
             }
@@ -83,5 +98,36 @@ fn timeout_ms(value: &Lit) -> syn::Result<u64> {
     match number.checked_mul(scale) {
         Some(0) | None => Err(bad()),
         Some(ms) => Ok(ms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Options;
+    use syn::parse::Parser;
+
+    /// Parses `args` as a test's options, whose error is the message and the column it
+    /// points at.
+    fn parse(args: &str) -> Result<Options, (String, usize)> {
+        let tokens: proc_macro2::TokenStream = args.parse().unwrap();
+        (|input: syn::parse::ParseStream<'_>| Options::parse(input, true))
+            .parse2(tokens)
+            .map_err(|error| (error.to_string(), error.span().start().column))
+    }
+
+    #[test]
+    fn an_option_given_twice_is_an_error_at_its_second_occurrence() {
+        let args = "workers = 1, timeout = \"5s\", workers = 3";
+        let Err(error) = parse(args) else {
+            panic!("a duplicate `workers` is accepted");
+        };
+        let second = args.rfind("workers").unwrap();
+        assert_eq!(
+            error,
+            (
+                "option `workers` is given more than once".to_owned(),
+                second
+            )
+        );
     }
 }
