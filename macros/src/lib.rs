@@ -107,15 +107,13 @@ fn generate(
         sig,
         block,
     } = function;
-    let output = match &sig.output {
-        syn::ReturnType::Default => quote!(()),
-        syn::ReturnType::Type(_, ty) => quote!(#ty),
-    };
     let workers = match options.workers {
         Some(workers) => quote!(::core::option::Option::Some(#workers)),
         None => quote!(::core::option::Option::None),
     };
-    let body = quote!(move || -> #output #block);
+    // The closure's return type is left to inference, which takes it from the function's:
+    // naming it would fail for `impl Trait`, which a closure cannot declare.
+    let body = quote!(move || #block);
     // The body's own inner attributes (`#![allow(..)]`), which syn lists with the outer ones,
     // stay inner: in the generated body, which holds the original one.
     let (inner, outer): (Vec<_>, Vec<_>) = attrs

@@ -48,6 +48,32 @@ fn main_runs_its_body_in_a_runtime_and_returns_its_value() {
     assert_eq!(returns_its_value::main(), 1);
 }
 
+mod returns_an_opaque_type {
+    #[fibra::main(workers = 1)]
+    pub(super) fn main() -> impl Iterator<Item = u32> {
+        let answer = fibra::spawn(|| 6 * 7).join().unwrap();
+        std::iter::repeat_n(answer, 2)
+    }
+}
+
+mod infers_its_body_from_its_return_type {
+    #[fibra::main(workers = 1)]
+    pub(super) fn main() -> Vec<usize> {
+        (1..4).collect()
+    }
+}
+
+#[test]
+fn main_may_return_an_opaque_type_and_its_body_infers_from_its_return_type() {
+    assert_eq!(returns_an_opaque_type::main().collect::<Vec<_>>(), [42, 42]);
+    assert_eq!(infers_its_body_from_its_return_type::main(), [1, 2, 3]);
+}
+
+#[fibra::test]
+fn a_test_may_return_an_opaque_type() -> impl std::process::Termination {
+    "42".parse::<u32>().map(|answer| assert_eq!(answer, 42))
+}
+
 #[fibra::test(timeout = "50ms")]
 #[should_panic(expected = "outlasted its timeout of 50ms and was cancelled")]
 fn a_test_parked_past_its_timeout_is_cancelled_and_fails() {
