@@ -16,12 +16,14 @@
 
 #![forbid(unsafe_code)]
 
-/// Runs `main` as the main fiber of a fibra runtime: `#[fibra::main]` or
-/// `#[fibra::main(workers = 4)]` on a plain `fn main`.
+/// Runs `main` as the main fiber of a fibra runtime: `#[fibra::main]`,
+/// `#[fibra::main(workers = 4)]` or `#[fibra::main(flavor = "current_thread")]` on a plain
+/// `fn main`.
 #[doc(inline)]
 pub use fibra_macros::main;
 /// A test that runs as the main fiber of its own fibra runtime and fails, rather than hangs,
-/// past its timeout: `#[fibra::test]`, `#[fibra::test(workers = 2, timeout = "5s")]`.
+/// past its timeout: `#[fibra::test]`, `#[fibra::test(workers = 2, timeout = "5s")]`,
+/// `#[fibra::test(flavor = "current_thread")]`.
 #[doc(inline)]
 pub use fibra_macros::test;
 

@@ -1,9 +1,11 @@
 //! fibra's `#[fibra::main]` and `#[fibra::test]` attributes: a `main` or a test whose body runs
 //! as the main fiber of a fibra runtime.
 //!
-//! Both take the option `workers = N` (the runtime's worker threads; default: `FIBRA_WORKERS`,
-//! else one per core), and `#[fibra::test]` also `timeout = "30s"` (units `ms`, `s`, `m`;
-//! default 60 s).
+//! Both take the options `flavor = "current_thread"` (one worker thread) or
+//! `flavor = "multi_thread"` (the default) and, with the latter, `workers = N` (the runtime's
+//! worker threads; default: `FIBRA_WORKERS`, else one per core); `#[fibra::test]` also takes
+//! `timeout = "30s"` (units `ms`, `s`, `m`; default 60 s). An unknown or repeated option fails
+//! the build.
 
 #![forbid(unsafe_code)]
 
@@ -17,9 +19,14 @@ use syn::{parse_macro_input, ItemFn};
 
 /// Runs `main` as the main fiber of a fibra runtime, and returns what it returns.
 ///
-/// `#[fibra::main(workers = 4)]` fixes the number of worker threads; without it the runtime
-/// takes `FIBRA_WORKERS`, else one per core. The function is a plain `fn`, not an `async fn`:
-/// in a fiber, blocking calls suspend only the fiber (use `fibra::block_on` for a future).
+/// Options, as tokio's `#[tokio::main]` names them:
+///
+/// - `flavor = "multi_thread"` (the default): the runtime has `workers = N` worker threads, or
+///   without that option as many as `FIBRA_WORKERS` says, else one per core.
+/// - `flavor = "current_thread"`: the runtime has one worker thread; `workers` is then an error.
+///
+/// The function is a plain `fn`, not an `async fn`: in a fiber, blocking calls suspend only the
+/// fiber (use `fibra::block_on` for a future). It may return anything, `impl Trait` included.
 ///
 /// ```
 /// #[fibra::main(workers = 2)]
@@ -30,6 +37,21 @@ use syn::{parse_macro_input, ItemFn};
 ///     Ok(())
 /// }
 /// ```
+///
+/// One worker thread, for fibers that need no parallelism:
+///
+/// ```
+/// #[fibra::main(flavor = "current_thread")]
+/// fn main() {
+///     assert_eq!(fibra::Handle::current().workers(), 1);
+///     let halves = fibra::scope(|s| {
+///         let low = s.spawn(|| (1..=50).sum::<u32>());
+///         let high = s.spawn(|| (51..=100).sum::<u32>());
+///         (low.join().unwrap(), high.join().unwrap())
+///     });
+///     assert_eq!(halves.0 + halves.1, 5050);
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args, item, Kind::Main)
@@ -38,8 +60,11 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Runs a test as the main fiber of its own fibra runtime, failing it if it outlasts its
 /// timeout instead of hanging.
 ///
-/// Options: `workers = N` (default: as `#[fibra::main]`) and `timeout = "10s"` (`ms`, `s` or
-/// `m`; default 60 s). When the timeout passes, a dump of the test's fibers (`fibra::dump`: what
+/// Options: `flavor = "multi_thread"` (the default) with `workers = N`, or
+/// `flavor = "current_thread"` for one worker thread, as for [`#[fibra::main]`](macro@main);
+/// and `timeout = "10s"` (`ms`, `s` or `m`; default 60 s).
+///
+/// When the timeout passes, a dump of the test's fibers (`fibra::dump`: what
 /// each waits for, and on which line) is printed on stderr, the fibers are cancelled and the
 /// test fails with a panic that says so; fibers the test detached are waited for within the
 /// same timeout, and fail it the same way if they outlast it; a test stuck where it cannot be cancelled (a
@@ -54,6 +79,16 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 ///     let echo = fibra::spawn(move || rx.recv().unwrap() * 2);
 ///     tx.send(21).unwrap();
 ///     assert_eq!(echo.join().unwrap(), 42);
+/// }
+/// ```
+///
+/// One worker thread, as tokio's `#[tokio::test]` has by default:
+///
+/// ```
+/// #[fibra::test(flavor = "current_thread")]
+/// fn one_worker() {
+///     assert_eq!(fibra::Handle::current().workers(), 1);
+///     assert_eq!(fibra::spawn(|| 6 * 7).join().unwrap(), 42);
 /// }
 /// ```
 #[proc_macro_attribute]

@@ -9,6 +9,29 @@ fn a_test_body_runs_as_a_fiber_on_the_asked_worker_count() {
     assert_eq!(fibra::Handle::current().workers(), 2);
 }
 
+#[fibra::test(flavor = "current_thread")]
+fn the_current_thread_flavor_runs_one_worker() {
+    assert_eq!(fibra::Handle::current().workers(), 1);
+}
+
+#[fibra::test(flavor = "multi_thread", workers = 3)]
+fn the_multi_thread_flavor_runs_the_asked_worker_count() {
+    assert_eq!(fibra::Handle::current().workers(), 3);
+}
+
+mod multi_thread_by_default {
+    #[fibra::main(flavor = "multi_thread")]
+    pub(super) fn main() -> usize {
+        fibra::Handle::current().workers()
+    }
+}
+
+#[test]
+fn the_multi_thread_flavor_runs_the_default_worker_count_unless_told() {
+    let default = fibra::run(|| fibra::Handle::current().workers());
+    assert_eq!(multi_thread_by_default::main(), default);
+}
+
 #[fibra::test]
 fn a_test_may_return_a_result() -> Result<(), String> {
     let value = fibra::spawn(|| 6 * 7).join().map_err(|e| e.to_string())?;
