@@ -45,8 +45,8 @@
 //! ## `#[fibra::test]`
 //!
 //! For the common case, [`#[fibra::test]`](crate::test) writes that harness for you: the test's
-//! body runs as the main fiber of a runtime of its own (`workers = N` picks the worker count),
-//! and a test that outlasts its `timeout` (60 s unless given) is cancelled and fails with a
+//! body runs as the main fiber of a runtime of its own (`workers = N` picks the worker count,
+//! `flavor = "current_thread"` runs it on one worker as tokio's flavor does), and a test that outlasts its `timeout` (60 s unless given) is cancelled and fails with a
 //! message, instead of hanging the test run. [`#[fibra::main]`](crate::main) does the same
 //! for a program's `main`.
 //!
