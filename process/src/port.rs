@@ -11,7 +11,7 @@
 
 mod input;
 
-use crate::{exit_self, spawn_link, trap_exit, Inbox, Pid, ProcessId, Signal};
+use crate::{exit_self, spawn_link, trap_exit, Inbox, MonitorRef, Pid, ProcessId, Reason, Signal};
 use fibra_net::os::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use fibra_runtime::{CancelToken, ScopeOptions};
 use input::Input;
@@ -178,8 +178,8 @@ impl fmt::Debug for Port {
 /// The program's standard input is written with [`Port::send`]; its standard error is
 /// inherited.
 ///
-/// The port is linked to its owner and ends with it: when the owner ends, however it ends,
-/// the program is killed. An abnormal exit signal from any other link ends the port and kills
+/// The port is linked to its owner and ends with it: when the owner ends, however it ends
+/// (and also once the two are unlinked), the program is killed. An abnormal exit signal from any other link ends the port and kills
 /// the program too; a normal one is ignored, as an untrapping process ignores it.
 ///
 /// # When the port ends
@@ -253,13 +253,20 @@ where
     let pid = spawn_link(move |inbox: Inbox<Request>| {
         trap_exit(true);
         let owner_id = owner.id();
-        // An owner that ended before the port trapped exits sent a signal the port may have
-        // ignored (a normal one); it is gone either way.
-        if !crate::is_alive(owner_id.clone()) {
-            return;
-        }
+        // The port ends with its owner also once they are unlinked (OTP's connected process):
+        // the monitor tells of its end either way, with `noproc` at once if the owner ended
+        // before the port trapped exits (its signal, a normal one, may have been ignored).
+        let owner_watch = crate::monitor(owner_id.clone());
         let tell_owner = |event| owner.send(map(event));
-        serve(&inbox, &owner_id, program, input, output, tell_owner);
+        serve(
+            &inbox,
+            &owner_id,
+            owner_watch,
+            program,
+            input,
+            output,
+            tell_owner,
+        );
     });
     Ok(Port { pid, os_id })
 }
@@ -270,6 +277,7 @@ where
 fn serve(
     inbox: &Inbox<Request>,
     owner_id: &ProcessId,
+    owner_watch: MonitorRef,
     program: Program,
     input: Option<ChildStdin>,
     output: Option<ChildStdout>,
@@ -307,6 +315,10 @@ fn serve(
                 Signal::Msg(Request::Exited(status)) => exited = Some(status),
                 Signal::Msg(Request::Close) => return,
                 Signal::Exit { from, reason } if from == *owner_id => exit_self(reason),
+                Signal::Down { mref, reason, .. } if mref == owner_watch => match reason {
+                    Reason::Noproc => return,
+                    reason => exit_self(reason),
+                },
                 Signal::Exit { reason, .. } if !reason.is_normal() => exit_self(reason),
                 Signal::Exit { .. } | Signal::Down { .. } => {}
             }

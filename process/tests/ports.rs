@@ -107,10 +107,13 @@ fn input_sent_through_the_port_reaches_the_program_in_order() {
 
 /// In both orders: the owner ends before the port has started (the port must notice it
 /// gone), or once the port has echoed a byte (the port traps the owner's exit signal).
+/// Also once the owner has unlinked the port (OTP's ports close with their connected process,
+/// link or not): the program of an unlinked port ran on.
 #[test]
 fn the_owner_ending_however_it_ends_kills_the_program() {
     for workers in WORKER_COUNTS {
-        for port_started in [false, true] {
+        for (port_started, unlinked) in [(false, false), (true, false), (false, true), (true, true)]
+        {
             for reason in [Reason::Normal, Reason::custom("owner failed")] {
                 let status = program(workers, move |inbox: Inbox<u32>| {
                     let me = inbox.pid();
@@ -121,6 +124,9 @@ fn the_owner_ending_however_it_ends_kills_the_program() {
                         if port_started {
                             port.send("x");
                             assert!(matches!(inbox.recv(), Signal::Msg(PortEvent::Data(_))));
+                        }
+                        if unlinked {
+                            process::unlink(port.id());
                         }
                         if !expected.is_normal() {
                             process::exit_self(expected);
