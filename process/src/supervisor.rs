@@ -45,7 +45,8 @@ pub enum Restart {
     Permanent,
     /// Only after an abnormal end (not [`Reason::Normal`] or [`Reason::Shutdown`]).
     Transient,
-    /// Never.
+    /// Never: once it ends, by itself or terminated by a sibling's restart, it is no longer
+    /// one of the supervisor's children (OTP deletes a temporary child's spec).
     Temporary,
 }
 
@@ -169,7 +170,8 @@ impl fmt::Debug for ChildSpec {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SupervisorRequest {
-    /// Each child's id and running process, in start order (`None` while not running).
+    /// Each child's id and running process, in start order (`None` while not running; a
+    /// [`Restart::Temporary`] child that ended is not listed).
     WhichChildren(ReplyTo<Vec<(String, Option<ProcessId>)>>),
 }
 
@@ -307,7 +309,10 @@ impl Supervisor {
             let restart = match self.children[at].restart {
                 Restart::Permanent => true,
                 Restart::Transient => !matches!(reason, Reason::Normal | Reason::Shutdown),
-                Restart::Temporary => false,
+                Restart::Temporary => {
+                    self.forget(&mut running, at);
+                    false
+                }
             };
             if !restart {
                 continue;
@@ -329,19 +334,28 @@ impl Supervisor {
                 Strategy::OneForAll => 0..running.len(),
                 Strategy::RestForOne => at..running.len(),
             };
+            let mut forgotten = 0;
             for other in restarted.clone().rev() {
                 if let Some(child) = running[other].take() {
                     terminate(&inbox, &child, self.children[other].shutdown);
                 }
-            }
-            for other in restarted {
-                let ended_for_good =
-                    other != at && self.children[other].restart == Restart::Temporary;
-                if !ended_for_good {
-                    running[other] = Some(self.start(&inbox, &mut running, other));
+                // `at` is not temporary: it is being restarted.
+                if self.children[other].restart == Restart::Temporary {
+                    self.forget(&mut running, other);
+                    forgotten += 1;
                 }
             }
+            for other in restarted.start..restarted.end - forgotten {
+                running[other] = Some(self.start(&inbox, &mut running, other));
+            }
         }
+    }
+
+    /// Drops child `at`, a temporary one that ended, from the children: it is never restarted,
+    /// and OTP deletes its spec.
+    fn forget(&mut self, running: &mut Vec<Option<ProcessId>>, at: usize) {
+        self.children.remove(at);
+        running.remove(at);
     }
 
     /// Ends every running child, the last started first.

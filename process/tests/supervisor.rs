@@ -22,13 +22,22 @@ fn worker(id: &str) -> ChildSpec {
     ChildSpec::new(id, || process::spawn_link(idle).id())
 }
 
-fn children(sup: &Pid<SupervisorRequest>) -> Vec<Option<ProcessId>> {
+/// Each child's id and running process, as the supervisor lists them.
+fn listed(sup: &Pid<SupervisorRequest>) -> Vec<(String, Option<ProcessId>)> {
     let which = process::call(
         sup,
         SupervisorRequest::WhichChildren,
         Duration::from_secs(30),
     );
-    which.unwrap().into_iter().map(|(_, pid)| pid).collect()
+    which.unwrap()
+}
+
+fn ids(listed: &[(String, Option<ProcessId>)]) -> Vec<&str> {
+    listed.iter().map(|(id, _)| id.as_str()).collect()
+}
+
+fn children(sup: &Pid<SupervisorRequest>) -> Vec<Option<ProcessId>> {
+    listed(sup).into_iter().map(|(_, pid)| pid).collect()
 }
 
 /// Waits until the supervisor reports children that satisfy `done`.
@@ -165,7 +174,7 @@ fn transient_children_restart_only_after_an_abnormal_end_and_temporary_never() {
             .spawn();
         let before = running(&sup, |_| true);
         process::exit(&before[1], Reason::custom("crash"));
-        until(&sup, |now| now[1].is_none());
+        until(&sup, |now| now.len() == 1);
         process::exit(&before[0], Reason::Shutdown);
         until(&sup, |now| now[0].is_none());
         // A transient child restarts after an abnormal end.
@@ -177,6 +186,54 @@ fn transient_children_restart_only_after_an_abnormal_end_and_temporary_never() {
         process::exit(&first[0], Reason::custom("crash"));
         let again = running(&sup2, |now| now[0].as_ref() != Some(&first[0]));
         assert!(process::is_alive(&again[0]));
+    });
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_temporary_child_that_ended_is_no_longer_listed() {
+    let status = program(2, |_: Inbox<()>| {
+        let temporary = || worker("t").restart(Restart::Temporary);
+        let supervise = |strategy, children: [ChildSpec; 3]| {
+            let sup = Supervisor::new(strategy).intensity(10, Duration::from_secs(3600));
+            children.into_iter().fold(sup, Supervisor::child).spawn()
+        };
+        // `exit` returns once the supervisor has the child's `Exit`, which it handles before
+        // the `WhichChildren` sent after it.
+
+        // Ended by itself.
+        let sup = supervise(Strategy::OneForOne, [worker("a"), temporary(), worker("c")]);
+        let before = running(&sup, |_| true);
+        process::exit(&before[1], Reason::custom("crash"));
+        let after = listed(&sup);
+        assert_eq!(ids(&after), ["a", "c"]);
+        assert_eq!(after[0].1.as_ref(), Some(&before[0]));
+        assert_eq!(after[1].1.as_ref(), Some(&before[2]));
+
+        // Terminated by the restart of a child started before it.
+        let sup = supervise(
+            Strategy::RestForOne,
+            [worker("a"), temporary(), worker("c")],
+        );
+        let before = running(&sup, |_| true);
+        process::exit(&before[0], Reason::custom("crash"));
+        let after = listed(&sup);
+        assert_eq!(ids(&after), ["a", "c"]);
+        assert!(after
+            .iter()
+            .all(|(_, pid)| pid.as_ref().is_some_and(process::is_alive)));
+        assert!(!process::is_alive(&before[1]));
+
+        // Terminated by the restart of a child started after it.
+        let sup = supervise(Strategy::OneForAll, [temporary(), worker("b"), worker("c")]);
+        let before = running(&sup, |_| true);
+        process::exit(&before[2], Reason::custom("crash"));
+        let after = listed(&sup);
+        assert_eq!(ids(&after), ["b", "c"]);
+        assert!(after
+            .iter()
+            .all(|(_, pid)| pid.as_ref().is_some_and(process::is_alive)));
+        assert!(before.iter().all(|pid| !process::is_alive(pid)));
     });
     assert_eq!(status, 0);
 }
