@@ -390,9 +390,9 @@ where
     }
 }
 
-/// A process fiber's run, counted by its node until it ends. A process ended (killed, or the
-/// program ending) before its fiber first ran never runs: its fiber is dropped unstarted, and
-/// this ends the process instead, as the fiber would have.
+/// A process fiber's run, counted by its node until it ends. A process ended (killed, the
+/// program ending, or the runtime shutting down) before its fiber first ran never runs: its
+/// fiber is dropped unstarted, and this ends the process instead, as the fiber would have.
 struct Run {
     node: Arc<Node>,
     /// The process, until its fiber starts.
@@ -402,7 +402,8 @@ struct Run {
 impl Drop for Run {
     fn drop(&mut self) {
         if let Some(id) = self.unstarted.take() {
-            end_self(&id, Reason::Killed);
+            // Ended from outside: no report.
+            end(id.clone(), Reason::Killed);
             id.proc().discard_mailbox();
         }
         self.node.finished();
@@ -421,17 +422,27 @@ where
         let core = id.proc().core();
         // Ended before its fiber first ran (killed, or the program is ending): none of its
         // code runs.
-        let reason = if !core.is_alive() || core.node.is_ending() {
-            Reason::Killed
+        let (reason, by_itself) = if !core.is_alive() || core.node.is_ending() {
+            (Reason::Killed, false)
         } else {
             match panic::catch_unwind(AssertUnwindSafe(move || f(inbox))) {
-                Ok(()) => Reason::Normal,
-                // Ended by a signal (it already has its reason), or the program is ending.
-                Err(payload) if fibra_runtime::is_cancellation(&*payload) => Reason::Killed,
-                Err(payload) => Reason::Panic(panic_message(&*payload)),
+                Ok(()) => (Reason::Normal, true),
+                // Ended from outside, which OTP does not report: by a signal (it already has
+                // its reason), by its program ending, or by its runtime's shutdown (the end of
+                // the processes spawned outside `run`, as a test's).
+                Err(payload) if fibra_runtime::is_cancellation(&*payload) => {
+                    (Reason::Killed, false)
+                }
+                Err(payload) => (Reason::Panic(panic_message(&*payload)), true),
             }
         };
-        fibra_runtime::shield(|| end_self(&id, reason));
+        fibra_runtime::shield(|| {
+            if by_itself {
+                end_self(&id, reason);
+            } else {
+                end(id.clone(), reason);
+            }
+        });
         // The fiber may have waited again after its end (in a shield): drop that waker too.
         id.proc().discard_mailbox();
     });

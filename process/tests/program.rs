@@ -225,6 +225,33 @@ fn halt_outside_run_ends_the_os_process_with_the_status() {
 }
 
 #[test]
+fn processes_unwound_by_their_runtimes_shutdown_write_no_report() {
+    const TEST: &str = "processes_unwound_by_their_runtimes_shutdown_write_no_report";
+    if in_child(TEST) {
+        let started = Arc::new(AtomicUsize::new(0));
+        let seen = started.clone();
+        common::runtime(2).block_on(move || {
+            for _ in 0..10 {
+                let started = started.clone();
+                process::spawn(move |inbox: Inbox<()>| {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    idle(inbox);
+                });
+            }
+            while started.load(Ordering::SeqCst) < 10 {
+                fibra_runtime::yield_now();
+            }
+        });
+        eprintln!("started {}", seen.load(Ordering::SeqCst));
+        std::process::exit(0);
+    }
+    let (status, stderr) = child_outcome(TEST);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(stderr.contains("started 10"), "{stderr}");
+    assert!(!stderr.contains("=ERROR REPORT"), "{stderr}");
+}
+
+#[test]
 fn a_receive_with_a_message_ready_is_still_a_cancellation_point() {
     const QUEUED: usize = 100_000;
     let received = Arc::new(AtomicUsize::new(0));
