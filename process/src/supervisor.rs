@@ -240,7 +240,8 @@ impl Supervisor {
         }
     }
 
-    /// Allows at most `max_restarts` restarts within any `period`.
+    /// Allows at most `max_restarts` restarts within any `period` (a restart exactly `period`
+    /// before the newest one is within it, as in OTP).
     pub fn intensity(mut self, max_restarts: usize, period: Duration) -> Supervisor {
         self.max_restarts = max_restarts;
         self.period = period;
@@ -280,7 +281,7 @@ impl Supervisor {
         for at in 0..self.children.len() {
             running[at] = Some(self.start(&inbox, &mut running, at));
         }
-        let mut restarts: VecDeque<Instant> = VecDeque::new();
+        let mut restarts = Restarts::new(self.max_restarts, self.period);
         loop {
             let (from, reason) = match inbox.recv() {
                 Signal::Msg(SupervisorRequest::WhichChildren(reply)) => {
@@ -317,15 +318,7 @@ impl Supervisor {
             if !restart {
                 continue;
             }
-            let now = Instant::now();
-            restarts.push_back(now);
-            while restarts
-                .front()
-                .is_some_and(|&at| now.duration_since(at) > self.period)
-            {
-                restarts.pop_front();
-            }
-            if restarts.len() > self.max_restarts {
+            if !restarts.add(Instant::now()) {
                 self.terminate_all(&inbox, &mut running);
                 return Reason::Shutdown;
             }
@@ -403,6 +396,39 @@ impl Supervisor {
     }
 }
 
+/// The restarts that count against a supervisor's restart intensity.
+struct Restarts {
+    max: usize,
+    period: Duration,
+    /// The restarts within `period` of the last one, oldest first.
+    at: VecDeque<Instant>,
+}
+
+impl Restarts {
+    fn new(max: usize, period: Duration) -> Restarts {
+        Restarts {
+            max,
+            period,
+            at: VecDeque::new(),
+        }
+    }
+
+    /// Records a restart at `now`; false if that makes more than `max` within `period`. One
+    /// exactly `period` before `now` is within it, as in OTP (whose `add_restart` keeps the
+    /// restarts `R >= Now - Period`).
+    fn add(&mut self, now: Instant) -> bool {
+        self.at.push_back(now);
+        while self
+            .at
+            .front()
+            .is_some_and(|&at| now.duration_since(at) > self.period)
+        {
+            self.at.pop_front();
+        }
+        self.at.len() <= self.max
+    }
+}
+
 /// Makes sure one `Exit` with the real reason of `child`, which ended before its supervisor
 /// could link to it, is in the mailbox. `link` cannot: it would add an `Exit` with
 /// [`Reason::Noproc`], a second one if the child was linked already.
@@ -460,4 +486,25 @@ fn terminate(inbox: &Inbox<SupervisorRequest>, child: &ProcessId, shutdown: Shut
         Duration::ZERO,
         |signal| matches!(signal, Signal::Exit { from, .. } if from == child),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Restarts;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_restart_exactly_one_period_before_the_last_still_counts() {
+        let period = Duration::from_secs(5);
+        let first = Instant::now();
+        let mut restarts = Restarts::new(1, period);
+        assert!(restarts.add(first));
+        assert!(!restarts.add(first + period), "two within the period");
+
+        let mut restarts = Restarts::new(1, period);
+        assert!(restarts.add(first));
+        let later = first + period + Duration::from_nanos(1);
+        assert!(restarts.add(later), "the first one has expired");
+        assert!(!restarts.add(later), "the second one has not");
+    }
 }
