@@ -182,6 +182,17 @@ impl<M: Send + 'static> Inbox<M> {
         self.scan(Some(timeout), |slot| slot.take_if(|s| pred(s)))
     }
 
+    /// Whether a signal for which `pred` is true is in the mailbox now. Takes none: every
+    /// signal stays where it is, in order.
+    pub(crate) fn peek(&self, mut pred: impl FnMut(&Signal<M>) -> bool) -> bool {
+        let mut found = false;
+        self.scan(Some(Duration::ZERO), |slot| {
+            found = found || slot.as_ref().is_some_and(&mut pred);
+            None::<()>
+        });
+        found
+    }
+
     /// The selective receive under [`receive!`](crate::receive!): offers each signal, oldest
     /// first, to `test`, which takes it (`Ok`) or hands it back (`Err`); waits for arrivals
     /// when all were examined, at most `timeout` from the first wait.
@@ -387,5 +398,28 @@ impl<M: Send + 'static> std::fmt::Debug for Inbox<M> {
         f.debug_struct("Inbox")
             .field("pid", &self.pid())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Inbox, Signal};
+
+    #[test]
+    fn a_peek_finds_a_signal_and_leaves_every_one_in_order() {
+        let status = crate::run(|inbox: Inbox<u8>| {
+            let me = inbox.pid();
+            assert!(!inbox.peek(|_| true), "an empty mailbox");
+            for n in [1, 2, 3] {
+                me.send(n);
+            }
+            assert!(inbox.peek(|s| matches!(s, Signal::Msg(2))));
+            assert!(!inbox.peek(|s| matches!(s, Signal::Msg(4))));
+            let rest: Vec<_> = std::iter::from_fn(|| inbox.try_recv())
+                .filter_map(Signal::into_msg)
+                .collect();
+            assert_eq!(rest, [1, 2, 3]);
+        });
+        assert_eq!(status, 0);
     }
 }

@@ -436,12 +436,7 @@ fn heard_of_end(inbox: &Inbox<SupervisorRequest>, child: &ProcessId) {
     let core = child.proc().core();
     // Once its end is complete, a link it had has delivered its `Exit`.
     core.wait_settled();
-    let mut queued = false;
-    let _ = inbox.receive_timeout(Duration::ZERO, |signal| {
-        queued |= matches!(signal, Signal::Exit { from, .. } if from == child);
-        false
-    });
-    if !queued {
+    if !inbox.peek(|signal| matches!(signal, Signal::Exit { from, .. } if from == child)) {
         let reason = core.lock().reason.clone();
         let reason = reason.expect("a process that refuses a link has ended");
         self_id().proc().post(System::Exit {
