@@ -34,6 +34,10 @@ pub(crate) struct Core {
     pub(crate) flushed: AtomicUsize,
     /// Opened once the process's end is complete (see the module docs).
     pub(crate) settled: Settled,
+    /// Opened once the process's fiber has run to its end, its destructors done (or was
+    /// dropped unstarted), which can be after its end was signalled: a process killed while
+    /// it waits unwinds later, on its own worker.
+    pub(crate) ran: Settled,
     /// Whether `State::unanswered` holds a call (read at every receive without the lock).
     has_unanswered: AtomicBool,
 }
@@ -113,6 +117,7 @@ impl Core {
             node,
             flushed: AtomicUsize::new(0),
             settled: Settled::default(),
+            ran: Settled::default(),
             has_unanswered: AtomicBool::new(false),
         }
     }

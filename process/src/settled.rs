@@ -36,6 +36,12 @@ impl PlainWaitable for &Settled {
 impl Settled {
     /// Waits until the gate is open (a cancellation point while it waits).
     pub(crate) fn wait(&self) {
+        self.wait_until(Deadline::NEVER);
+    }
+
+    /// Waits until the gate is open or `deadline` has passed (a cancellation point while it
+    /// waits).
+    pub(crate) fn wait_until(&self, deadline: Deadline) {
         let key = {
             let mut waiters = self.waiters.lock();
             if self.open.load(Ordering::Acquire) {
@@ -43,7 +49,7 @@ impl Settled {
             }
             waiters.push_back((), current_waker())
         };
-        let _ = Wait::new(self, key).block(Deadline::NEVER);
+        let _ = Wait::new(self, key).block(deadline);
     }
 
     /// A guard that opens the gate when dropped: when the end is done, or if a message's

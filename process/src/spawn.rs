@@ -372,40 +372,44 @@ where
     let body = {
         let mut run = Run {
             node: node.clone(),
-            unstarted: Some(id.clone()),
+            id: id.clone(),
+            unstarted: Some((proc, f)),
         };
         move || {
-            run.unstarted = None;
+            let (proc, f) = run.unstarted.take().expect("a fiber runs once");
             run_process(proc, f);
             drop(run);
         }
     };
-    match fiber.spawn_in(&group, body) {
-        Ok(_detached) => Ok((pid, mref)),
-        Err(error) => {
-            node.finished();
-            end(id, Reason::custom(format!("{{spawn_failed,{error:?}}}")));
-            Err(SpawnError::Start(error))
-        }
-    }
+    // A fiber that cannot start has dropped its body: its `Run` has ended the process, as it
+    // ends one killed before it starts, and counted it finished.
+    fiber
+        .spawn_in(&group, body)
+        .map(|_detached| (pid, mref))
+        .map_err(SpawnError::Start)
 }
 
 /// A process fiber's run, counted by its node until it ends. A process ended (killed, the
 /// program ending, or the runtime shutting down) before its fiber first ran never runs: its
 /// fiber is dropped unstarted, and this ends the process instead, as the fiber would have.
-struct Run {
+/// Either way [`Core::ran`](crate::core::Core) opens once the process's function, run or not,
+/// is dropped.
+struct Run<B> {
     node: Arc<Node>,
-    /// The process, until its fiber starts.
-    unstarted: Option<ProcessId>,
+    id: ProcessId,
+    /// What the fiber runs, until it starts.
+    unstarted: Option<B>,
 }
 
-impl Drop for Run {
+impl<B> Drop for Run<B> {
     fn drop(&mut self) {
-        if let Some(id) = self.unstarted.take() {
+        if let Some(body) = self.unstarted.take() {
             // Ended from outside: no report.
-            end(id.clone(), Reason::Killed);
-            id.proc().discard_mailbox();
+            end(self.id.clone(), Reason::Killed);
+            self.id.proc().discard_mailbox();
+            drop(body);
         }
+        self.id.proc().core().ran.open();
         self.node.finished();
     }
 }

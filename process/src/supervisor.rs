@@ -7,6 +7,7 @@ use crate::{
     exit, exit_self, monitor, self_id, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId,
     Reason, ReplyTo, Signal,
 };
+use fibra_runtime::wait::Deadline;
 use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -51,7 +52,10 @@ pub enum Restart {
 }
 
 /// How a supervisor terminates a child (OTP's `shutdown`). The supervisor waits for each
-/// child's end before it terminates the next.
+/// child's end before it terminates the next, and before it restarts a child that ended it
+/// waits until the old one has also run its destructors (a child killed while it waits unwinds
+/// after its end is signalled), so that the new one finds what the old one held released. A
+/// [`Timeout`](Shutdown::Timeout) bounds that wait too.
 ///
 /// ```
 /// use fibra::process::{ChildSpec, Shutdown};
@@ -318,6 +322,7 @@ impl Supervisor {
             if !restart {
                 continue;
             }
+            await_run_end(&from, self.children[at].shutdown);
             if !restarts.add(Instant::now()) {
                 self.terminate_all(&inbox, &mut running);
                 return Reason::Shutdown;
@@ -477,10 +482,23 @@ fn terminate(inbox: &Inbox<SupervisorRequest>, child: &ProcessId, shutdown: Shut
     if !ended {
         inbox.receive(is_down);
     }
+    await_run_end(child, shutdown);
     let _ = inbox.receive_timeout(
         Duration::ZERO,
         |signal| matches!(signal, Signal::Exit { from, .. } if from == child),
     );
+}
+
+/// Waits until `child`, which has ended, has also run to its end: killed while it waited, it
+/// unwinds after its end was signalled, and a child started meanwhile could find what the old
+/// one held (a bound address, a lock, a file) still held. A timed `shutdown` bounds this wait
+/// too; after it the supervisor goes on.
+fn await_run_end(child: &ProcessId, shutdown: Shutdown) {
+    let deadline = match shutdown {
+        Shutdown::Timeout(grace) => Deadline::after(grace),
+        Shutdown::BrutalKill | Shutdown::Infinity => Deadline::NEVER,
+    };
+    child.proc().core().ran.wait_until(deadline);
 }
 
 #[cfg(test)]

@@ -74,6 +74,30 @@ fn processes_still_running_at_the_end_are_unwound_before_run_returns() {
     }
 }
 
+/// A process whose fiber cannot start (a stack too large) is an error value, ended, and
+/// counted once: it was counted as finished twice, and the program then ended before its
+/// processes had (or never).
+#[test]
+fn a_process_that_cannot_start_is_an_error_and_the_program_still_waits_for_the_rest() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let counter = drops.clone();
+    let status = program(2, move |_: Inbox<()>| {
+        let counted = Counted(counter.clone());
+        let spawned = Builder::new()
+            .stack_size(usize::MAX)
+            .spawn(|inbox: Inbox<()>| idle(inbox));
+        let error = spawned.expect_err("a stack of usize::MAX bytes");
+        assert!(matches!(error, process::SpawnError::Start(_)), "{error}");
+        // Still running when the main process ends: unwound before `run` returns.
+        process::spawn(move |inbox: Inbox<()>| {
+            let _counted = counted;
+            idle(inbox);
+        });
+    });
+    assert_eq!(status, 0);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
 #[test]
 fn a_panic_in_a_process_does_not_take_down_its_worker() {
     let status = program(1, |inbox: Inbox<()>| {

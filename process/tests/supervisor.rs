@@ -615,3 +615,60 @@ fn a_start_that_returns_the_supervisors_own_id_ends_it_with_a_panic() {
     });
     assert_eq!(status, 0);
 }
+
+/// A child killed while it waits unwinds after its end was signalled; its restart waits for
+/// that, so the new child never finds what the old one held still held (here: its `Drop`
+/// still running). Restarts raced the unwinding before.
+#[test]
+fn a_restarted_child_starts_after_the_old_one_has_run_its_destructors() {
+    /// Counts its drop once the drop (a slow one) is done.
+    struct Held(Arc<AtomicUsize>);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            // Blocks the worker thread a moment, as a slow destructor does.
+            std::thread::sleep(Duration::from_millis(20));
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    const KILLS: usize = 5;
+    let status = program(2, |inbox: Inbox<()>| {
+        let (starts, dropped, overlaps) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        let spec = {
+            let (starts, dropped, overlaps) = (starts.clone(), dropped.clone(), overlaps.clone());
+            ChildSpec::new("holder", move || {
+                let started_before = starts.fetch_add(1, Ordering::SeqCst);
+                if dropped.load(Ordering::SeqCst) != started_before {
+                    overlaps.fetch_add(1, Ordering::SeqCst);
+                }
+                let held = Held(dropped.clone());
+                process::spawn_link(move |inbox: Inbox<()>| {
+                    let _held = held;
+                    idle(inbox);
+                })
+                .id()
+            })
+        };
+        let sup = Supervisor::new(Strategy::OneForOne)
+            .intensity(KILLS, Duration::from_secs(3600))
+            .child(spec)
+            .spawn();
+        let mut child = running(&sup, |_| true)[0].clone();
+        for _ in 0..KILLS {
+            process::exit(&child, Reason::Kill);
+            child = running(&sup, |now| now[0].as_ref() != Some(&child))[0].clone();
+        }
+        process::exit(&sup, Reason::Shutdown);
+        drop(inbox);
+        assert_eq!(starts.load(Ordering::SeqCst), KILLS + 1);
+        assert_eq!(
+            overlaps.load(Ordering::SeqCst),
+            0,
+            "restarts while the old child unwound"
+        );
+    });
+    assert_eq!(status, 0);
+}
