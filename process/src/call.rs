@@ -37,9 +37,10 @@ use std::time::Duration;
 /// });
 /// ```
 pub struct ReplyTo<R> {
-    slot: Arc<Slot<R>>,
-    /// The same slot, untyped: a refusal deferred by the drop outlives the request.
-    refusal: Arc<dyn Refusal>,
+    /// The call's slot, seen as what settles it: the untyped [`Refusal`] it also is can be
+    /// kept by itself when a refusal is deferred past the request's drop (no `R: 'static`
+    /// bound on this type to turn the typed slot into one).
+    slot: Arc<dyn Settle<R>>,
 }
 
 /// Why a [`call`] returned no reply.
@@ -123,6 +124,24 @@ impl<R: Send> Refusal for Slot<R> {
     }
 }
 
+/// Settles a call with a reply of type `R` (or refuses it).
+trait Settle<R>: Refusal {
+    fn settle(&self, result: Result<R, CallError>);
+
+    /// The same slot as the untyped refusal only (trait upcasting needs Rust 1.86).
+    fn into_refusal(self: Arc<Self>) -> Arc<dyn Refusal>;
+}
+
+impl<R: Send + 'static> Settle<R> for Slot<R> {
+    fn settle(&self, result: Result<R, CallError>) {
+        Slot::settle(self, result);
+    }
+
+    fn into_refusal(self: Arc<Self>) -> Arc<dyn Refusal> {
+        self
+    }
+}
+
 impl<R> ReplyTo<R> {
     /// Answers the call. A reply that comes after the caller gave up is dropped.
     ///
@@ -148,19 +167,19 @@ impl<R> ReplyTo<R> {
 impl<R> Drop for ReplyTo<R> {
     fn drop(&mut self) {
         if !std::thread::panicking() {
-            self.refusal.refuse();
+            self.slot.refuse();
             return;
         }
         // Dropped by an unwinding process: its end, if the panic ends it, settles the call
         // with the reason; if it catches the panic, its next receive refuses the call.
         match current::try_current() {
             Some(me) => {
-                let refusal = self.refusal.clone();
+                let refusal = self.slot.clone().into_refusal();
                 me.proc()
                     .core()
                     .defer_unanswered(Box::new(move || refusal.refuse()));
             }
-            None => self.refusal.refuse(),
+            None => self.slot.refuse(),
         }
     }
 }
@@ -249,10 +268,7 @@ where
         target: &target,
         mref,
     };
-    pid.send(request(ReplyTo {
-        slot: slot.clone(),
-        refusal: slot.clone(),
-    }));
+    pid.send(request(ReplyTo { slot: slot.clone() }));
     // Retries before parking (the toolkit's patience policy): the callee is usually a moment
     // from replying, on this worker or running on another, and a reply that comes meanwhile
     // costs neither side a park and a wake-up.
