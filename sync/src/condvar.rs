@@ -213,7 +213,22 @@ impl Condvar {
         let timed_out = Wait::new(Waiters(self), key)
             .block_at(deadline, &site)
             .is_err();
-        (mutex.lock(), WaitResult(timed_out))
+        // Re-locking is a cancellation point too: a notified waiter that unwinds from it has
+        // consumed a notification nobody else will see, so it passes it on, as `abandon` does
+        // for one that unwinds from the park.
+        let pass_on = (!timed_out).then_some(PassOn(self));
+        let guard = mutex.lock();
+        std::mem::forget(pass_on);
+        (guard, WaitResult(timed_out))
+    }
+}
+
+/// A notified waiter re-locking the mutex: dropped (it unwound), it notifies the next waiter.
+struct PassOn<'a>(&'a Condvar);
+
+impl Drop for PassOn<'_> {
+    fn drop(&mut self) {
+        self.0.notify_one();
     }
 }
 

@@ -3,10 +3,12 @@
 
 #![cfg(not(loom))] // loom builds run only the models in the library
 
+use fibra_runtime::wait::WaitKind;
 use fibra_runtime::{scope_with, CancelToken, Scope, ScopeOptions};
 use fibra_sync::{Condvar, Mutex, Semaphore};
-use fibra_testing::on_each_worker_count;
+use fibra_testing::{let_others_run, on, on_each_worker_count, parked_wait, until_parked};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Runs `waiters` in a scope that is cancelled once they have all started waiting.
 fn cancel_while_waiting<'env>(
@@ -121,4 +123,52 @@ fn a_cancelled_condvar_waiter_leaves_the_queue() {
         });
         assert!(*lock.lock());
     });
+}
+
+/// A notified condvar waiter, A, is cancelled before `wait` returns; B waits behind it. The
+/// one notification must reach B: A either unwinds from its park (`while_relocking` false: the
+/// cancel lands before A runs) or from re-locking the mutex (true: A has left the condvar's
+/// queue and waits for the mutex the notifier holds).
+fn a_cancelled_notified_condvar_waiter_passes_the_notification_on(while_relocking: bool) {
+    on(1, || {
+        let (m, cv) = (Mutex::new(()), Condvar::new());
+        let token = CancelToken::new();
+        fibra_runtime::scope(|s| {
+            let a = s.spawn(|| {
+                let _ = scope_with(ScopeOptions::new().token(token.clone()), |_| {
+                    drop(cv.wait(m.lock()));
+                });
+            });
+            until_parked(a.fiber());
+            let b = s.spawn(|| {
+                // Bounded, so that a lost notification fails the test instead of hanging it.
+                let (_guard, result) = cv.wait_timeout(m.lock(), Duration::from_secs(2));
+                !result.timed_out()
+            });
+            until_parked(b.fiber());
+            let held = m.lock();
+            cv.notify_one(); // to A, the longest waiter
+            if while_relocking {
+                let_others_run();
+                assert_eq!(parked_wait(a.fiber()).kind, WaitKind::Mutex, "setup");
+            }
+            token.cancel();
+            drop(held);
+            a.join().unwrap();
+            assert!(
+                b.join().unwrap(),
+                "the notification died with A; B timed out"
+            );
+        });
+    });
+}
+
+#[test]
+fn a_condvar_waiter_cancelled_while_relocking_passes_its_notification_on() {
+    a_cancelled_notified_condvar_waiter_passes_the_notification_on(true);
+}
+
+#[test]
+fn a_condvar_waiter_cancelled_before_it_resumes_passes_its_notification_on() {
+    a_cancelled_notified_condvar_waiter_passes_the_notification_on(false);
 }
