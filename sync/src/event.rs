@@ -1,14 +1,18 @@
 //! [`Event`]: a flag plus the [`EventCount`] that announces its setting.
 
-use crate::event_count::{EventCount, Until};
+use crate::event_count::{AwaitValue, EventCount};
 use crate::TimedOut;
 use fibra_runtime::wait::{Deadline, WaitKind, WaitSite};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// A manual-reset event: [`set`](Self::set) releases every waiter, present and future, until
-/// [`reset`](Self::reset).
+/// [`reset`](Self::reset). A waiter present at a `set` returns even if a `reset` follows
+/// before it runs.
 ///
 /// ```
 /// use fibra::sync::Event;
@@ -45,7 +49,8 @@ impl Event {
         }
     }
 
-    /// Sets the event and wakes every waiter.
+    /// Sets the event and releases every waiter, including those that have not run yet when a
+    /// [`reset`](Self::reset) follows.
     ///
     /// ```
     /// let e = fibra::sync::Event::new();
@@ -117,11 +122,25 @@ impl Event {
 
     #[track_caller]
     fn wait_until(&self, deadline: Deadline) -> Result<(), TimedOut> {
-        let site = WaitSite::new(WaitKind::Event, self);
-        self.changed.wait_until(|| self.is_set(), deadline, &site)
+        match self.begin() {
+            None => Ok(()),
+            Some(seen) => {
+                let site = WaitSite::new(WaitKind::Event, self);
+                self.changed.await_until(seen + 1, deadline, &site)
+            }
+        }
     }
 
-    /// A future that completes once the event is set.
+    /// Starts a wait: `None` if the event is set, else the count to see advanced. Only a `set`
+    /// advances it, so a waiter that sees it move was released by a set during its wait, even
+    /// if a reset has cleared the flag again (re-checking the flag would park it anew).
+    fn begin(&self) -> Option<usize> {
+        // Read first: a set after the check advances past `seen`.
+        let seen = self.changed.read();
+        (!self.is_set()).then_some(seen)
+    }
+
+    /// A future that completes once the event is set; its wait begins when it is first polled.
     ///
     /// ```
     /// let e = fibra::sync::Event::new();
@@ -129,7 +148,10 @@ impl Event {
     /// futures::executor::block_on(e.wait_async());
     /// ```
     pub fn wait_async(&self) -> EventWait<'_> {
-        EventWait::new(Until::new(&self.changed, self, Event::is_set))
+        EventWait {
+            event: self,
+            wait: None,
+        }
     }
 }
 
@@ -147,7 +169,32 @@ impl fmt::Debug for Event {
     }
 }
 
-until_future! {
-    /// The future of [`Event::wait_async`].
-    EventWait for Event
+/// The future of [`Event::wait_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct EventWait<'a> {
+    event: &'a Event,
+    /// `None` until the first poll finds the event not set.
+    wait: Option<AwaitValue<'a>>,
+}
+
+impl Future for EventWait<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        if this.wait.is_none() {
+            match this.event.begin() {
+                None => return Poll::Ready(()),
+                Some(seen) => this.wait = Some(this.event.changed.await_value_async(seen + 1)),
+            }
+        }
+        let wait = this.wait.as_mut().expect("a wait was just begun");
+        Pin::new(wait).poll(cx)
+    }
+}
+
+impl fmt::Debug for EventWait<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventWait").finish_non_exhaustive()
+    }
 }

@@ -163,7 +163,7 @@ impl EventCount {
     }
 
     /// Parks the caller until the count is at least `value`, recording `site` meanwhile.
-    fn await_until(
+    pub(crate) fn await_until(
         &self,
         value: usize,
         deadline: Deadline,

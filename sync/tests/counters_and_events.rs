@@ -3,7 +3,7 @@
 #![cfg(not(loom))] // loom builds run only the models in the library
 
 use fibra_sync::{CountDownLatch, Event, EventCount, Sequencer, WaitGroup};
-use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once};
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once, until_parked};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
@@ -145,6 +145,30 @@ fn event_future_and_timeout() {
         event.set();
         assert!(poll_once(&mut future).is_ready());
         assert_eq!(waiter.join().unwrap(), Ok(()));
+    });
+}
+
+/// `set` releases every waiter present, even one that has not run when a `reset` follows.
+#[test]
+fn event_set_releases_present_waiters_even_if_reset_follows_at_once() {
+    on(1, || {
+        let event = Event::new();
+        fibra_runtime::scope(|s| {
+            // Bounded, so that a waiter that parks anew fails the test instead of hanging it.
+            let waiter = s.spawn(|| event.wait_timeout(Duration::from_secs(2)));
+            until_parked(waiter.fiber());
+            let mut future = event.wait_async();
+            assert!(poll_once(&mut future).is_pending());
+            event.set();
+            event.reset();
+            let future_done = poll_once(&mut future).is_ready();
+            assert_eq!(
+                (waiter.join().unwrap(), future_done),
+                (Ok(()), true),
+                "(the blocking wait, the future): both waited anew after the reset"
+            );
+        });
+        assert!(!event.is_set());
     });
 }
 
