@@ -4,7 +4,7 @@
 
 use fibra_runtime::loom::sync::Lock;
 use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
-use fibra_runtime::wait::{Deadline, Wait, WaitKind, WaitSite, Waitable};
+use fibra_runtime::wait::{Deadline, TimedOut, Wait, WaitKind, WaitSite, Waitable};
 use std::fmt;
 use std::task::Waker;
 use std::time::Duration;
@@ -13,11 +13,12 @@ use std::time::Duration;
 /// arrived, then releases them all and starts the next cycle.
 ///
 /// The last arrival is the leader; [`wait_with_action`](Self::wait_with_action) runs an action
-/// in it before anyone is released. A wait that times out, or an action that panics, *breaks*
-/// the barrier: everyone waiting, and every later arrival, gets [`BarrierError::Broken`] until
-/// [`reset`](Self::reset). A cycle all of whose parties have arrived is complete even while
-/// its leader's action runs: a wait of the next cycle that times out meanwhile breaks the
-/// barrier for the next cycle, and the complete one is released when the action returns. The
+/// in it before anyone is released. A wait that times out before its cycle completes, or an
+/// action that panics, *breaks* the barrier: everyone waiting, and every later arrival, gets
+/// [`BarrierError::Broken`] until [`reset`](Self::reset). A cycle all of whose parties have
+/// arrived is complete even while its leader's action runs: a wait of the next cycle that
+/// times out meanwhile breaks the barrier for the next cycle, and the complete one is released
+/// when the action returns, its parties whose deadlines passed meanwhile included. The
 /// waiters of a cycle are released in arrival order after those of earlier cycles, so an
 /// action that parks holds back the cycles that complete while it runs.
 ///
@@ -58,11 +59,19 @@ pub(crate) struct State {
     /// an earlier generation whose leader acts.
     released: Vec<u64>,
     waiting: WaitList<Arrival>,
+    /// The entries `Arrivals::abandon` queued again for parties whose deadlines passed after
+    /// their cycle completed, by generation and index, for each to wait on (see `Late`).
+    late: Vec<(u64, usize, Key)>,
 }
 
+/// Ordered as the queue is, by generation and then by index (the first fields), so that a
+/// party queued again with `push_sorted` gets its place back.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Arrival {
     generation: u64,
     index: usize,
+    /// Whether the party waits with a deadline; never for an entry queued again.
+    timed: bool,
     /// Set by whoever breaks the barrier before waking this waiter.
     broken: bool,
 }
@@ -103,7 +112,8 @@ pub enum BarrierError {
     /// The barrier is broken: a wait timed out, an action panicked, or it was reset while this
     /// caller waited.
     Broken,
-    /// This caller's own wait timed out (and broke the barrier for the others).
+    /// This caller's own wait timed out before its cycle completed (and broke the barrier for
+    /// the others).
     TimedOut,
 }
 
@@ -141,6 +151,7 @@ impl Barrier {
                     acting: Vec::new(),
                     released: Vec::new(),
                     waiting: WaitList::new(),
+                    late: Vec::new(),
                 }),
             }
         }
@@ -200,8 +211,10 @@ impl Barrier {
         self.arrive(Some(action), Deadline::NEVER)
     }
 
-    /// Like [`wait`](Self::wait), for at most `timeout`. Timing out breaks the barrier for
-    /// everyone waiting.
+    /// Like [`wait`](Self::wait), waiting at most `timeout` for the other parties to arrive.
+    /// Timing out breaks the barrier for everyone waiting. Once the cycle is complete the
+    /// timeout no longer applies: the caller is released with the others when the leader's
+    /// action returns, however long it runs.
     ///
     /// ```
     /// use fibra::sync::BarrierError;
@@ -273,16 +286,28 @@ impl Barrier {
         let index = state.arrived;
         if index + 1 < self.parties {
             state.arrived += 1;
+            let generation = state.generation;
             let arrival = Arrival {
-                generation: state.generation,
+                generation,
                 index,
+                timed: deadline.instant().is_some(),
                 broken: false,
             };
             let key = state.waiting.push_back(arrival, current_waker());
             drop(state);
-            return Wait::new(Arrivals(self), key)
-                .block_at(deadline, &WaitSite::new(WaitKind::Barrier, self))
-                .unwrap_or(Err(BarrierError::TimedOut));
+            let site = WaitSite::new(WaitKind::Barrier, self);
+            let late = Late(self, generation, index);
+            let outcome = match Wait::new(Arrivals(self), key).block_at(deadline, &site) {
+                Err(TimedOut) => match late.take() {
+                    // The deadline passed after the cycle completed: the party is released
+                    // with its cycle.
+                    Some(key) => Wait::new(Arrivals(self), key).block_at(Deadline::NEVER, &site),
+                    None => Err(TimedOut),
+                },
+                done => done,
+            };
+            std::mem::forget(late);
+            return outcome.unwrap_or(Err(BarrierError::TimedOut));
         }
         // The leader: later arrivals belong to the next generation.
         let generation = state.generation;
@@ -339,6 +364,34 @@ fn settle(state: &mut State, wakers: &mut WakeList) {
     state.released.retain(|&generation| generation >= oldest);
 }
 
+/// A party whose first wait may end in `Arrivals::abandon` queueing it again: dropped (the
+/// party unwinds), it removes that entry, which nobody would collect.
+struct Late<'a>(&'a Barrier, u64, usize);
+
+impl Late<'_> {
+    /// The entry queued again for this party, if any.
+    fn take(&self) -> Option<Key> {
+        take_late(&mut self.0.state.lock(), self.1, self.2)
+    }
+}
+
+impl Drop for Late<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock();
+        if let Some(key) = take_late(&mut state, self.1, self.2) {
+            state.waiting.remove(key);
+        }
+    }
+}
+
+fn take_late(state: &mut State, generation: u64, index: usize) -> Option<Key> {
+    let at = state
+        .late
+        .iter()
+        .position(|&(g, i, _)| (g, i) == (generation, index))?;
+    Some(state.late.swap_remove(at).2)
+}
+
 /// A leader running its action: dropped (the action unwound), it breaks the barrier.
 struct Acting<'a>(&'a Barrier, u64);
 
@@ -383,13 +436,29 @@ impl Waitable for Arrivals<'_> {
     }
 
     fn abandon(&self, state: &mut State, arrival: Arrival, woken: bool, wakers: &mut WakeList) {
-        // A party of the incomplete generation that stops waiting (timed out, or unwinding)
-        // means this cycle can never complete: everyone else would wait for ever. One whose
-        // generation is complete (its leader acts) leaves nobody short.
-        if !woken && arrival.generation == state.generation {
+        if woken {
+            return;
+        }
+        if arrival.generation == state.generation {
+            // A party of the incomplete generation that stops waiting (timed out, or
+            // unwinding) means this cycle can never complete: everyone else would wait for
+            // ever.
             state.broken = true;
             settle(state, wakers);
+        } else if arrival.timed {
+            // Its generation is complete (its leader, or an earlier one, acts): a deadline
+            // passing now ends nothing, the party keeps its place until the cycle's release.
+            // Done here, under the lock that removed the entry, so that no release or break
+            // slips in between. A party unwinding instead leaves it to `Late` to remove.
+            let (generation, index) = (arrival.generation, arrival.index);
+            let again = Arrival {
+                timed: false,
+                ..arrival
+            };
+            let key = state.waiting.push_sorted(again, current_waker());
+            state.late.push((generation, index, key));
         }
+        // An untimed party of a complete generation unwinds: it leaves nobody short.
     }
 }
 

@@ -3,7 +3,7 @@
 #![cfg(not(loom))] // loom builds run only the models in the library
 
 use fibra_sync::{Barrier, BarrierError};
-use fibra_testing::{let_others_run, on, on_each_worker_count};
+use fibra_testing::{let_others_run, on, on_each_worker_count, until_parked};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
@@ -254,5 +254,67 @@ fn a_cycle_completing_during_an_earlier_action_is_released_after_it() {
         assert_eq!(first.join().unwrap(), Ok(0));
         assert_eq!(second.join().unwrap(), Ok(0));
         assert!(!barrier.is_broken());
+    });
+}
+
+/// A party whose deadline passes after its cycle completed, while the leader's action runs, is
+/// not short of anyone: it is released with its cycle when the action returns.
+#[test]
+fn a_deadline_passing_after_the_cycle_completed_releases_the_party_with_it() {
+    on(1, || {
+        let barrier = Barrier::new(2);
+        fibra_runtime::scope(|s| {
+            let party = s.spawn(|| barrier.wait_timeout(Duration::from_secs(1)));
+            until_parked(party.fiber());
+            let leader = barrier.wait_with_action(|| {
+                // Until the party has met its deadline: it returned, or it waits without one.
+                let id = party.fiber().id().as_u64();
+                let waits_untimed = || {
+                    let wait = fibra_runtime::dump().fiber(id).and_then(|f| f.wait.clone());
+                    wait.is_some_and(|wait| !wait.timed)
+                };
+                while !party.is_finished() && !waits_untimed() {
+                    fibra_runtime::sleep(Duration::from_millis(1));
+                }
+            });
+            let leader = leader.expect("setup: the leader arrived before the party's deadline");
+            assert!(leader.is_leader());
+            assert_eq!(party.join().unwrap().map(|r| r.index()), Ok(0));
+        });
+        assert!(!barrier.is_broken());
+    });
+}
+
+/// A timed party of a completed cycle that is cancelled while the action runs leaves nobody
+/// short, and leaves the barrier whole for the next cycle.
+#[test]
+fn a_timed_party_of_a_completed_cycle_cancelled_during_the_action_leaves_it_whole() {
+    on(1, || {
+        let barrier = Barrier::new(2);
+        let token = fibra_runtime::CancelToken::new();
+        fibra_runtime::scope(|s| {
+            let party = s.spawn(|| {
+                let options = fibra_runtime::ScopeOptions::new().token(token.clone());
+                fibra_runtime::scope_with(options, |_| {
+                    let _ = barrier.wait_timeout(Duration::from_secs(60));
+                })
+            });
+            until_parked(party.fiber());
+            let leader = barrier.wait_with_action(|| {
+                token.cancel();
+                while !party.is_finished() {
+                    let_others_run();
+                }
+            });
+            assert!(leader.unwrap().is_leader());
+            assert!(party.join().unwrap().is_err(), "the party was cancelled");
+        });
+        assert!(!barrier.is_broken());
+        fibra_runtime::scope(|s| {
+            let other = s.spawn(|| barrier.wait().map(|r| r.index()));
+            until_parked(other.fiber());
+            assert_eq!(barrier.wait().map(|r| r.index()), Ok(1));
+            assert_eq!(other.join().unwrap(), Ok(0));
+        });
     });
 }
