@@ -150,20 +150,20 @@ impl<T> Chan<T> {
     /// under it is the drop of a registration's waker (a withdrawn or retried registration),
     /// which is never the last handle of a fibra waker, nor of a future's, whose task holds
     /// its own.
+    ///
+    /// The drop order holds also when the transition unwinds: the hints are published (the
+    /// transaction), then the lock is released (the guard), and only then are the wakers
+    /// collected so far woken (the list), so none is lost and none runs under the lock.
     fn locked<R>(&self, f: impl FnOnce(&mut Txn<'_, T>) -> R) -> R {
+        let mut wake = WakeList::new();
         let mut waits = self.waits.lock();
         let mut txn = Txn {
             ring: &self.ring,
             hints: &self.hints,
             waits: &mut waits,
-            wake: WakeList::new(),
+            wake: &mut wake,
         };
-        let out = f(&mut txn);
-        txn.publish();
-        let wake = std::mem::take(&mut txn.wake);
-        drop(waits);
-        wake.wake_all();
-        out
+        f(&mut txn)
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -362,12 +362,18 @@ fn pop_oldest<T>(
         .or_else(|| overflow.as_mut()?.pop_front())
 }
 
-/// One transition under the channel lock.
+/// One transition under the channel lock; it publishes the hints when it ends.
 struct Txn<'a, T> {
     ring: &'a Ring<T>,
     hints: &'a Hints,
     waits: &'a mut Waits<T>,
-    wake: WakeList,
+    wake: &'a mut WakeList,
+}
+
+impl<T> Drop for Txn<'_, T> {
+    fn drop(&mut self) {
+        self.publish();
+    }
 }
 
 impl<T> Txn<'_, T> {
@@ -548,7 +554,7 @@ impl<T> Txn<'_, T> {
             }
         }
         if self.waits.watchers.len() > 0 && self.closed_and_drained() {
-            self.waits.watchers.finish_all(&mut self.wake);
+            self.waits.watchers.finish_all(self.wake);
         }
     }
 
@@ -603,8 +609,8 @@ impl<T> Txn<'_, T> {
             return false;
         }
         self.waits.feed = None;
-        self.waits.receivers.retry_all(&mut self.wake);
-        self.waits.senders.finish_all(&mut self.wake);
+        self.waits.receivers.retry_all(self.wake);
+        self.waits.senders.finish_all(self.wake);
         self.settle();
         true
     }
@@ -612,10 +618,88 @@ impl<T> Txn<'_, T> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::{Chan, Packet, Registration, Side, Waiter};
+    use crate::core::waiter::Ended;
     use crate::op::{self, Attempt, Operation, RecvOp, SendOp, Woken};
     use crate::{bounded, RecvTimeoutError};
-    use fibra_runtime::wait::Deadline;
+    use fibra_runtime::wait::{Deadline, Key};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{mpsc, Arc};
+    use std::task::{Wake, Waker};
     use std::time::{Duration, Instant};
+
+    /// A waker that looks at its channel when woken (taking the channel's lock, which never
+    /// comes back if the waking thread still holds it), then counts the wake.
+    struct LooksAtChannel {
+        chan: Arc<Chan<u8>>,
+        woken: AtomicUsize,
+    }
+
+    impl Wake for LooksAtChannel {
+        fn wake(self: Arc<Self>) {
+            self.chan.len();
+            self.woken.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A waker whose last handle panics when dropped.
+    struct PanicsOnDrop;
+
+    impl Wake for PanicsOnDrop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("a user waker's drop panicked");
+        }
+    }
+
+    /// Registers a receive of a fresh waiter on `chan`, woken through `waker`.
+    fn park_receiver(chan: &Chan<u8>, waker: Waker) -> (Box<(Waiter, Packet<u8>)>, Key) {
+        let parked = Box::new((Waiter::new(), Packet::new(None)));
+        let (registration, key) = chan.register(Side::Recv, &parked.0, 0, &parked.1, waker);
+        assert!(matches!(registration, Registration::Waiting(_)));
+        (parked, key.expect("registered"))
+    }
+
+    /// Runs `f` on a thread of its own, failing if it has not returned within a generous bound
+    /// (it hangs when a wake runs under the channel lock).
+    fn bounded_run(f: impl FnOnce() + Send + 'static) {
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            f();
+            done_tx.send(()).unwrap();
+        });
+        done_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the test hung: a waker was woken under the channel lock");
+    }
+
+    #[test]
+    fn a_transition_that_panics_wakes_what_it_completed_after_unlocking() {
+        bounded_run(|| {
+            let chan = Arc::new(Chan::<u8>::new(0));
+            let looks = Arc::new(LooksAtChannel {
+                chan: chan.clone(),
+                woken: AtomicUsize::new(0),
+            });
+            let (first, first_key) = park_receiver(&chan, Waker::from(looks.clone()));
+            // A stale entry: its waiter withdrew, and the close that skips it drops its waker.
+            let (stale, stale_key) = park_receiver(&chan, Waker::from(Arc::new(PanicsOnDrop)));
+            stale.0.try_abort().unwrap();
+            let closed = catch_unwind(AssertUnwindSafe(|| chan.close()));
+            assert!(closed.is_err(), "the waker's drop panic reaches the closer");
+            assert_eq!(looks.woken.load(Ordering::SeqCst), 1);
+            assert_eq!(first.0.ended(), Some(Ended::Retry));
+            assert!(chan.is_closed());
+            chan.unregister(Side::Recv, first_key, &first.0, 0);
+            chan.unregister(Side::Recv, stale_key, &stale.0, 0);
+            assert_eq!(chan.queued(), (0, 0, 0));
+            assert_eq!(chan.hints.recv.load(Ordering::SeqCst), 0);
+        });
+    }
 
     #[test]
     fn timed_out_and_withdrawn_waits_leave_no_entries() {
