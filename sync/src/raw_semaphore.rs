@@ -413,3 +413,74 @@ impl Future for Acquire<'_> {
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{RawSemaphore, MAX_PERMITS};
+    use std::future::Future;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    /// A waker that counts its wakes.
+    struct Counts(AtomicUsize);
+
+    impl Wake for Counts {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Counts {
+        fn new() -> Arc<Counts> {
+            Arc::new(Counts(AtomicUsize::new(0)))
+        }
+
+        fn woken(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    /// A waker whose last handle panics when dropped.
+    struct PanicsOnDrop;
+
+    impl Wake for PanicsOnDrop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("a user waker's drop panicked");
+        }
+    }
+
+    fn poll<F: Future + ?Sized>(future: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+        future.poll(&mut Context::from_waker(waker))
+    }
+
+    #[test]
+    fn a_waiter_whose_waker_panics_when_dropped_still_passes_on_what_it_was_handed() {
+        let sem = RawSemaphore::new(1, MAX_PERMITS, true);
+        assert!(sem.try_acquire(1));
+        let mut big = Box::pin(sem.acquire_async(2));
+        // The queue holds the waker's last handle.
+        assert!(poll(big.as_mut(), &Waker::from(Arc::new(PanicsOnDrop))).is_pending());
+        let small_woken = Counts::new();
+        let small_waker = Waker::from(small_woken.clone());
+        let mut small = Box::pin(sem.acquire_async(1));
+        assert!(poll(small.as_mut(), &small_waker).is_pending());
+        // The head collects the released permit and waits for a second one.
+        sem.release(1);
+        assert_eq!(small_woken.woken(), 0);
+        // Giving up passes that permit on, before the waker's drop panics.
+        assert!(catch_unwind(AssertUnwindSafe(|| drop(big))).is_err());
+        assert_eq!(small_woken.woken(), 1);
+        assert!(poll(small.as_mut(), &small_waker).is_ready());
+        assert_eq!(sem.available(), 0);
+        sem.release(1);
+        assert_eq!(sem.available(), 1);
+        assert!(sem.try_acquire(1));
+    }
+}

@@ -146,10 +146,8 @@ impl<T> Chan<T> {
     }
 
     /// Runs one transition under the lock, then wakes whoever it completed. Values are only
-    /// moved under the lock, and wakers woken after it; the one thing that may run foreign code
-    /// under it is the drop of a registration's waker (a withdrawn or retried registration),
-    /// which is never the last handle of a fibra waker, nor of a future's, whose task holds
-    /// its own.
+    /// moved under the lock, and wakers woken after it, where the wakers of withdrawn or
+    /// skipped registrations are dropped too: no foreign code runs under the lock.
     ///
     /// The drop order holds also when the transition unwinds: the hints are published (the
     /// transaction), then the lock is released (the guard), and only then are the wakers
@@ -272,7 +270,7 @@ impl<T> Chan<T> {
         if waiter.done() == Some(oper) {
             return;
         }
-        self.locked(|txn| txn.queue(side).remove(key, waiter, oper));
+        self.locked(|txn| queue_of(txn.waits, side).remove(key, waiter, oper, txn.wake));
     }
 
     /// Closes the channel; true if this call closed it.
@@ -350,6 +348,15 @@ impl<T> Chan<T> {
     }
 }
 
+/// The queue of operations on `side`.
+fn queue_of<T>(waits: &mut Waits<T>, side: Side) -> &mut WaitQueue<T> {
+    match side {
+        Side::Recv => &mut waits.receivers,
+        Side::Send => &mut waits.senders,
+        Side::Closed => &mut waits.watchers,
+    }
+}
+
 /// The oldest buffered value: given-back values go first, overflowed ones last.
 fn pop_oldest<T>(
     returned: &mut VecDeque<T>,
@@ -418,7 +425,7 @@ impl<T> Txn<'_, T> {
     /// A tick goes to a parked receiver, else into the buffer if there is room, else is
     /// dropped.
     fn deliver_tick(&mut self, value: T) {
-        if let Some(receiver) = self.waits.receivers.claim() {
+        if let Some(receiver) = self.waits.receivers.claim(self.wake) {
             receiver.put(value);
             self.wake.push(receiver.finish());
         } else {
@@ -462,7 +469,7 @@ impl<T> Txn<'_, T> {
             return Ok(value);
         }
         // Nothing buffered: a parked sender (a rendezvous) hands its value over directly.
-        if let Some(sender) = self.waits.senders.claim() {
+        if let Some(sender) = self.waits.senders.claim(self.wake) {
             let value = sender.take();
             self.wake.push(sender.finish());
             return Ok(value);
@@ -479,7 +486,7 @@ impl<T> Txn<'_, T> {
             return Err(TrySendError::Closed(value));
         }
         if self.nothing_buffered() {
-            if let Some(receiver) = self.waits.receivers.claim() {
+            if let Some(receiver) = self.waits.receivers.claim(self.wake) {
                 receiver.put(value);
                 self.wake.push(receiver.finish());
                 return Ok(());
@@ -512,7 +519,7 @@ impl<T> Txn<'_, T> {
     /// operation took the value or the room first) is woken to try again.
     fn settle(&mut self) {
         while self.waits.receivers.len() > 0 && !self.nothing_buffered() {
-            let Some(receiver) = self.waits.receivers.claim() else {
+            let Some(receiver) = self.waits.receivers.claim(self.wake) else {
                 break;
             };
             match pop_oldest(
@@ -531,7 +538,7 @@ impl<T> Txn<'_, T> {
             }
         }
         while self.waits.senders.len() > 0 && !self.ring.is_full() {
-            let Some(sender) = self.waits.senders.claim() else {
+            let Some(sender) = self.waits.senders.claim(self.wake) else {
                 break;
             };
             match self.ring.push(sender.take()) {
@@ -585,22 +592,14 @@ impl<T> Txn<'_, T> {
             return (Registration::Ready, None);
         }
         // The parking half of the handshake (module documentation): publish, fence, look again.
-        let key = self.queue(side).push(entry, waker);
+        let key = queue_of(self.waits, side).push(entry, waker);
         self.publish();
         fence(Ordering::SeqCst);
         if self.ready(side, waiter) {
-            self.queue(side).unpush(key);
+            queue_of(self.waits, side).unpush(key, self.wake);
             return (Registration::Ready, None);
         }
         (Registration::Waiting(self.feed_deadline()), Some(key))
-    }
-
-    fn queue(&mut self, side: Side) -> &mut WaitQueue<T> {
-        match side {
-            Side::Recv => &mut self.waits.receivers,
-            Side::Send => &mut self.waits.senders,
-            Side::Closed => &mut self.waits.watchers,
-        }
     }
 
     /// Closes the channel; false if it already was.
@@ -640,6 +639,15 @@ mod tests {
         fn wake(self: Arc<Self>) {
             self.chan.len();
             self.woken.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A waker that counts its wakes.
+    struct Counts(AtomicUsize);
+
+    impl Wake for Counts {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
         }
     }
 
@@ -699,6 +707,32 @@ mod tests {
             assert_eq!(chan.queued(), (0, 0, 0));
             assert_eq!(chan.hints.recv.load(Ordering::SeqCst), 0);
         });
+    }
+
+    #[test]
+    fn a_stale_waker_that_panics_when_dropped_keeps_no_waiter_from_being_served() {
+        let chan = Chan::<u8>::new(0);
+        // The stale entry is skipped by the send; its waker is dropped after the lock.
+        let (stale, stale_key) = park_receiver(&chan, Waker::from(Arc::new(PanicsOnDrop)));
+        stale.0.try_abort().unwrap();
+        let count = Arc::new(Counts(AtomicUsize::new(0)));
+        // Its key is spent once a claimer completes it (the claimer frees the entry).
+        let (next, _completed) = park_receiver(&chan, Waker::from(count.clone()));
+        let sent = catch_unwind(AssertUnwindSafe(|| chan.try_send(5)));
+        assert!(sent.is_err(), "the waker's drop panic reaches the sender");
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(next.0.ended(), Some(Ended::Done(0)));
+        assert_eq!(next.1.into_inner(), Some(5));
+        chan.unregister(Side::Recv, stale_key, &stale.0, 0);
+        assert_eq!(chan.queued(), (0, 0, 0));
+        assert_eq!(chan.hints.recv.load(Ordering::SeqCst), 0);
+        // The channel works on: a receiver parks and a send reaches it.
+        let (again, _completed) = park_receiver(&chan, Waker::from(count.clone()));
+        assert_eq!(chan.try_send(6), Ok(()));
+        assert_eq!(
+            (count.0.load(Ordering::SeqCst), again.1.into_inner()),
+            (2, Some(6))
+        );
     }
 
     #[test]

@@ -66,22 +66,25 @@ impl<T> WaitQueue<T> {
     }
 
     /// Unlinks entries in FIFO order until one's waiter is claimed for it; entries whose
-    /// waiter was already decided elsewhere stay in their slots for their owners to remove.
-    pub(crate) fn claim(&mut self) -> Option<Claimed<'_, T>> {
+    /// waiter was already decided elsewhere stay in their slots for their owners to remove,
+    /// and their wakers go to `wakers` to be dropped after the lock (user code may run).
+    pub(crate) fn claim(&mut self, wakers: &mut WakeList) -> Option<Claimed<'_, T>> {
         loop {
             let entry = self.list.front()?;
             if entry.waiter().try_claim(entry.oper) {
                 let popped = self.list.pop_front_entry()?;
                 return Some(Claimed { popped });
             }
-            drop(self.list.pop_front());
+            if let Some(waker) = self.list.pop_front() {
+                wakers.push_stale(waker);
+            }
         }
     }
 
     /// Claims and finishes every entry without touching packets (a close: receivers find no
     /// value, senders keep theirs), collecting the wakers.
     pub(crate) fn finish_all(&mut self, wakers: &mut WakeList) {
-        while let Some(claimed) = self.claim() {
+        while let Some(claimed) = self.claim(wakers) {
             wakers.push(claimed.finish());
         }
     }
@@ -89,7 +92,7 @@ impl<T> WaitQueue<T> {
     /// Wakes every claimable entry to try again (a close: a receiver then finds the values
     /// still buffered, or the end), collecting the wakers.
     pub(crate) fn retry_all(&mut self, wakers: &mut WakeList) {
-        while let Some(claimed) = self.claim() {
+        while let Some(claimed) = self.claim(wakers) {
             wakers.push(claimed.retry());
         }
     }
@@ -104,20 +107,22 @@ impl<T> WaitQueue<T> {
     /// Gives back the slot of `key`, an entry of `waiter` for operation `oper`, unless a
     /// claimer completed that operation (and freed the slot itself). Only for a waiter that
     /// can no longer be claimed (aborted or decided): under the lock, its state then says for
-    /// good whether a claimer of this queue completed it.
-    pub(crate) fn remove(&mut self, key: Key, waiter: &Waiter, oper: usize) {
+    /// good whether a claimer of this queue completed it. The entry's waker goes to `wakers`,
+    /// to be dropped after the lock.
+    pub(crate) fn remove(&mut self, key: Key, waiter: &Waiter, oper: usize, wakers: &mut WakeList) {
         debug_assert!(
             !waiter.is_waiting(),
             "a waiter withdraws before it unregisters"
         );
         if waiter.done() != Some(oper) {
-            self.list.remove(key);
+            self.list.remove_into(key, wakers);
         }
     }
 
-    /// Takes back the entry just pushed (the caller held the lock since).
-    pub(crate) fn unpush(&mut self, key: Key) {
-        self.list.remove(key);
+    /// Takes back the entry just pushed (the caller held the lock since); its waker goes to
+    /// `wakers`, to be dropped after the lock.
+    pub(crate) fn unpush(&mut self, key: Key, wakers: &mut WakeList) {
+        self.list.remove_into(key, wakers);
     }
 
     /// Entries that may still be claimed or that no claimer has looked at yet.

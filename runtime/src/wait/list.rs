@@ -189,19 +189,52 @@ impl<T> WaitList<T> {
 
     /// Gives the slot back: returns its data and whether the waiter had been woken.
     pub fn remove(&mut self, key: Key) -> (T, bool) {
-        let woken = self.is_woken(&key);
-        if !woken {
-            self.unlink(key.0);
-        }
-        (self.free_slot(key.0), woken)
+        let (data, waker) = self.remove_slot(key);
+        (data, waker.is_none())
     }
 
-    fn free_slot(&mut self, index: usize) -> T {
+    /// [`remove`](Self::remove), handing the waker of a waiter that was not woken to
+    /// `wakers`, which drops it once the lock is released (see [`WakeList::push_stale`]).
+    ///
+    /// ```
+    /// use fibra::wait::{WaitList, WakeList};
+    /// use std::sync::Mutex;
+    ///
+    /// let waiters = Mutex::new(WaitList::new());
+    /// let key = waiters.lock().unwrap().push_back(7, fibra::wait::current_waker());
+    /// // Declared before the guard, so it drops the waker after the lock is released.
+    /// let mut wakers = WakeList::new();
+    /// // The waiter gives up before anyone woke it.
+    /// assert_eq!(waiters.lock().unwrap().remove_into(key, &mut wakers), (7, false));
+    /// ```
+    ///
+    /// [`WakeList::push_stale`]: super::WakeList::push_stale
+    pub fn remove_into(&mut self, key: Key, wakers: &mut super::WakeList) -> (T, bool) {
+        let (data, waker) = self.remove_slot(key);
+        match waker {
+            Some(waker) => {
+                wakers.push_stale(waker);
+                (data, false)
+            }
+            None => (data, true),
+        }
+    }
+
+    /// Frees the slot of `key`, returning its data and its waker unless a wake took it.
+    fn remove_slot(&mut self, key: Key) -> (T, Option<Waker>) {
+        if !self.is_woken(&key) {
+            self.unlink(key.0);
+        }
+        let entry = self.free_slot(key.0);
+        (entry.data, entry.waker)
+    }
+
+    fn free_slot(&mut self, index: usize) -> Entry<T> {
         let slot = &mut self.slots[index];
         let entry = slot.entry.take().expect("a key names an occupied slot");
         slot.next = self.free;
         self.free = index;
-        entry.data
+        entry
     }
 
     fn insert_after(&mut self, after: usize, data: T, waker: Waker) -> Key {
@@ -297,7 +330,7 @@ impl<'a, T> Popped<'a, T> {
     /// the primitive's own protocol must tell the owner so (it drops the key and never gives it
     /// to [`WaitList::remove`], which would otherwise free a slot that may have been reused).
     pub fn free(self) -> (T, Waker) {
-        (self.list.free_slot(self.index), self.waker)
+        (self.list.free_slot(self.index).data, self.waker)
     }
 }
 

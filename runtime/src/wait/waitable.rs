@@ -242,9 +242,10 @@ impl<W: Waitable> Wait<W> {
     }
 
     /// Under the lock: removes the entry of a waiter that gives up, passing on whatever a wake
-    /// had granted it.
+    /// had granted it; its waker (a task's, whose drop may run user code) is dropped with
+    /// `wakers`, after the lock.
     fn give_back(&self, state: &mut W::State, key: Key, wakers: &mut WakeList) {
-        let (entry, woken) = W::list(state).remove(key);
+        let (entry, woken) = W::list(state).remove_into(key, wakers);
         self.on.abandon(state, entry, woken, wakers);
     }
 }

@@ -27,6 +27,15 @@ pub struct WakeList {
     // The common case, one waker, needs no allocation.
     first: Option<Waker>,
     more: Vec<Waker>,
+    /// Wakers only to drop; the drop glue drops them after `Drop::drop` has woken the others,
+    /// so a drop that panics cannot keep a waiter from being woken.
+    stale: Stale,
+}
+
+/// Wakers kept only to be dropped late, one of them without an allocation.
+struct Stale {
+    first: Option<Waker>,
+    more: Vec<Waker>,
 }
 
 impl WakeList {
@@ -35,6 +44,10 @@ impl WakeList {
         WakeList {
             first: None,
             more: Vec::new(),
+            stale: Stale {
+                first: None,
+                more: Vec::new(),
+            },
         }
     }
 
@@ -48,13 +61,49 @@ impl WakeList {
         }
     }
 
-    /// Whether no waker was collected.
+    /// Keeps a waker that is not to be woken (its waiter gave up, or was served elsewhere), to
+    /// drop it with the list: dropping a waker may run its owner's code, which must not run
+    /// under the lock either. It is dropped after the list's wakes.
+    ///
+    /// ```
+    /// use fibra::wait::WakeList;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// use std::task::{Wake, Waker};
+    ///
+    /// struct Count(AtomicUsize);
+    ///
+    /// impl Wake for Count {
+    ///     fn wake(self: Arc<Self>) {
+    ///         self.0.fetch_add(1, Ordering::SeqCst);
+    ///     }
+    /// }
+    ///
+    /// let count = Arc::new(Count(AtomicUsize::new(0)));
+    /// let mut wakers = WakeList::new();
+    /// wakers.push(Waker::from(count.clone()));
+    /// wakers.push_stale(Waker::from(count.clone()));
+    /// wakers.wake_all();
+    /// // One wake, and both wakers are gone.
+    /// assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    /// assert_eq!(Arc::strong_count(&count), 1);
+    /// ```
+    #[inline]
+    pub fn push_stale(&mut self, waker: Waker) {
+        if self.stale.first.is_none() {
+            self.stale.first = Some(waker);
+        } else {
+            self.stale.more.push(waker);
+        }
+    }
+
+    /// Whether no waker was collected to wake (wakers kept only to drop do not count).
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.first.is_none()
     }
 
-    /// Wakes everything collected, now.
+    /// Wakes everything collected, now, then drops the wakers kept only to drop.
     #[inline]
     pub fn wake_all(self) {
         drop(self);
