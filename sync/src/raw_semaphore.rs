@@ -21,6 +21,7 @@ use fibra_runtime::loom::sync::Lock;
 use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
 use fibra_runtime::wait::{Deadline, Wait, WaitSite, Waitable};
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -321,8 +322,19 @@ impl RawSemaphore {
                 Err(actual) => word = actual,
             }
         };
-        let requeued =
-            (!acquired).then(|| list.push_front(Need { wanted: n, got: 0 }, waker.clone()));
+        let requeued = match acquired {
+            true => None,
+            false => match panic::catch_unwind(AssertUnwindSafe(|| waker.clone())) {
+                Ok(waker) => Some(list.push_front(Need { wanted: n, got: 0 }, waker)),
+                // A task's waker runs user code to clone. If it panics, this waiter fails, but
+                // it still ends its turn as the woken waiter (WOKEN would otherwise keep every
+                // later release from waking anyone) and leaves the queue as others need it.
+                Err(panic) => {
+                    self.settle_unfair(list, true, wakers);
+                    panic::resume_unwind(panic);
+                }
+            },
+        };
         self.settle_unfair(list, true, wakers);
         match requeued {
             None => Ok(()),
@@ -422,7 +434,7 @@ mod tests {
     use std::pin::Pin;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use std::task::{Context, Poll, Wake, Waker};
+    use std::task::{Context, Poll, RawWaker, RawWakerVTable, Wake, Waker};
 
     /// A waker that counts its wakes.
     struct Counts(AtomicUsize);
@@ -458,6 +470,49 @@ mod tests {
 
     fn poll<F: Future + ?Sized>(future: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
         future.poll(&mut Context::from_waker(waker))
+    }
+
+    /// A waker whose clone panics (the test never clones it but once, in a retry).
+    fn panics_when_cloned() -> Waker {
+        fn clone(_: *const ()) -> RawWaker {
+            panic!("a user waker's clone panicked");
+        }
+        fn ignore(_: *const ()) {}
+        static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, ignore, ignore, ignore);
+        // SAFETY: every function of the vtable ignores the data pointer, does nothing (or
+        // panics, before making anything) and is thread-safe, so a null pointer meets
+        // `RawWaker`'s contract.
+        unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }
+    }
+
+    #[test]
+    fn an_unfair_waiter_whose_waker_panics_when_cloned_fails_and_the_others_are_served() {
+        let sem = RawSemaphore::new(1, MAX_PERMITS, false);
+        assert!(sem.try_acquire(1));
+        let (first_woken, second_woken) = (Counts::new(), Counts::new());
+        let second_waker = Waker::from(second_woken.clone());
+        let mut first = Box::pin(sem.acquire_async(1));
+        assert!(poll(first.as_mut(), &Waker::from(first_woken.clone())).is_pending());
+        let mut second = Box::pin(sem.acquire_async(1));
+        assert!(poll(second.as_mut(), &second_waker).is_pending());
+        // The release wakes the first waiter, and a barging caller takes the permit before it
+        // retries: the retry queues it again, cloning the waker it is polled with, which panics.
+        sem.release(1);
+        assert_eq!((first_woken.woken(), second_woken.woken()), (1, 0));
+        assert!(sem.try_acquire(1));
+        let retried = catch_unwind(AssertUnwindSafe(|| {
+            poll(first.as_mut(), &panics_when_cloned())
+        }));
+        assert!(retried.is_err());
+        drop(first);
+        // The barger's release wakes the second waiter, which gets the permit.
+        sem.release(1);
+        assert_eq!((first_woken.woken(), second_woken.woken()), (1, 1));
+        assert!(poll(second.as_mut(), &second_waker).is_ready());
+        assert_eq!(sem.available(), 0);
+        sem.release(1);
+        assert_eq!(sem.available(), 1);
+        assert!(sem.try_acquire(1));
     }
 
     #[test]
