@@ -56,9 +56,22 @@ pub fn accepts_none<T>(_op: &Option<RecvOp<'_, T>>, test: impl FnOnce(Option<T>)
     test(None)
 }
 
-/// An enabled arm's operation as a trait object.
-pub fn as_dyn<O: Operation>(op: &Option<O>) -> Option<&dyn Operation> {
-    op.as_ref().map(|op| op as &dyn Operation)
+/// An arm's operation, if enabled, as a trait object.
+pub trait Arm {
+    /// The operation the engine waits on.
+    fn as_dyn(&self) -> Option<&dyn Operation>;
+}
+
+impl<O: Operation> Arm for Option<O> {
+    fn as_dyn(&self) -> Option<&dyn Operation> {
+        self.as_ref().map(|op| op as &dyn Operation)
+    }
+}
+
+impl<T> Arm for Option<SendFrom<'_, '_, T>> {
+    fn as_dyn(&self) -> Option<&dyn Operation> {
+        self.as_ref().map(|arm| &arm.op as &dyn Operation)
+    }
 }
 
 /// Turns an arm's operation into its result if the arm won (dropping it otherwise: a losing
@@ -99,20 +112,36 @@ impl Finish for Option<CancelledOp<'_>> {
     }
 }
 
-/// A `send_from` arm's result if it won; otherwise its value, if it still has it, goes back
-/// into `slot`.
-pub fn finish_or_keep<T>(
-    op: Option<SendOp<'_, T>>,
-    won: bool,
-    slot: &mut Option<T>,
-) -> Option<Result<(), SendError<T>>> {
-    if won {
-        return op.finish(true);
+/// A `send_from` arm's send of the value taken from its slot, and the slot, to put the value
+/// back into if another arm wins.
+pub struct SendFrom<'w, 's, T> {
+    op: SendOp<'w, T>,
+    slot: &'s mut Option<T>,
+}
+
+impl<T> std::fmt::Debug for SendFrom<'_, '_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SendFrom").finish_non_exhaustive()
     }
-    if let Some(op) = op {
+}
+
+impl<'w, 's, T> SendFrom<'w, 's, T> {
+    /// The send of `slot`'s value made by `send`; none (the arm is disabled) if it is empty.
+    pub fn start(slot: &'s mut Option<T>, send: impl FnOnce(T) -> SendOp<'w, T>) -> Option<Self> {
+        let op = send(slot.take()?);
+        Some(SendFrom { op, slot })
+    }
+
+    /// The arm's result if it won; otherwise its value, if it still has it, goes back into its
+    /// slot.
+    pub fn finish_or_keep(arm: Option<Self>, won: bool) -> Option<Result<(), SendError<T>>> {
+        let SendFrom { op, slot } = arm?;
+        if won {
+            return Some(op).finish(true);
+        }
         *slot = op.into_value();
+        None
     }
-    None
 }
 
 /// The winning arm's result.

@@ -32,8 +32,9 @@
 /// happens to it when another arm wins depends on the arm:
 ///
 /// - `send(tx, value)` drops it, as Go does;
-/// - `send_from(tx, slot)` gives it back: `slot` is a place (a variable or a field) of type
-///   `Option<T>`, the arm is enabled only while `slot` is `Some`, a win takes the value out
+/// - `send_from(tx, slot)` gives it back: `slot` is a place (a variable, a field, an index) of
+///   type `Option<T>`, evaluated once (when the guard is true) and borrowed until an arm is
+///   chosen; the arm is enabled only while `slot` is `Some`, a win takes the value out
 ///   (`slot` is `None` afterwards; a closed channel hands it back in `Err(SendError(value))`),
 ///   and a loss puts it back into `slot`. If the select unwinds instead (its fiber is
 ///   cancelled while it waits), the value is dropped.
@@ -259,7 +260,7 @@ macro_rules! __select_emit {
     // Every arm bound: run the engine, turn the operations into results, run the winner.
     (@bind $biased:tt $default:tt [] [$(($id:ident $p:tt $body:tt ($($k:tt)*) $how:tt))*] $count:tt $ids:tt) => {{
         let __fibra_index = $crate::__private::select(
-            &mut [$($crate::__private::as_dyn(&$id.0)),*],
+            &mut [$($crate::__private::Arm::as_dyn(&$id.0)),*],
             &[$($id.1),*],
             $biased,
             $crate::__select_emit!(@fallback $default),
@@ -319,14 +320,15 @@ macro_rules! __select_emit {
         use $crate::__private::SendTarget as _;
         ::core::option::Option::Some($id.__fibra_send($v))
     }};
+    // `send_from`'s slot is a place evaluated once, here: its operation keeps a borrow of it.
     (@start send_from $id:ident $slot:expr) => {{
         use $crate::__private::SendTarget as _;
-        ::core::option::Option::take(&mut $slot).map(|__fibra_value| $id.__fibra_send(__fibra_value))
+        $crate::__private::SendFrom::start(&mut $slot, |__fibra_value| $id.__fibra_send(__fibra_value))
     }};
 
     // An arm's result if it won; a losing `send_from` puts its value back into its slot.
     (@finish (send_from $slot:expr) $id:ident ($won:expr)) => {
-        $crate::__private::finish_or_keep($id.0, $won, &mut $slot)
+        $crate::__private::SendFrom::finish_or_keep($id.0, $won)
     };
     (@finish $how:tt $id:ident ($won:expr)) => {
         $crate::__private::Finish::finish($id.0, $won)

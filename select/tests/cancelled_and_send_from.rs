@@ -154,6 +154,38 @@ fn a_losing_send_from_keeps_its_value_and_a_winning_one_empties_the_slot() {
 }
 
 #[test]
+fn a_send_from_slot_place_is_evaluated_once() {
+    let (tx, rx) = bounded(1);
+    let (other_tx, other_rx) = bounded(1);
+    let mut slots = [Some(1), Some(2)];
+    let evaluated = std::cell::Cell::new(0);
+    let next = || {
+        evaluated.set(evaluated.get() + 1);
+        evaluated.get() - 1
+    };
+    tx.send(0).unwrap();
+    other_tx.send(()).unwrap();
+    let won = select! {
+        send_from(tx, slots[next()]) -> _ => "send",
+        recv(other_rx) -> _ => "recv",
+    };
+    assert_eq!((won, evaluated.get()), ("recv", 1));
+    assert_eq!(
+        slots,
+        [Some(1), Some(2)],
+        "the value went back where it came from"
+    );
+
+    assert_eq!(rx.recv(), Some(0));
+    let sent = select! {
+        send_from(tx, slots[next()]) -> res => res.is_ok(),
+    };
+    assert_eq!((sent, evaluated.get()), (true, 2));
+    assert_eq!(slots, [Some(1), None]);
+    assert_eq!(rx.recv(), Some(2));
+}
+
+#[test]
 fn an_empty_slot_disables_the_arm_and_a_closed_channel_returns_the_value_in_the_error() {
     let (tx, rx) = bounded::<u32>(1);
     let mut slot = None;
