@@ -87,10 +87,12 @@ pub(crate) fn replace_cancel(scope: Option<Arc<CancelScope>>) -> Option<Arc<Canc
 /// fiber-locals drop here, in the fiber, rather than wherever the last reference to the fiber
 /// goes (a worker's list of fibers to check for deadlocks may hold it).
 pub(crate) fn end_fiber() {
-    drop(replace_cancel(None));
-    // Dropped outside the borrow: a value's `Drop` may read fiber-locals.
+    // Dropped outside the borrow: a value's `Drop` may read fiber-locals. And dropped while the
+    // fiber is still in its scope: a `Drop` is the fiber's code, so it sees the fiber's
+    // cancellation and its cancellation points unwind, as anywhere else in the fiber.
     let locals = with(|ctx| std::mem::take(&mut ctx.locals));
     drop(locals);
+    drop(replace_cancel(None));
 }
 
 /// Whether the calling thread, outside any fiber, has a cancel scope (see `THREAD_HAS_SCOPE`).

@@ -8,8 +8,8 @@ use std::sync::Arc;
 /// Declares fiber-local values: each fiber sees its own binding, made by
 /// [`LocalKey::scope`] or, on first use, from the initialiser. A spawned fiber starts with a
 /// snapshot of its parent's bindings. Values are shared between snapshots, hence `Send + Sync`.
-/// A fiber's bindings go when it finishes, in the fiber, before its joiner sees its result: a
-/// value no other fiber shares is dropped there.
+/// A fiber's bindings go when it finishes, in the fiber (still in its cancel scope), before its
+/// joiner sees its result: a value no other fiber shares is dropped there.
 ///
 /// ```
 /// fibra::fiber_local! {

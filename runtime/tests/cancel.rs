@@ -633,6 +633,34 @@ fn fiber_locals_are_inherited_as_snapshots_and_isolated() {
 }
 
 #[test]
+fn a_fibers_own_bindings_drop_while_it_is_still_in_its_cancel_scope() {
+    static SAW_CANCELLED: AtomicUsize = AtomicUsize::new(0);
+    struct Binding;
+    impl Drop for Binding {
+        fn drop(&mut self) {
+            if fibra_runtime::is_cancelled() {
+                SAW_CANCELLED.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+    fibra_runtime::fiber_local! {
+        static OWN: Option<Binding> = Some(Binding);
+    }
+    on(1, || {
+        let token = CancelToken::new();
+        let outcome = scope_with(ScopeOptions::new().token(token.clone()), |s| {
+            s.spawn(|| {
+                OWN.with(|own| assert!(own.is_some()));
+                // No cancellation point follows: the body returns, then its bindings drop.
+                token.cancel();
+            });
+        });
+        assert!(outcome.is_err());
+    });
+    assert_eq!(SAW_CANCELLED.load(Ordering::SeqCst), 1);
+}
+
+#[test]
 fn a_fibers_own_bindings_drop_in_it_before_its_joiner_sees_the_result() {
     static DROPPED: AtomicUsize = AtomicUsize::new(0);
     static IN_FIBER: AtomicUsize = AtomicUsize::new(0);
