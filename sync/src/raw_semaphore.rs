@@ -10,8 +10,10 @@
 //!   wants), so nobody overtakes a waiter. The word's count stays 0 while [`WAITERS`] is set, and
 //!   only holders of the internal lock change the word then.
 //! - **Unfair** (barging): released permits go back to the word, where any caller may take them;
-//!   the releaser wakes the waiters at the front that the permits could satisfy, and a woken
-//!   waiter that lost the race queues again at the front. [`WOKEN`] keeps a stream of releases
+//!   the releaser wakes the waiters that the permits could satisfy, in queue order but passing
+//!   over any that want more than is left (a reader-priority lock's queued reader must not stay
+//!   behind a writer while only readers hold the lock), and a woken waiter that lost the race
+//!   queues again at the front. [`WOKEN`] keeps a stream of releases
 //!   from waking a waiter per release while one woken waiter has yet to run: whoever clears it
 //!   decides again, under the lock, who to wake.
 
@@ -45,6 +47,19 @@ fn permits(word: usize) -> usize {
 #[inline(never)]
 fn past_bound(available: usize, n: usize, max: usize) -> ! {
     panic!("released {n} permit(s) with {available} available: past the semaphore's bound of {max}")
+}
+
+/// Unfair: whether a waiter wanting `need` gets a share of the `budget` permits left, taking it
+/// if so; `None` once none are left, for nobody wants 0 (a request for 0 never waits), so that
+/// a walk of the queue ends there (a lock's release wakes one waiter in one step).
+fn share_out(budget: &mut usize, need: &Need) -> Option<bool> {
+    (*budget > 0).then(|| {
+        let fits = need.wanted <= *budget;
+        if fits {
+            *budget -= need.wanted;
+        }
+        fits
+    })
 }
 
 /// One waiter's request.
@@ -254,12 +269,11 @@ impl RawSemaphore {
         }
     }
 
-    /// Unfair: wakes the waiters at the front that the available permits can satisfy, unless a
-    /// woken waiter has yet to retry. `retried`: the caller is that waiter, done retrying or
-    /// giving up.
+    /// Unfair: wakes the waiters that the available permits can satisfy, unless a woken waiter
+    /// has yet to retry. `retried`: the caller is that waiter, done retrying or giving up.
     fn settle_unfair(&self, list: &mut WaitList<Need>, retried: bool, wakers: &mut WakeList) {
         let mut word = self.word.load(Ordering::Relaxed);
-        let wake = loop {
+        let (wake, available) = loop {
             let mut next = word;
             if retried {
                 next &= !WOKEN;
@@ -270,13 +284,11 @@ impl RawSemaphore {
             let mut wake = 0;
             if next & WOKEN == 0 {
                 let mut budget = permits(next);
-                for need in list.iter() {
-                    if need.wanted > budget {
-                        break;
-                    }
-                    budget -= need.wanted;
-                    wake += 1;
-                }
+                wake = list
+                    .iter()
+                    .map_while(|need| share_out(&mut budget, need))
+                    .filter(|&fits| fits)
+                    .count();
                 if wake > 0 {
                     next |= WOKEN;
                     if wake == list.len() {
@@ -290,12 +302,15 @@ impl RawSemaphore {
                 .word
                 .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
             {
-                Ok(_) => break wake,
+                Ok(_) => break (wake, permits(next)),
                 Err(actual) => word = actual,
             }
         };
-        for _ in 0..wake {
-            wakers.push(list.pop_front().expect("counted above"));
+        if wake > 0 {
+            // The same walk over the same queue and permits picks the waiters counted above.
+            let mut budget = available;
+            let woken = list.wake_where(|need| share_out(&mut budget, need), wakers);
+            debug_assert_eq!(woken, wake);
         }
     }
 

@@ -3,7 +3,7 @@
 #![cfg(not(loom))] // loom builds run only the models in the library
 
 use fibra_sync::RwLock;
-use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once};
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once, until_parked};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,6 +102,36 @@ fn reader_priority_readers_pass_a_waiting_writer() {
             "reader read before the write"
         ]
     );
+}
+
+/// A reader-priority lock lets readers in whenever no writer holds it, even past waiting
+/// writers: also a reader that queued while a writer held the lock, when a woken writer lost
+/// its retry to a barging reader and queued again at the front.
+#[test]
+fn reader_priority_a_queued_reader_enters_past_a_requeued_writer() {
+    on(1, || {
+        let lock = RwLock::new_reader_priority(0u32);
+        let w1 = lock.write();
+        fibra_runtime::scope(|s| {
+            let w2 = s.spawn(|| drop(lock.write_timeout(Duration::from_secs(10))));
+            until_parked(w2.fiber());
+            // Bounded, so that a reader left parked fails the test instead of hanging it.
+            let r = s.spawn(|| lock.read_timeout(Duration::from_secs(2)).is_ok());
+            until_parked(r.fiber());
+            drop(w1); // wakes W2 only: a writer wants every permit
+            let reading = lock
+                .try_read()
+                .expect("setup: no writer holds the lock, so a reader barges in");
+            // W2 retries, loses to the reader and queues again at the front, ahead of R.
+            let entered = r.join().unwrap();
+            drop(reading);
+            w2.join().unwrap();
+            assert!(
+                entered,
+                "the queued reader timed out while only a reader held the lock"
+            );
+        });
+    });
 }
 
 #[test]

@@ -153,6 +153,64 @@ impl<T> WaitList<T> {
         self.entry_mut(head).waker.take()
     }
 
+    /// Walks the queue front to back and unlinks each waiter that `pick` accepts, as
+    /// [`pop_front`](Self::pop_front) does, handing its waker to `wakers` to wake once the lock
+    /// is released; returns how many it unlinked. For a waking side that may serve a waiter
+    /// behind one it cannot serve. `pick` says of each waiter's data whether to wake it
+    /// (`Some(true)`), pass over it (`Some(false)`), or stop the walk there (`None`), so that
+    /// the walk goes no further than the caller needs.
+    ///
+    /// ```
+    /// use fibra::wait::{WaitList, WakeList};
+    ///
+    /// let mut list = WaitList::new();
+    /// let keys: Vec<_> = [3, 1, 2, 1]
+    ///     .into_iter()
+    ///     .map(|wanted| list.push_back(wanted, fibra::wait::current_waker()))
+    ///     .collect();
+    /// // Two units to share out: wake whoever fits, in queue order, until none are left.
+    /// let (mut wakers, mut left) = (WakeList::new(), 2);
+    /// let woken = list.wake_where(
+    ///     |&wanted| {
+    ///         (left > 0).then(|| {
+    ///             let fits = wanted <= left;
+    ///             if fits {
+    ///                 left -= wanted;
+    ///             }
+    ///             fits
+    ///         })
+    ///     },
+    ///     &mut wakers,
+    /// );
+    /// assert_eq!(woken, 2);
+    /// assert_eq!(list.iter().copied().collect::<Vec<_>>(), [3, 2]);
+    /// let woken: Vec<_> = keys.iter().map(|key| list.is_woken(key)).collect();
+    /// assert_eq!(woken, [false, true, false, true]);
+    /// ```
+    pub fn wake_where(
+        &mut self,
+        mut pick: impl FnMut(&T) -> Option<bool>,
+        wakers: &mut super::WakeList,
+    ) -> usize {
+        let mut woken = 0;
+        let mut at = self.head;
+        while at != NIL {
+            let next = self.slots[at].next;
+            match pick(self.data(at)) {
+                None => break,
+                Some(false) => {}
+                Some(true) => {
+                    self.unlink(at);
+                    let waker = self.entry_mut(at).waker.take();
+                    wakers.push(waker.expect("a queued waiter has its waker"));
+                    woken += 1;
+                }
+            }
+            at = next;
+        }
+        woken
+    }
+
     /// Unlinks the first queued waiter and takes its waker, leaving the waking side to decide
     /// what becomes of its slot: for a primitive whose waking side must look at a waiter's
     /// data before it commits to waking it (a select's waiter may have been claimed by another
