@@ -507,10 +507,14 @@ impl fmt::Debug for SemaphoreAcquire<'_> {
 /// Takes `n` permits from each `(semaphore, n)` of `requests`, parking the caller until it has
 /// all of them; returns one [`Permit`] per request, in the same order.
 ///
-/// Callers that name the same semaphores in different orders cannot deadlock: the semaphores
-/// are waited for one at a time in one global order (by address), the classic resource
-/// ordering, and each waits FIFO, so nobody starves either. The same semaphore may be named
-/// twice (its requests are taken together).
+/// All or none: the caller never holds a permit while it waits for another semaphore, so
+/// callers that name the same semaphores, in any order, cannot deadlock, and a fiber holding
+/// one of them can take the others while this waits. It takes what it can without waiting; on
+/// a semaphore that cannot serve it at once it gives everything back, waits for that one
+/// alone, and then, holding only that, tries the others again, as often as it takes. So under
+/// steady contention it may retry many times, and it is not served in arrival order as a
+/// single semaphore's waiters are. The same semaphore may be named twice (its requests are
+/// taken together).
 ///
 /// # Panics
 ///
@@ -567,12 +571,44 @@ fn acquire_all_until<'a>(
             None => totals.push((sem, n)),
         }
     }
-    totals.sort_by_key(|(sem, _)| *sem as *const Semaphore as usize);
-    // Dropping `held` on a timeout gives back what was taken so far.
-    let mut held = Vec::with_capacity(totals.len());
-    for (sem, n) in totals {
-        held.push(sem.acquire_until(n, deadline)?);
+    for &(sem, n) in &totals {
+        sem.check_request(n);
     }
-    held.into_iter().for_each(Permit::forget);
-    Ok(requests.iter().map(|&(sem, n)| Permit { sem, n }).collect())
+    // Like every blocking acquire, a cancellation point even when nothing is waited for.
+    fibra_runtime::checkpoint();
+    // The permits of the semaphore last waited for, by its place in `totals`: the only ones
+    // held across a round of `try_acquire_n`.
+    let mut waited: Option<(usize, Permit<'a>)> = None;
+    loop {
+        let mut taken = Vec::with_capacity(totals.len());
+        let mut missed = None;
+        for (i, &(sem, n)) in totals.iter().enumerate() {
+            if waited.as_ref().is_some_and(|&(w, _)| w == i) {
+                continue;
+            }
+            match sem.try_acquire_n(n) {
+                Some(permit) => taken.push(permit),
+                None => {
+                    missed = Some(i);
+                    break;
+                }
+            }
+        }
+        let Some(missed) = missed else {
+            taken
+                .into_iter()
+                .chain(waited.map(|(_, permit)| permit))
+                .for_each(Permit::forget);
+            return Ok(requests.iter().map(|&(sem, n)| Permit { sem, n }).collect());
+        };
+        // Hold nothing while waiting: give back this round's permits and the last waited-for.
+        drop(taken);
+        drop(waited.take());
+        // Let the others run before queuing again: callers that each hold the permit another
+        // one misses would otherwise, queued on each other's, hand the permits round among
+        // themselves in step for ever.
+        fibra_runtime::yield_now();
+        let (sem, n) = totals[missed];
+        waited = Some((missed, sem.acquire_until(n, deadline)?));
+    }
 }

@@ -3,7 +3,7 @@
 #![cfg(not(loom))] // loom builds run only the models in the library
 
 use fibra_sync::{acquire_all, acquire_all_timeout, Semaphore};
-use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once};
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once, until_parked};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
@@ -200,6 +200,30 @@ fn acquire_all_takes_everything_or_nothing() {
     let _b = b.acquire();
     assert!(acquire_all_timeout(&[(&a, 2), (&b, 1)], Duration::from_millis(5)).is_err());
     assert_eq!(a.available_permits(), 2, "nothing kept after the timeout");
+}
+
+/// All or none: while `acquire_all` waits for one semaphore it holds no permit of another, so
+/// a fiber holding the one it waits for can still take the others.
+#[test]
+fn acquire_all_holds_nothing_while_it_waits() {
+    on(1, || {
+        let (x, y) = (Semaphore::new(1), Semaphore::new(1));
+        for (held, other) in [(&x, &y), (&y, &x)] {
+            let holding = held.acquire();
+            fibra_runtime::scope(|s| {
+                let all = s.spawn(|| acquire_all(&[(&x, 1), (&y, 1)]).len());
+                until_parked(all.fiber());
+                let other_was_free = other.try_acquire().is_some();
+                drop(holding);
+                assert_eq!(all.join().unwrap(), 2);
+                assert!(
+                    other_was_free,
+                    "acquire_all held a permit while it waited for another"
+                );
+            });
+            assert_eq!((x.available_permits(), y.available_permits()), (1, 1));
+        }
+    });
 }
 
 #[test]
