@@ -2,7 +2,7 @@
 //! [`WaitGroup`](crate::WaitGroup): an atomic counter plus the [`EventCount`] that announces it
 //! reaching zero.
 
-use crate::event_count::{EventCount, Until};
+use crate::event_count::{Announced, EventCount};
 use crate::TimedOut;
 use fibra_runtime::wait::{Deadline, WaitKind, WaitSite};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,7 +46,9 @@ impl Counter {
     }
 
     /// Parks the caller until the count is zero; its wait is shown as a `kind` wait on
-    /// `owner` (the latch or wait group), at the caller's location.
+    /// `owner` (the latch or wait group), at the caller's location. Only a change down to zero
+    /// advances the event count, so a waiter present then returns even if the count has risen
+    /// again (a wait group's `add`) before it runs.
     #[track_caller]
     pub(crate) fn wait<T>(
         &self,
@@ -56,11 +58,12 @@ impl Counter {
     ) -> Result<(), TimedOut> {
         let site = WaitSite::new(kind, owner);
         self.reached_zero
-            .wait_until(|| self.is_zero(), deadline, &site)
+            .wait_announced(|| self.is_zero(), deadline, &site)
     }
 
+    /// The future form of [`wait`](Self::wait); its wait begins when it is first polled.
     pub(crate) fn wait_async(&self) -> UntilZero<'_> {
-        UntilZero::new(Until::new(&self.reached_zero, self, Counter::is_zero))
+        UntilZero::new(Announced::new(&self.reached_zero, self, Counter::is_zero))
     }
 
     fn is_zero(&self) -> bool {
@@ -68,7 +71,7 @@ impl Counter {
     }
 }
 
-until_future! {
+announced_future! {
     /// The future of [`CountDownLatch::wait_async`](crate::CountDownLatch::wait_async) and
     /// [`WaitGroup::wait_async`](crate::WaitGroup::wait_async): completes once the count is zero.
     UntilZero for Counter

@@ -1,13 +1,10 @@
 //! [`Event`]: a flag plus the [`EventCount`] that announces its setting.
 
-use crate::event_count::{AwaitValue, EventCount};
+use crate::event_count::{Announced, EventCount};
 use crate::TimedOut;
 use fibra_runtime::wait::{Deadline, WaitKind, WaitSite};
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// A manual-reset event: [`set`](Self::set) releases every waiter, present and future, until
@@ -120,24 +117,13 @@ impl Event {
         self.wait_until(Deadline::after(timeout))
     }
 
+    /// Only a `set` advances the event count, so a waiter that sees it move was released by a
+    /// set during its wait, even if a reset has cleared the flag again.
     #[track_caller]
     fn wait_until(&self, deadline: Deadline) -> Result<(), TimedOut> {
-        match self.begin() {
-            None => Ok(()),
-            Some(seen) => {
-                let site = WaitSite::new(WaitKind::Event, self);
-                self.changed.await_until(seen + 1, deadline, &site)
-            }
-        }
-    }
-
-    /// Starts a wait: `None` if the event is set, else the count to see advanced. Only a `set`
-    /// advances it, so a waiter that sees it move was released by a set during its wait, even
-    /// if a reset has cleared the flag again (re-checking the flag would park it anew).
-    fn begin(&self) -> Option<usize> {
-        // Read first: a set after the check advances past `seen`.
-        let seen = self.changed.read();
-        (!self.is_set()).then_some(seen)
+        let site = WaitSite::new(WaitKind::Event, self);
+        self.changed
+            .wait_announced(|| self.is_set(), deadline, &site)
     }
 
     /// A future that completes once the event is set; its wait begins when it is first polled.
@@ -148,10 +134,7 @@ impl Event {
     /// futures::executor::block_on(e.wait_async());
     /// ```
     pub fn wait_async(&self) -> EventWait<'_> {
-        EventWait {
-            event: self,
-            wait: None,
-        }
+        EventWait::new(Announced::new(&self.changed, self, Event::is_set))
     }
 }
 
@@ -169,32 +152,7 @@ impl fmt::Debug for Event {
     }
 }
 
-/// The future of [`Event::wait_async`].
-#[must_use = "futures do nothing unless polled"]
-pub struct EventWait<'a> {
-    event: &'a Event,
-    /// `None` until the first poll finds the event not set.
-    wait: Option<AwaitValue<'a>>,
-}
-
-impl Future for EventWait<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        if this.wait.is_none() {
-            match this.event.begin() {
-                None => return Poll::Ready(()),
-                Some(seen) => this.wait = Some(this.event.changed.await_value_async(seen + 1)),
-            }
-        }
-        let wait = this.wait.as_mut().expect("a wait was just begun");
-        Pin::new(wait).poll(cx)
-    }
-}
-
-impl fmt::Debug for EventWait<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EventWait").finish_non_exhaustive()
-    }
+announced_future! {
+    /// The future of [`Event::wait_async`].
+    EventWait for Event
 }

@@ -2,7 +2,9 @@
 //! channel behind [`Event`](crate::Event), [`CountDownLatch`](crate::CountDownLatch),
 //! [`WaitGroup`](crate::WaitGroup) and the once-cells: their state lives in an atomic of their
 //! own, and a waiter reads the count, checks the state, and waits for the count to move past
-//! what it read ([`EventCount::wait_until`]); a changer changes the state, then advances.
+//! what it read; a changer changes the state, then advances. A waiter either checks the state
+//! again when woken ([`EventCount::wait_until`]), or, when every advance announces that the
+//! state it waits for held, returns ([`EventCount::wait_announced`]).
 
 use crate::TimedOut;
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
@@ -163,7 +165,7 @@ impl EventCount {
     }
 
     /// Parks the caller until the count is at least `value`, recording `site` meanwhile.
-    pub(crate) fn await_until(
+    fn await_until(
         &self,
         value: usize,
         deadline: Deadline,
@@ -195,6 +197,31 @@ impl EventCount {
             }
             self.await_until(seen + 1, deadline, site)?;
         }
+    }
+
+    /// Parks the caller until `done()` holds, for a `done` that every
+    /// [`advance`](Self::advance) announces: one that held when the advance was made, even if
+    /// it no longer holds when the waiter runs. A waiter present at the advance returns then,
+    /// without checking `done` again, which could park it anew and lose that release. Records
+    /// `site` while it waits.
+    pub(crate) fn wait_announced(
+        &self,
+        done: impl FnOnce() -> bool,
+        deadline: Deadline,
+        site: &WaitSite<'_>,
+    ) -> Result<(), TimedOut> {
+        match self.begin_announced(done) {
+            None => Ok(()),
+            Some(value) => self.await_until(value, deadline, site),
+        }
+    }
+
+    /// Starts a [`wait_announced`](Self::wait_announced): `None` if `done()` holds, else the
+    /// count whose reaching announces it.
+    fn begin_announced(&self, done: impl FnOnce() -> bool) -> Option<usize> {
+        // Read first: an advance after the check moves past `seen`.
+        let seen = self.read();
+        (!done()).then_some(seen + 1)
     }
 
     /// Queues a waiter for `value`, unless the count has reached it (`None`).
@@ -306,18 +333,20 @@ impl fmt::Debug for AwaitValue<'_> {
     }
 }
 
-/// A future that completes once `done(state)` holds, over `state`'s event count: the async
-/// form of [`EventCount::wait_until`].
-pub(crate) struct Until<'a, T> {
+/// A future that completes once `done(state)` holds, for a `done` that every advance of `state`'s
+/// event count announces: the async form of [`EventCount::wait_announced`]. Its wait begins when
+/// it is first polled.
+pub(crate) struct Announced<'a, T> {
     ec: &'a EventCount,
     state: &'a T,
     done: fn(&T) -> bool,
+    /// `None` until the first poll finds `done` false.
     wait: Option<AwaitValue<'a>>,
 }
 
-impl<'a, T> Until<'a, T> {
+impl<'a, T> Announced<'a, T> {
     pub(crate) fn new(ec: &'a EventCount, state: &'a T, done: fn(&T) -> bool) -> Self {
-        Until {
+        Announced {
             ec,
             state,
             done,
@@ -326,17 +355,14 @@ impl<'a, T> Until<'a, T> {
     }
 
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        loop {
-            if let Some(wait) = &mut self.wait {
-                ready!(Pin::new(wait).poll(cx));
-                self.wait = None;
+        if self.wait.is_none() {
+            match self.ec.begin_announced(|| (self.done)(self.state)) {
+                None => return Poll::Ready(()),
+                Some(value) => self.wait = Some(self.ec.await_value_async(value)),
             }
-            let seen = self.ec.read();
-            if (self.done)(self.state) {
-                return Poll::Ready(());
-            }
-            self.wait = Some(self.ec.await_value_async(seen + 1));
         }
+        let wait = self.wait.as_mut().expect("a wait was just begun");
+        Pin::new(wait).poll(cx)
     }
 }
 

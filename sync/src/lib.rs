@@ -42,16 +42,16 @@ macro_rules! const_unless_loom {
 }
 
 /// Declares a public future that completes once a condition announced through an
-/// [`EventCount`](crate::EventCount) holds: a named wrapper of `event_count::Until`.
-macro_rules! until_future {
+/// [`EventCount`](crate::EventCount) holds: a named wrapper of `event_count::Announced`.
+macro_rules! announced_future {
     ($(#[$attr:meta])* $name:ident for $target:ty) => {
         $(#[$attr])*
         #[must_use = "futures do nothing unless polled"]
-        pub struct $name<'a>($crate::event_count::Until<'a, $target>);
+        pub struct $name<'a>($crate::event_count::Announced<'a, $target>);
 
         impl<'a> $name<'a> {
-            pub(crate) fn new(until: $crate::event_count::Until<'a, $target>) -> Self {
-                $name(until)
+            pub(crate) fn new(announced: $crate::event_count::Announced<'a, $target>) -> Self {
+                $name(announced)
             }
         }
 

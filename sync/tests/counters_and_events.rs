@@ -90,6 +90,32 @@ fn wait_group_timeout_and_future() {
     assert!(poll_once(&mut future).is_ready());
 }
 
+/// `done` at zero releases every waiter present, even one that has not run when an `add`
+/// raises the counter again.
+#[test]
+fn wait_group_zero_releases_present_waiters_even_if_add_follows_at_once() {
+    on(1, || {
+        let wg = WaitGroup::new();
+        wg.add(1);
+        fibra_runtime::scope(|s| {
+            // Bounded, so that a waiter that parks anew fails the test instead of hanging it.
+            let waiter = s.spawn(|| wg.wait_timeout(Duration::from_secs(2)));
+            until_parked(waiter.fiber());
+            let mut future = wg.wait_async();
+            assert!(poll_once(&mut future).is_pending());
+            wg.done();
+            wg.add(1);
+            let future_done = poll_once(&mut future).is_ready();
+            assert_eq!(
+                (waiter.join().unwrap(), future_done),
+                (Ok(()), true),
+                "(the blocking wait, the future): both waited anew after the add"
+            );
+        });
+        assert_eq!(wg.count(), 1);
+    });
+}
+
 #[test]
 #[should_panic(expected = "negative WaitGroup counter")]
 fn wait_group_done_below_zero_panics() {
