@@ -470,19 +470,6 @@ mod tests {
         }
     }
 
-    /// A waker whose last handle panics when dropped.
-    struct PanicsOnDrop;
-
-    impl Wake for PanicsOnDrop {
-        fn wake(self: Arc<Self>) {}
-    }
-
-    impl Drop for PanicsOnDrop {
-        fn drop(&mut self) {
-            panic!("a user waker's drop panicked");
-        }
-    }
-
     fn poll<F: Future + ?Sized>(future: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
         future.poll(&mut Context::from_waker(waker))
     }
@@ -536,7 +523,7 @@ mod tests {
         assert!(sem.try_acquire(1));
         let mut big = Box::pin(sem.acquire_async(2));
         // The queue holds the waker's last handle.
-        assert!(poll(big.as_mut(), &Waker::from(Arc::new(PanicsOnDrop))).is_pending());
+        assert!(poll(big.as_mut(), &fibra_testing::panics_on_drop()).is_pending());
         let small_woken = Counts::new();
         let small_waker = Waker::from(small_woken.clone());
         let mut small = Box::pin(sem.acquire_async(1));

@@ -46,3 +46,21 @@ impl<C: Borrow<AtomicUsize>> Drop for Counted<C> {
 pub fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
     std::pin::Pin::new(future).poll(&mut Context::from_waker(Waker::noop()))
 }
+
+/// A waker whose last handle panics when it is dropped: a user's waker misbehaving where a
+/// primitive drops it (a given-up or stale waiter's).
+pub fn panics_on_drop() -> Waker {
+    struct PanicsOnDrop;
+
+    impl std::task::Wake for PanicsOnDrop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            panic!("a user waker's drop panicked");
+        }
+    }
+
+    Waker::from(std::sync::Arc::new(PanicsOnDrop))
+}

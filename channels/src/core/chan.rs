@@ -651,19 +651,6 @@ mod tests {
         }
     }
 
-    /// A waker whose last handle panics when dropped.
-    struct PanicsOnDrop;
-
-    impl Wake for PanicsOnDrop {
-        fn wake(self: Arc<Self>) {}
-    }
-
-    impl Drop for PanicsOnDrop {
-        fn drop(&mut self) {
-            panic!("a user waker's drop panicked");
-        }
-    }
-
     /// Registers a receive of a fresh waiter on `chan`, woken through `waker`.
     fn park_receiver(chan: &Chan<u8>, waker: Waker) -> (Box<(Waiter, Packet<u8>)>, Key) {
         let parked = Box::new((Waiter::new(), Packet::new(None)));
@@ -695,7 +682,7 @@ mod tests {
             });
             let (first, first_key) = park_receiver(&chan, Waker::from(looks.clone()));
             // A stale entry: its waiter withdrew, and the close that skips it drops its waker.
-            let (stale, stale_key) = park_receiver(&chan, Waker::from(Arc::new(PanicsOnDrop)));
+            let (stale, stale_key) = park_receiver(&chan, fibra_testing::panics_on_drop());
             stale.0.try_abort().unwrap();
             let closed = catch_unwind(AssertUnwindSafe(|| chan.close()));
             assert!(closed.is_err(), "the waker's drop panic reaches the closer");
@@ -713,7 +700,7 @@ mod tests {
     fn a_stale_waker_that_panics_when_dropped_keeps_no_waiter_from_being_served() {
         let chan = Chan::<u8>::new(0);
         // The stale entry is skipped by the send; its waker is dropped after the lock.
-        let (stale, stale_key) = park_receiver(&chan, Waker::from(Arc::new(PanicsOnDrop)));
+        let (stale, stale_key) = park_receiver(&chan, fibra_testing::panics_on_drop());
         stale.0.try_abort().unwrap();
         let count = Arc::new(Counts(AtomicUsize::new(0)));
         // Its key is spent once a claimer completes it (the claimer frees the entry).
