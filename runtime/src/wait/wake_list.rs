@@ -1,6 +1,7 @@
 //! Wakers collected under a lock and woken after it is released.
 
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::task::Waker;
 
 /// Wakers collected under a lock, woken when this is dropped (or by [`wake_all`]). Declare it
@@ -112,12 +113,28 @@ impl WakeList {
     /// Wakes everything collected, which is something: `first` is filled before `more`.
     #[inline(never)]
     fn wake(&mut self) {
-        if let Some(first) = self.first.take() {
-            first.wake();
+        let first = self.first.take();
+        if self.more.is_empty() {
+            if let Some(first) = first {
+                first.wake();
+            }
+        } else {
+            wake_each(first.into_iter().chain(self.more.drain(..)));
         }
-        if !self.more.is_empty() {
-            self.more.drain(..).for_each(Waker::wake);
+    }
+}
+
+/// Wakes every waker even if one's `wake` panics (a task's waker is user code), then resumes
+/// the first panic: a waiter must not miss its wake because another waiter's waker failed.
+fn wake_each(wakers: impl Iterator<Item = Waker>) {
+    let mut panicked = None;
+    for waker in wakers {
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+            panicked.get_or_insert(payload);
         }
+    }
+    if let Some(payload) = panicked {
+        panic::resume_unwind(payload);
     }
 }
 
@@ -157,6 +174,9 @@ impl Drop for WakeList {
 mod tests {
     use super::super::counting_waker::waker;
     use super::WakeList;
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::Arc;
+    use std::task::{Wake, Waker};
 
     #[test]
     fn everything_collected_is_woken_once_on_drop() {
@@ -169,6 +189,39 @@ mod tests {
         assert_eq!(count.woken(), 0);
         drop(wakers);
         assert_eq!(count.woken(), 3);
+    }
+
+    /// A waker whose `wake` panics.
+    struct Panics;
+
+    impl Wake for Panics {
+        fn wake(self: Arc<Self>) {
+            panic!("this waker panics");
+        }
+    }
+
+    #[test]
+    fn a_panicking_wake_does_not_keep_the_others_from_being_woken() {
+        let (count, waker) = waker();
+        for panicking_at in 0..3 {
+            let mut wakers = WakeList::new();
+            for i in 0..3 {
+                if i == panicking_at {
+                    wakers.push(Waker::from(Arc::new(Panics)));
+                } else {
+                    wakers.push(waker.clone());
+                }
+            }
+            let woken_before = count.woken();
+            let unwound = panic::catch_unwind(AssertUnwindSafe(|| wakers.wake_all()));
+            let payload = unwound.expect_err("the waker's panic is resumed");
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"this waker panics"));
+            assert_eq!(
+                count.woken() - woken_before,
+                2,
+                "panicking at {panicking_at}"
+            );
+        }
     }
 
     #[test]
