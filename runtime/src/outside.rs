@@ -24,6 +24,8 @@ impl Outside {
     /// Registers `waker`, or replaces the one registered under `key`. False once shutdown has
     /// woken everyone (and `key` is gone): the caller must not wait any more.
     pub(crate) fn register(&self, key: &mut Option<Key>, waker: &Waker) -> bool {
+        // Declared before the lock: a replaced waker is a task's, whose drop may run its code.
+        let mut replaced = WakeList::new();
         let mut slots = self.slots.lock();
         if slots.shut {
             if let Some(key) = key.take() {
@@ -32,7 +34,7 @@ impl Outside {
             return false;
         }
         match key {
-            Some(key) => slots.joiners.set_waker(key, waker),
+            Some(key) => slots.joiners.set_waker(key, waker, &mut replaced),
             None => *key = Some(slots.joiners.push_back((), waker.clone())),
         }
         true

@@ -11,6 +11,7 @@
 //! lock ([`Lock`](crate::loom::sync::Lock) or [`SpinLock`](crate::loom::sync::SpinLock)), and
 //! wakes what it popped through a [`WakeList`](super::WakeList) once the lock is released.
 
+use super::WakeList;
 use std::task::Waker;
 
 const NIL: usize = usize::MAX;
@@ -238,10 +239,26 @@ impl<T> WaitList<T> {
         self.entry(key.0).waker.is_none()
     }
 
-    /// Replaces a queued waiter's waker (a future polled with a different one).
-    pub fn set_waker(&mut self, key: &Key, waker: &Waker) {
+    /// Replaces a queued waiter's waker (a future polled with a different one), handing the
+    /// one it replaces to `wakers` to drop once the lock is released. Nothing changes when the
+    /// two wake the same task, or once the waiter has been woken.
+    ///
+    /// ```
+    /// use fibra::wait::{WaitList, WakeList};
+    /// use futures::task::noop_waker;
+    ///
+    /// let mut waiters = WaitList::new();
+    /// let key = waiters.push_back((), fibra::wait::current_waker());
+    /// let mut wakers = WakeList::new();
+    /// waiters.set_waker(&key, &noop_waker(), &mut wakers);
+    /// let woken = waiters.pop_front().expect("one waiter");
+    /// assert!(woken.will_wake(&noop_waker()));
+    /// ```
+    pub fn set_waker(&mut self, key: &Key, waker: &Waker, wakers: &mut WakeList) {
         if let Some(old) = &mut self.entry_mut(key.0).waker {
-            old.clone_from(waker);
+            if !old.will_wake(waker) {
+                wakers.push_stale(std::mem::replace(old, waker.clone()));
+            }
         }
     }
 
@@ -404,6 +421,7 @@ impl<T> std::fmt::Debug for Popped<'_, T> {
 mod tests {
     use super::super::counting_waker::waker;
     use super::*;
+    use std::sync::Arc;
 
     fn order<T: Copy>(list: &WaitList<T>) -> Vec<T> {
         list.iter().copied().collect()
@@ -512,10 +530,28 @@ mod tests {
         let (first, w1) = waker();
         let (second, w2) = waker();
         let key = list.push_back((), w1);
-        list.set_waker(&key, &w2);
+        let mut replaced = WakeList::new();
+        list.set_waker(&key, &w2, &mut replaced);
+        // The replaced waker is kept to be dropped with the list, after the lock, unwoken.
+        assert_eq!(Arc::strong_count(&first), 2);
+        drop(replaced);
+        assert_eq!(Arc::strong_count(&first), 1);
         list.pop_front().unwrap().wake();
         assert_eq!(first.woken(), 0);
         assert_eq!(second.woken(), 1);
+        list.remove(key);
+    }
+
+    #[test]
+    fn set_waker_with_a_waker_of_the_same_task_keeps_the_registered_one() {
+        let mut list = WaitList::new();
+        let (count, w) = waker();
+        let key = list.push_back((), w.clone());
+        let mut replaced = WakeList::new();
+        list.set_waker(&key, &w, &mut replaced);
+        drop(replaced);
+        // Registered, the caller's and the count's own: nothing was cloned or dropped.
+        assert_eq!(Arc::strong_count(&count), 3);
         list.remove(key);
     }
 }

@@ -237,7 +237,7 @@ impl<W: Waitable> Wait<W> {
             return Poll::Ready(output);
         }
         let key = self.key.as_ref().expect("an unfinished wait holds its key");
-        W::list(&mut state).set_waker(key, cx.waker());
+        W::list(&mut state).set_waker(key, cx.waker(), &mut wakers);
         Poll::Pending
     }
 
