@@ -3,13 +3,16 @@
 use crate::core::System;
 use crate::current::current;
 use crate::exits::link_pair;
+use crate::id::next_number;
 use crate::{
-    exit, exit_self, monitor, self_id, spawn, spawn_link, trap_exit, unlink, Inbox, Pid, ProcessId,
-    Reason, ReplyTo, Signal,
+    exit, exit_self, monitor, self_id, spawn, spawn_link, trap_exit, unlink, Inbox, MonitorRef,
+    Pid, ProcessId, Reason, ReplyTo, Signal,
 };
 use fibra_runtime::wait::Deadline;
+use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
+use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -104,10 +107,53 @@ impl ChildSpec {
     /// A [`Restart::Permanent`] child. `start` runs in the supervisor process and returns the
     /// new child (spawned with [`spawn_link`](crate::spawn_link); a child spawned unlinked is
     /// linked right after). A child that ends before `start` returns is handled as any child
-    /// that ended, with its own exit reason. If `start` panics, the supervisor terminates its
-    /// running children, the last started first, and ends with that panic (OTP's failed start;
-    /// a restart that panics is not retried). So it does, panicking, if `start` returns the
-    /// supervisor's own id.
+    /// that ended, with its own exit reason.
+    ///
+    /// If `start` panics while the supervisor starts its children, the supervisor terminates
+    /// those running, the last started first, and ends with that panic (OTP's failed start).
+    /// If it panics in a restart, the restart failed and the supervisor tries it again, as
+    /// OTP's does: first it handles the signals that came in the meantime (other children's
+    /// ends, an exit signal that ends it), then it restarts the child again by its
+    /// [`Strategy`], the children after it in the restart left stopped until then. Each try
+    /// counts against the restart intensity, so a child that keeps failing to start ends the
+    /// supervisor with [`Reason::Shutdown`]. A `start` that returns the supervisor's own id
+    /// panics, and is handled the same way.
+    ///
+    /// ```
+    /// use fibra::process::{
+    ///     self as process, ChildSpec, Inbox, Reason, Strategy, Supervisor, SupervisorRequest,
+    /// };
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// static STARTS: AtomicUsize = AtomicUsize::new(0);
+    ///
+    /// process::run(|_: Inbox<()>| {
+    ///     let sup = Supervisor::new(Strategy::OneForOne)
+    ///         .intensity(3, Duration::from_secs(10))
+    ///         .child(ChildSpec::new("flaky", || {
+    ///             if STARTS.fetch_add(1, Ordering::SeqCst) == 1 {
+    ///                 panic!("the first restart fails");
+    ///             }
+    ///             process::spawn_link(|inbox: Inbox<()>| loop {
+    ///                 inbox.recv();
+    ///             })
+    ///             .id()
+    ///         }))
+    ///         .spawn_link();
+    ///     let child = || {
+    ///         let which = SupervisorRequest::WhichChildren;
+    ///         process::call(&sup, which, Duration::from_secs(5)).unwrap()[0].1.clone()
+    ///     };
+    ///     let first = child().unwrap();
+    ///     process::exit(&first, Reason::custom("crash"));
+    ///     // The supervisor tried again: a third start, within the intensity.
+    ///     while child().is_none_or(|now| now == first) {
+    ///         fibra::yield_now();
+    ///     }
+    ///     assert_eq!(STARTS.load(Ordering::SeqCst), 3);
+    /// });
+    /// ```
     pub fn new(id: impl Into<String>, start: impl FnMut() -> ProcessId + Send + 'static) -> Self {
         ChildSpec {
             id: id.into(),
@@ -174,15 +220,17 @@ impl fmt::Debug for ChildSpec {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SupervisorRequest {
-    /// Each child's id and running process, in start order (`None` while not running; a
-    /// [`Restart::Temporary`] child that ended is not listed).
+    /// Each child's id and running process, in start order (`None` while not running, also
+    /// while a restart that failed waits to be tried again; a [`Restart::Temporary`] child
+    /// that ended is not listed).
     WhichChildren(ReplyTo<Vec<(String, Option<ProcessId>)>>),
 }
 
 /// A supervisor: a process that traps exits, starts its children in order, and restarts
 /// them by its [`Strategy`] and each child's [`Restart`]. More than `max_restarts` restarts
 /// within `period` (its restart intensity; 1 in 5 s by default, as OTP) make it terminate
-/// every child, in reverse start order, and end with [`Reason::Shutdown`].
+/// every child, in reverse start order, and end with [`Reason::Shutdown`]. A restart whose
+/// start panics is tried again, and each try is a restart (see [`ChildSpec::new`]).
 ///
 /// A supervisor started with [`spawn_link`](Supervisor::spawn_link) has a parent, the
 /// process that started it: an exit signal from its parent, [`Reason::Normal`] included (the
@@ -281,41 +329,56 @@ impl Supervisor {
 
     fn supervise(mut self, inbox: Inbox<SupervisorRequest>, parent: Option<ProcessId>) -> Reason {
         trap_exit(true);
-        let mut running: Vec<Option<ProcessId>> = vec![None; self.children.len()];
+        let mut slots = vec![Slot::Stopped; self.children.len()];
         for at in 0..self.children.len() {
-            running[at] = Some(self.start(&inbox, &mut running, at));
+            match self.start(&inbox, at) {
+                Ok(child) => slots[at] = Slot::Running(child),
+                Err(payload) => {
+                    self.terminate_all(&inbox, &mut slots);
+                    panic::resume_unwind(payload)
+                }
+            }
         }
         let mut restarts = Restarts::new(self.max_restarts, self.period);
         loop {
             let (from, reason) = match inbox.recv() {
                 Signal::Msg(SupervisorRequest::WhichChildren(reply)) => {
                     let ids = self.children.iter().map(|child| child.id.clone());
-                    reply.reply(ids.zip(running.iter().cloned()).collect());
+                    reply.reply(ids.zip(slots.iter().map(Slot::running)).collect());
                     continue;
                 }
                 Signal::Exit { from, reason } => (from, reason),
-                Signal::Down { .. } => continue,
+                Signal::Down { mref, .. } => {
+                    // A note that no longer matches is about a child restarted since (by a
+                    // sibling's restart) or forgotten: nothing to try again.
+                    let retry = slots
+                        .iter()
+                        .position(|slot| *slot == Slot::Restarting(mref));
+                    if let Some(at) = retry {
+                        if let Err(end) = self.restart(&inbox, &mut slots, &mut restarts, at) {
+                            return end;
+                        }
+                    }
+                    continue;
+                }
             };
-            let Some(at) = running
-                .iter()
-                .position(|child| child.as_ref() == Some(&from))
-            else {
+            let Some(at) = slots.iter().position(|slot| slot.is(&from)) else {
                 let ends_it = match &parent {
                     Some(parent) => from == *parent,
                     None => !reason.is_normal(),
                 };
                 if ends_it {
-                    self.terminate_all(&inbox, &mut running);
+                    self.terminate_all(&inbox, &mut slots);
                     return reason;
                 }
                 continue;
             };
-            running[at] = None;
+            slots[at] = Slot::Stopped;
             let restart = match self.children[at].restart {
                 Restart::Permanent => true,
                 Restart::Transient => !matches!(reason, Reason::Normal | Reason::Shutdown),
                 Restart::Temporary => {
-                    self.forget(&mut running, at);
+                    self.forget(&mut slots, at);
                     false
                 }
             };
@@ -323,57 +386,81 @@ impl Supervisor {
                 continue;
             }
             await_run_end(&from, self.children[at].shutdown);
-            if !restarts.add(Instant::now()) {
-                self.terminate_all(&inbox, &mut running);
-                return Reason::Shutdown;
-            }
-            let restarted = match self.strategy {
-                Strategy::OneForOne => at..at + 1,
-                Strategy::OneForAll => 0..running.len(),
-                Strategy::RestForOne => at..running.len(),
-            };
-            let mut forgotten = 0;
-            for other in restarted.clone().rev() {
-                if let Some(child) = running[other].take() {
-                    terminate(&inbox, &child, self.children[other].shutdown);
-                }
-                // `at` is not temporary: it is being restarted.
-                if self.children[other].restart == Restart::Temporary {
-                    self.forget(&mut running, other);
-                    forgotten += 1;
-                }
-            }
-            for other in restarted.start..restarted.end - forgotten {
-                running[other] = Some(self.start(&inbox, &mut running, other));
+            if let Err(end) = self.restart(&inbox, &mut slots, &mut restarts, at) {
+                return end;
             }
         }
     }
 
+    /// Restarts child `at` and, by the strategy, its siblings (OTP's `restart/2`, also what
+    /// its `try_again_restart` runs). A child whose `start` panics is left
+    /// [`Restarting`](Slot::Restarting) and those after it in the group stopped: the try
+    /// again comes after the signals already in the mailbox. `Err` with the supervisor's
+    /// exit reason if this restart exceeds the intensity; the children are terminated then.
+    fn restart(
+        &mut self,
+        inbox: &Inbox<SupervisorRequest>,
+        slots: &mut Vec<Slot>,
+        restarts: &mut Restarts,
+        at: usize,
+    ) -> Result<(), Reason> {
+        if !restarts.add(Instant::now()) {
+            self.terminate_all(inbox, slots);
+            return Err(Reason::Shutdown);
+        }
+        let group = match self.strategy {
+            Strategy::OneForOne => at..at + 1,
+            Strategy::OneForAll => 0..slots.len(),
+            Strategy::RestForOne => at..slots.len(),
+        };
+        let mut forgotten = 0;
+        for other in group.clone().rev() {
+            if let Slot::Running(child) = mem::replace(&mut slots[other], Slot::Stopped) {
+                terminate(inbox, &child, self.children[other].shutdown);
+            }
+            // `at` is not temporary: it is being restarted.
+            if self.children[other].restart == Restart::Temporary {
+                self.forget(slots, other);
+                forgotten += 1;
+            }
+        }
+        let starting = group.start..group.end - forgotten;
+        for (other, slot) in starting.clone().zip(&mut slots[starting]) {
+            match self.start(inbox, other) {
+                Ok(child) => *slot = Slot::Running(child),
+                Err(_) => {
+                    *slot = Slot::Restarting(note_to_try_again());
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Drops child `at`, a temporary one that ended, from the children: it is never restarted,
     /// and OTP deletes its spec.
-    fn forget(&mut self, running: &mut Vec<Option<ProcessId>>, at: usize) {
+    fn forget(&mut self, slots: &mut Vec<Slot>, at: usize) {
         self.children.remove(at);
-        running.remove(at);
+        slots.remove(at);
     }
 
     /// Ends every running child, the last started first.
-    fn terminate_all(&self, inbox: &Inbox<SupervisorRequest>, running: &mut [Option<ProcessId>]) {
-        for (child, spec) in running.iter_mut().zip(&self.children).rev() {
-            if let Some(child) = child.take() {
+    fn terminate_all(&self, inbox: &Inbox<SupervisorRequest>, slots: &mut [Slot]) {
+        for (slot, spec) in slots.iter_mut().zip(&self.children).rev() {
+            if let Slot::Running(child) = mem::replace(slot, Slot::Stopped) {
                 terminate(inbox, &child, spec.shutdown);
             }
         }
     }
 
-    /// Starts child `at` and makes sure one `Exit` from it reaches the mailbox when it ends.
-    /// If its `start` panics, the `running` children are terminated first, in order, as OTP
-    /// does when a child fails to start.
+    /// Starts child `at` and makes sure one `Exit` from it reaches the mailbox when it ends;
+    /// the payload if its `start` panicked. A kill that reaches the supervisor during `start`
+    /// unwinds on: the children then end through their links.
     fn start(
         &mut self,
         inbox: &Inbox<SupervisorRequest>,
-        running: &mut [Option<ProcessId>],
         at: usize,
-    ) -> ProcessId {
+    ) -> Result<ProcessId, Box<dyn Any + Send>> {
         let started = panic::catch_unwind(AssertUnwindSafe(|| {
             let spec = &mut self.children[at];
             let child = (spec.start)();
@@ -386,19 +473,54 @@ impl Supervisor {
         }));
         let child = match started {
             Ok(child) => child,
-            Err(payload) => {
-                // A kill unwinds as a cancellation: the children then end through their links.
-                if !fibra_runtime::is_cancellation(&*payload) {
-                    self.terminate_all(inbox, running);
-                }
+            Err(payload) if fibra_runtime::is_cancellation(&*payload) => {
                 panic::resume_unwind(payload)
             }
+            Err(payload) => return Err(payload),
         };
         if link_pair(&self_id(), &child).is_err() {
             heard_of_end(inbox, &child);
         }
-        child
+        Ok(child)
     }
+}
+
+/// What a supervisor knows of one child's process.
+#[derive(Clone, PartialEq)]
+enum Slot {
+    /// Not started yet, ended and not restarted, or terminated.
+    Stopped,
+    Running(ProcessId),
+    /// Its restart failed; tried again when this note comes out of the mailbox.
+    Restarting(MonitorRef),
+}
+
+impl Slot {
+    fn running(&self) -> Option<ProcessId> {
+        match self {
+            Slot::Running(child) => Some(child.clone()),
+            Slot::Stopped | Slot::Restarting(_) => None,
+        }
+    }
+
+    fn is(&self, child: &ProcessId) -> bool {
+        matches!(self, Slot::Running(running) if running == child)
+    }
+}
+
+/// Puts a note behind what is in the supervisor's mailbox now, as OTP's supervisor casts
+/// `try_again_restart` to itself: the signals that came before it (a shutdown among them)
+/// are handled before the next try, so a start that keeps panicking does not starve them.
+/// The note is a `Down` under a reference no monitor has, so nothing else is taken for it.
+fn note_to_try_again() -> MonitorRef {
+    let me = self_id();
+    let note = MonitorRef(next_number());
+    me.proc().post(System::Down {
+        mref: note,
+        pid: me.clone(),
+        reason: Reason::Noproc,
+    });
+    note
 }
 
 /// The restarts that count against a supervisor's restart intensity.

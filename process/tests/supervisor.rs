@@ -8,8 +8,8 @@ use fibra_process::{
     Supervisor, SupervisorRequest,
 };
 use fibra_testing::WORKER_COUNTS;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn idle(inbox: Inbox<()>) {
@@ -671,4 +671,188 @@ fn a_restarted_child_starts_after_the_old_one_has_run_its_destructors() {
         );
     });
     assert_eq!(status, 0);
+}
+
+/// The calls of a child's `start`, in order: the process each started, `None` for one that
+/// panicked.
+#[derive(Clone, Default)]
+struct Starts(Arc<Mutex<Vec<Option<ProcessId>>>>);
+
+impl Starts {
+    fn calls(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    fn alive(&self) -> Vec<ProcessId> {
+        let calls = self.0.lock().unwrap();
+        calls
+            .iter()
+            .flatten()
+            .filter(|pid| process::is_alive(*pid))
+            .cloned()
+            .collect()
+    }
+
+    /// A child whose `start` is recorded here and panics on the calls (counted from 1) for
+    /// which `fails` is true.
+    fn child(&self, id: &'static str, fails: fn(usize) -> bool) -> ChildSpec {
+        let calls = self.0.clone();
+        ChildSpec::new(id, move || {
+            let call = calls.lock().unwrap().len() + 1;
+            let started = (!fails(call)).then(|| process::spawn_link(idle).id());
+            calls.lock().unwrap().push(started.clone());
+            started.unwrap_or_else(|| panic!("{id} cannot start (call {call})"))
+        })
+    }
+}
+
+fn second_and_third(call: usize) -> bool {
+    matches!(call, 2 | 3)
+}
+
+fn never(_: usize) -> bool {
+    false
+}
+
+/// A restart whose start panicked ended the supervisor with that panic; OTP's supervisor
+/// tries it again, each try counting against the intensity.
+#[test]
+fn a_restart_whose_start_panics_is_tried_again_until_it_starts() {
+    for workers in WORKER_COUNTS {
+        let status = program(workers, |_: Inbox<()>| {
+            let starts = Starts::default();
+            let sup = Supervisor::new(Strategy::OneForOne)
+                .intensity(5, Duration::from_secs(10))
+                .child(starts.child("flaky", second_and_third))
+                .spawn();
+            let first = running(&sup, |_| true).remove(0);
+            process::exit(&first, Reason::custom("crash"));
+            let now = running(&sup, |now| now[0].as_ref() != Some(&first));
+            assert_eq!(starts.calls(), 4, "started on the 4th call");
+            assert_eq!(starts.alive(), now);
+            assert!(process::is_alive(&sup));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+#[test]
+fn a_restart_that_keeps_failing_ends_the_supervisor_at_its_intensity() {
+    for workers in WORKER_COUNTS {
+        let status = program(workers, |inbox: Inbox<()>| {
+            let (flaky, steady) = (Starts::default(), Starts::default());
+            let sup = Supervisor::new(Strategy::OneForOne)
+                .intensity(2, Duration::from_secs(3600))
+                .child(flaky.child("flaky", second_and_third))
+                .child(steady.child("steady", never))
+                .spawn();
+            let mref = process::monitor(&sup);
+            let first = running(&sup, |_| true).remove(0);
+            process::exit(&first, Reason::custom("crash"));
+            match inbox.recv_timeout(EVENTUALLY) {
+                Some(Signal::Down {
+                    mref: m, reason, ..
+                }) => {
+                    assert_eq!((m, reason), (mref, Reason::Shutdown));
+                }
+                other => panic!("{:?}", describe(other)),
+            }
+            // Two tries within the intensity, the third one beyond it.
+            assert_eq!(flaky.calls(), 3);
+            assert_eq!((steady.calls(), steady.alive()), (1, vec![]));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
+/// Children `a`, `b` (whose start fails on its 2nd and 3rd calls) and `c`; `a` crashes. Each
+/// try restarts `b`'s group again, so `a`'s, `b`'s and `c`'s starts are called `calls` times,
+/// and each has exactly one process alive: the one listed.
+fn a_failed_restart_restarts_the_group_consistently(strategy: Strategy, calls: [usize; 3]) {
+    let status = program(2, move |_: Inbox<()>| {
+        let starts: [Starts; 3] = Default::default();
+        let sup = Supervisor::new(strategy)
+            .intensity(10, Duration::from_secs(3600))
+            .child(starts[0].child("a", never))
+            .child(starts[1].child("b", second_and_third))
+            .child(starts[2].child("c", never))
+            .spawn();
+        let first = running(&sup, |_| true).remove(0);
+        process::exit(&first, Reason::custom("crash"));
+        let now = running(&sup, |now| now[0].as_ref() != Some(&first));
+        assert_eq!(starts.each_ref().map(Starts::calls), calls, "{strategy:?}");
+        for (listed, starts) in now.iter().zip(&starts) {
+            assert_eq!(starts.alive(), std::slice::from_ref(listed), "{strategy:?}");
+        }
+        assert!(process::is_alive(&sup));
+    });
+    assert_eq!(status, 0, "{strategy:?}");
+}
+
+#[test]
+fn a_failed_one_for_all_restart_restarts_every_child_again() {
+    a_failed_restart_restarts_the_group_consistently(Strategy::OneForAll, [4, 4, 2]);
+}
+
+#[test]
+fn a_failed_rest_for_one_restart_restarts_from_the_child_that_failed() {
+    a_failed_restart_restarts_the_group_consistently(Strategy::RestForOne, [2, 4, 2]);
+}
+
+/// An exit signal that comes while a restart keeps failing is handled before the next try.
+#[test]
+fn a_supervisor_whose_restart_keeps_failing_still_shuts_down() {
+    for workers in WORKER_COUNTS {
+        let status = program(workers, |inbox: Inbox<()>| {
+            let me = inbox.pid();
+            let (calls, sent) = (
+                Arc::new(AtomicUsize::new(0)),
+                Arc::new(AtomicBool::new(false)),
+            );
+            let spec = {
+                let (calls, sent) = (calls.clone(), sent.clone());
+                ChildSpec::new("hopeless", move || {
+                    match calls.fetch_add(1, Ordering::SeqCst) + 1 {
+                        1 => return process::spawn_link(idle).id(),
+                        // The second try waits for the exit signal to be in the mailbox.
+                        3 => {
+                            me.send(());
+                            while !sent.load(Ordering::SeqCst) {
+                                fibra_runtime::yield_now();
+                            }
+                        }
+                        _ => {}
+                    }
+                    panic!("hopeless cannot start")
+                })
+            };
+            let sup = Supervisor::new(Strategy::OneForOne)
+                .intensity(1000, Duration::from_secs(3600))
+                .child(spec)
+                .spawn();
+            let mref = process::monitor(&sup);
+            let first = running(&sup, |_| true).remove(0);
+            process::exit(&first, Reason::custom("crash"));
+            match inbox.recv_timeout(EVENTUALLY) {
+                Some(Signal::Msg(())) => {}
+                other => panic!("no second try: {:?}", describe(other)),
+            }
+            process::exit(&sup, Reason::Shutdown);
+            sent.store(true, Ordering::SeqCst);
+            match inbox.recv_timeout(EVENTUALLY) {
+                Some(Signal::Down {
+                    mref: m, reason, ..
+                }) => {
+                    assert_eq!((m, reason), (mref, Reason::Shutdown));
+                }
+                other => panic!("{:?}", describe(other)),
+            }
+            assert_eq!(
+                calls.load(Ordering::SeqCst),
+                3,
+                "no try after the exit signal"
+            );
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
 }
