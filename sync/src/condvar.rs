@@ -1,11 +1,14 @@
 //! [`Condvar`]: a [`WaitList`] of parked callers, over fibra's [`MutexGuard`].
 
-use crate::mutex::MutexGuard;
+use crate::mutex::{Mutex, MutexGuard, MutexLock};
 use fibra_runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use fibra_runtime::loom::sync::Lock;
-use fibra_runtime::wait::{current_waker, WaitList, WakeList};
+use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
 use fibra_runtime::wait::{Deadline, PlainWaitable, Wait, WaitKind, WaitSite};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 /// A condition variable for fibra's [`Mutex`](crate::Mutex): waiting parks the fiber (or
@@ -15,6 +18,8 @@ use std::time::Duration;
 /// someone who took the mutex afterwards is never lost; it re-locks the mutex before returning.
 /// Notifications wake waiters in the order they started waiting. Like any condition variable
 /// it may wake spuriously: wait in a loop, or with [`wait_while`](Self::wait_while).
+/// [`wait_async`](Self::wait_async) and [`wait_while_async`](Self::wait_while_async) are the
+/// forms for async code; fibers, threads and tasks may wait on one condition variable together.
 ///
 /// ```
 /// use fibra::sync::{Condvar, Mutex};
@@ -152,6 +157,82 @@ impl Condvar {
         self.wait_until(guard, Deadline::after(timeout))
     }
 
+    /// A future that waits as [`wait`](Self::wait) does and resolves to the guard again.
+    ///
+    /// The future holds the guard until it is first polled. That poll joins the waiters and
+    /// then releases the mutex, so a notification sent by someone who takes the mutex after
+    /// it is never lost; once notified, the future locks the mutex again through
+    /// [`Mutex::lock_async`] (in its queue, as any other locker). Dropping the future is
+    /// giving up the wait: before its first poll it just unlocks the mutex, and once it waits
+    /// it leaves the queue, handing a notification it had received (while waiting, or while
+    /// re-locking) on to the next waiter.
+    ///
+    /// ```
+    /// use fibra::sync::{Condvar, Mutex};
+    ///
+    /// let (items, added) = (Mutex::new(Vec::new()), Condvar::new());
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
+    ///         s.spawn(|| {
+    ///             items.lock().push(1);
+    ///             added.notify_one();
+    ///         });
+    ///         let popped = fibra::block_on(async {
+    ///             let mut guard = items.lock_async().await;
+    ///             while guard.is_empty() {
+    ///                 guard = added.wait_async(guard).await;
+    ///             }
+    ///             guard.pop()
+    ///         });
+    ///         assert_eq!(popped, Some(1));
+    ///     });
+    /// });
+    /// ```
+    pub fn wait_async<'c, 'm, T: ?Sized>(
+        &'c self,
+        guard: MutexGuard<'m, T>,
+    ) -> CondvarWait<'c, 'm, T> {
+        CondvarWait {
+            condvar: self,
+            state: WaitState::Locked(guard),
+        }
+    }
+
+    /// A future that waits while `condition` holds, as [`wait_while`](Self::wait_while)
+    /// does: it checks `condition` (with the mutex locked) when first polled and after every
+    /// wake, and resolves to the guard once the condition is false. Each wait is one of
+    /// [`wait_async`](Self::wait_async), with its rules for dropping the future.
+    ///
+    /// ```
+    /// use fibra::sync::{Condvar, Mutex};
+    ///
+    /// let (count, changed) = (Mutex::new(0), Condvar::new());
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
+    ///         for _ in 0..3 {
+    ///             s.spawn(|| {
+    ///                 *count.lock() += 1;
+    ///                 changed.notify_all();
+    ///             });
+    ///         }
+    ///         let guard = fibra::block_on(async {
+    ///             changed.wait_while_async(count.lock_async().await, |n| *n < 3).await
+    ///         });
+    ///         assert_eq!(*guard, 3);
+    ///     });
+    /// });
+    /// ```
+    pub fn wait_while_async<'c, 'm, T: ?Sized, F: FnMut(&mut T) -> bool>(
+        &'c self,
+        guard: MutexGuard<'m, T>,
+        condition: F,
+    ) -> CondvarWaitWhile<'c, 'm, T, F> {
+        CondvarWaitWhile {
+            wait: self.wait_async(guard),
+            condition,
+        }
+    }
+
     /// Wakes the longest waiter, if any.
     ///
     /// ```
@@ -194,6 +275,14 @@ impl Condvar {
         self.queued.store(list.len(), Ordering::Release);
     }
 
+    /// Joins the waiters, with `waker` to wake. A waiter joins before it releases the mutex.
+    fn join(&self, waker: Waker) -> Key {
+        let mut list = self.waiters.lock();
+        let key = list.push_back((), waker);
+        self.count(&list);
+        key
+    }
+
     #[track_caller]
     fn wait_until<'a, T: ?Sized>(
         &self,
@@ -201,12 +290,7 @@ impl Condvar {
         deadline: Deadline,
     ) -> (MutexGuard<'a, T>, WaitResult) {
         let mutex = guard.mutex;
-        let key = {
-            let mut list = self.waiters.lock();
-            let key = list.push_back((), current_waker());
-            self.count(&list);
-            key
-        };
+        let key = self.join(current_waker());
         // Joined the queue before unlocking: a notifier that locks the mutex next finds us.
         drop(guard);
         let site = WaitSite::new(WaitKind::Condvar, self);
@@ -223,7 +307,8 @@ impl Condvar {
     }
 }
 
-/// A notified waiter re-locking the mutex: dropped (it unwound), it notifies the next waiter.
+/// A notified waiter re-locking the mutex: dropped (it unwound, or its future was dropped), it
+/// notifies the next waiter.
 struct PassOn<'a>(&'a Condvar);
 
 impl Drop for PassOn<'_> {
@@ -246,6 +331,137 @@ impl PlainWaitable for Waiters<'_> {
     fn abandon(&self, list: &mut WaitList<()>, _: (), woken: bool, wakers: &mut WakeList) {
         // A notification that reached a waiter who no longer waits goes to the next one.
         self.0.wake(list, usize::from(woken), wakers);
+    }
+}
+
+/// The future of [`Condvar::wait_async`].
+///
+/// ```
+/// use fibra::sync::{Condvar, CondvarWait, Mutex};
+///
+/// let (m, cv) = (Mutex::new(0), Condvar::new());
+/// let wait: CondvarWait<'_, '_, i32> = cv.wait_async(m.lock());
+/// assert!(m.is_locked()); // held until the first poll
+/// drop(wait); // never polled: it just unlocks
+/// assert!(!m.is_locked());
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct CondvarWait<'c, 'm, T: ?Sized> {
+    condvar: &'c Condvar,
+    state: WaitState<'c, 'm, T>,
+}
+
+enum WaitState<'c, 'm, T: ?Sized> {
+    /// Not polled yet: the caller's guard, released at the first poll.
+    Locked(MutexGuard<'m, T>),
+    Waiting(&'m Mutex<T>, Wait<Waiters<'c>>),
+    /// Notified: the notification is passed on if the future is dropped before the mutex is
+    /// locked again.
+    Relocking(MutexLock<'m, T>, PassOn<'c>),
+    Done,
+}
+
+impl<'m, T: ?Sized> Future for CondvarWait<'_, 'm, T> {
+    type Output = MutexGuard<'m, T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let condvar = self.condvar;
+        loop {
+            self.state = match std::mem::replace(&mut self.state, WaitState::Done) {
+                WaitState::Locked(guard) => {
+                    let key = condvar.join(cx.waker().clone());
+                    let mutex = guard.mutex;
+                    // Joined the queue before unlocking: a notifier that locks the mutex next
+                    // finds us, and wakes the waker just registered.
+                    drop(guard);
+                    self.state = WaitState::Waiting(mutex, Wait::new(Waiters(condvar), key));
+                    return Poll::Pending;
+                }
+                WaitState::Waiting(mutex, mut wait) => match wait.poll(cx) {
+                    Poll::Ready(()) => WaitState::Relocking(mutex.lock_async(), PassOn(condvar)),
+                    Poll::Pending => {
+                        self.state = WaitState::Waiting(mutex, wait);
+                        return Poll::Pending;
+                    }
+                },
+                WaitState::Relocking(mut lock, pass_on) => match Pin::new(&mut lock).poll(cx) {
+                    Poll::Ready(guard) => {
+                        std::mem::forget(pass_on);
+                        return Poll::Ready(guard);
+                    }
+                    Poll::Pending => {
+                        self.state = WaitState::Relocking(lock, pass_on);
+                        return Poll::Pending;
+                    }
+                },
+                WaitState::Done => panic!("condition wait polled after completion"),
+            };
+        }
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for CondvarWait<'_, '_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            WaitState::Locked(_) => "locked",
+            WaitState::Waiting(..) => "waiting",
+            WaitState::Relocking(..) => "relocking",
+            WaitState::Done => "done",
+        };
+        f.debug_struct("CondvarWait")
+            .field("state", &state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of [`Condvar::wait_while_async`].
+///
+/// ```
+/// use fibra::sync::{Condvar, CondvarWaitWhile, Mutex};
+///
+/// let (m, cv) = (Mutex::new(1), Condvar::new());
+/// let wait: CondvarWaitWhile<'_, '_, i32, _> = cv.wait_while_async(m.lock(), |n| *n == 0);
+/// // The condition is false already: the first poll resolves to the guard.
+/// assert_eq!(*futures::executor::block_on(wait), 1);
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct CondvarWaitWhile<'c, 'm, T: ?Sized, F> {
+    /// Between waits, back in its first state with the guard it resolved to.
+    wait: CondvarWait<'c, 'm, T>,
+    condition: F,
+}
+
+// The condition is only ever called through `&mut`, never pinned.
+impl<T: ?Sized, F> Unpin for CondvarWaitWhile<'_, '_, T, F> {}
+
+impl<'m, T: ?Sized, F: FnMut(&mut T) -> bool> Future for CondvarWaitWhile<'_, 'm, T, F> {
+    type Output = MutexGuard<'m, T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            this.wait.state = match std::mem::replace(&mut this.wait.state, WaitState::Done) {
+                WaitState::Locked(mut guard) => {
+                    if !(this.condition)(&mut guard) {
+                        return Poll::Ready(guard);
+                    }
+                    WaitState::Locked(guard)
+                }
+                waiting => waiting,
+            };
+            let Poll::Ready(guard) = Pin::new(&mut this.wait).poll(cx) else {
+                return Poll::Pending;
+            };
+            this.wait.state = WaitState::Locked(guard);
+        }
+    }
+}
+
+impl<T: ?Sized, F> fmt::Debug for CondvarWaitWhile<'_, '_, T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CondvarWaitWhile")
+            .field("wait", &self.wait)
+            .finish_non_exhaustive()
     }
 }
 

@@ -93,7 +93,7 @@ mod semaphore;
 mod wait_group;
 
 pub use barrier::{Barrier, BarrierError, BarrierWaitResult};
-pub use condvar::{Condvar, WaitResult};
+pub use condvar::{Condvar, CondvarWait, CondvarWaitWhile, WaitResult};
 pub use count_down_latch::CountDownLatch;
 pub use counter::UntilZero;
 pub use event::{Event, EventWait};
