@@ -6,7 +6,9 @@ use fibra_runtime::loom::sync::Lock;
 use fibra_runtime::wait::{current_waker, Key, WaitList, WakeList};
 use fibra_runtime::wait::{Deadline, TimedOut, Wait, WaitKind, WaitSite, Waitable};
 use std::fmt;
-use std::task::Waker;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 /// A cyclic barrier: each [`wait`](Self::wait) parks the caller until `parties` callers have
@@ -21,6 +23,8 @@ use std::time::Duration;
 /// when the action returns, its parties whose deadlines passed meanwhile included. The
 /// waiters of a cycle are released in arrival order after those of earlier cycles, so an
 /// action that parks holds back the cycles that complete while it runs.
+/// [`wait_async`](Self::wait_async) and [`wait_with_action_async`](Self::wait_with_action_async)
+/// are the forms for async code; fibers, threads and tasks may be parties of one cycle.
 ///
 /// ```
 /// use fibra::sync::Barrier;
@@ -229,6 +233,58 @@ impl Barrier {
         self.arrive(None::<fn()>, Deadline::after(timeout))
     }
 
+    /// A future that waits as [`wait`](Self::wait) does. The caller arrives when the future is
+    /// first polled (the last arrival completes the cycle within that poll). Dropping the
+    /// future after it arrived and before its cycle completed breaks the barrier, as a wait
+    /// that gives up does; once the cycle is complete, dropping it changes nothing.
+    ///
+    /// ```
+    /// use fibra::sync::Barrier;
+    ///
+    /// let b = Barrier::new(2);
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
+    ///         let fiber = s.spawn(|| b.wait().unwrap().index());
+    ///         let task = fibra::block_on(b.wait_async()).unwrap().index();
+    ///         assert_eq!(task + fiber.join().unwrap(), 1); // one is 0, the other 1
+    ///     });
+    /// });
+    /// ```
+    pub fn wait_async(&self) -> BarrierWait<'_> {
+        let nothing: fn() = || {};
+        self.wait_with_action_async(nothing)
+    }
+
+    /// A future that waits as [`wait_with_action`](Self::wait_with_action) does, with the
+    /// rules of [`wait_async`](Self::wait_async): if it arrives last, it runs `action` within
+    /// that poll before anyone is released (a synchronous closure: nothing in it is awaited).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let (b, phase) = (fibra::sync::Barrier::new(2), AtomicUsize::new(0));
+    /// let bump = || {
+    ///     phase.fetch_add(1, Ordering::SeqCst);
+    /// };
+    /// fibra::run(|| {
+    ///     fibra::scope(|s| {
+    ///         s.spawn(|| {
+    ///             b.wait_with_action(bump).unwrap();
+    ///             assert_eq!(phase.load(Ordering::SeqCst), 1);
+    ///         });
+    ///         fibra::block_on(b.wait_with_action_async(bump)).unwrap();
+    ///         // Only the leader, whichever party arrived last, ran its action.
+    ///         assert_eq!(phase.load(Ordering::SeqCst), 1);
+    ///     });
+    /// });
+    /// ```
+    pub fn wait_with_action_async<F: FnOnce()>(&self, action: F) -> BarrierWait<'_, F> {
+        BarrierWait {
+            barrier: self,
+            state: BarrierWaitState::Start(action),
+        }
+    }
+
     /// Whether the barrier is broken.
     ///
     /// ```
@@ -279,53 +335,93 @@ impl Barrier {
         action: Option<impl FnOnce()>,
         deadline: Deadline,
     ) -> Result<BarrierWaitResult, BarrierError> {
+        let (generation, index, key) = match self.join(deadline.instant().is_some(), current_waker)
+        {
+            Joined::Broken => return Err(BarrierError::Broken),
+            Joined::Leader { generation, index } => return Ok(self.lead(generation, index, action)),
+            Joined::Waiting {
+                generation,
+                index,
+                key,
+            } => (generation, index, key),
+        };
+        let site = WaitSite::new(WaitKind::Barrier, self);
+        let late = Late(self, generation, index);
+        let outcome = match Wait::new(Arrivals(self), key).block_at(deadline, &site) {
+            Err(TimedOut) => match late.take() {
+                // The deadline passed after the cycle completed: the party is released with
+                // its cycle.
+                Some(key) => Wait::new(Arrivals(self), key).block_at(Deadline::NEVER, &site),
+                None => Err(TimedOut),
+            },
+            done => done,
+        };
+        std::mem::forget(late);
+        outcome.unwrap_or(Err(BarrierError::TimedOut))
+    }
+
+    /// Counts an arrival, under the lock: the last of its cycle is to lead it; any other joins
+    /// the queue, with the waker `waker` makes (called only then).
+    fn join(&self, timed: bool, waker: impl FnOnce() -> Waker) -> Joined {
         let mut state = self.state.lock();
         if state.broken {
-            return Err(BarrierError::Broken);
+            return Joined::Broken;
         }
-        let index = state.arrived;
+        let (generation, index) = (state.generation, state.arrived);
         if index + 1 < self.parties {
-            state.arrived += 1;
-            let generation = state.generation;
             let arrival = Arrival {
                 generation,
                 index,
-                timed: deadline.instant().is_some(),
+                timed,
                 broken: false,
             };
-            let key = state.waiting.push_back(arrival, current_waker());
-            drop(state);
-            let site = WaitSite::new(WaitKind::Barrier, self);
-            let late = Late(self, generation, index);
-            let outcome = match Wait::new(Arrivals(self), key).block_at(deadline, &site) {
-                Err(TimedOut) => match late.take() {
-                    // The deadline passed after the cycle completed: the party is released
-                    // with its cycle.
-                    Some(key) => Wait::new(Arrivals(self), key).block_at(Deadline::NEVER, &site),
-                    None => Err(TimedOut),
-                },
-                done => done,
+            let key = state.waiting.push_back(arrival, waker());
+            state.arrived += 1;
+            return Joined::Waiting {
+                generation,
+                index,
+                key,
             };
-            std::mem::forget(late);
-            return outcome.unwrap_or(Err(BarrierError::TimedOut));
         }
-        // The leader: later arrivals belong to the next generation.
-        let generation = state.generation;
+        // Later arrivals belong to the next generation.
         state.generation += 1;
         state.arrived = 0;
         state.acting.push(generation);
-        drop(state);
+        Joined::Leader { generation, index }
+    }
+
+    /// The leader of `generation`: runs `action`, then releases its cycle.
+    fn lead(
+        &self,
+        generation: u64,
+        index: usize,
+        action: Option<impl FnOnce()>,
+    ) -> BarrierWaitResult {
         if let Some(action) = action {
             let on_unwind = Acting(self, generation);
             action();
             std::mem::forget(on_unwind);
         }
         self.acted(generation, true);
-        Ok(BarrierWaitResult {
+        BarrierWaitResult {
             index,
             leader: true,
-        })
+        }
     }
+}
+
+/// How an arrival went, decided under the lock.
+enum Joined {
+    Broken,
+    Leader {
+        generation: u64,
+        index: usize,
+    },
+    Waiting {
+        generation: u64,
+        index: usize,
+        key: Key,
+    },
 }
 
 /// Wakes everyone waiting, telling them the barrier is broken.
@@ -440,8 +536,8 @@ impl Waitable for Arrivals<'_> {
             return;
         }
         if arrival.generation == state.generation {
-            // A party of the incomplete generation that stops waiting (timed out, or
-            // unwinding) means this cycle can never complete: everyone else would wait for
+            // A party of the incomplete generation that stops waiting (timed out, unwinding,
+            // or its future dropped) means this cycle can never complete: everyone else would wait for
             // ever.
             state.broken = true;
             settle(state, wakers);
@@ -450,6 +546,8 @@ impl Waitable for Arrivals<'_> {
             // passing now ends nothing, the party keeps its place until the cycle's release.
             // Done here, under the lock that removed the entry, so that no release or break
             // slips in between. A party unwinding instead leaves it to `Late` to remove.
+            // Only a blocking wait is timed (a future has no deadline of its own), so the
+            // caller's waker, queued again here, is the one that waits for the entry.
             let (generation, index) = (arrival.generation, arrival.index);
             let again = Arrival {
                 timed: false,
@@ -458,7 +556,77 @@ impl Waitable for Arrivals<'_> {
             let key = state.waiting.push_sorted(again, current_waker());
             state.late.push((generation, index, key));
         }
-        // An untimed party of a complete generation unwinds: it leaves nobody short.
+        // An untimed party of a complete generation unwinds (or its future is dropped): it
+        // leaves nobody short.
+    }
+}
+
+/// The future of [`Barrier::wait_async`] and [`Barrier::wait_with_action_async`].
+///
+/// ```
+/// use fibra::sync::{Barrier, BarrierWait};
+///
+/// let b = Barrier::new(1);
+/// let wait: BarrierWait<'_> = b.wait_async();
+/// assert!(futures::executor::block_on(wait).unwrap().is_leader()); // the only party
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct BarrierWait<'a, F = fn()> {
+    barrier: &'a Barrier,
+    state: BarrierWaitState<'a, F>,
+}
+
+enum BarrierWaitState<'a, F> {
+    /// Not arrived yet.
+    Start(F),
+    Waiting(Wait<Arrivals<'a>>),
+    Done,
+}
+
+// The action is only ever moved out and called, never pinned.
+impl<F> Unpin for BarrierWait<'_, F> {}
+
+impl<F: FnOnce()> Future for BarrierWait<'_, F> {
+    type Output = Result<BarrierWaitResult, BarrierError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match std::mem::replace(&mut this.state, BarrierWaitState::Done) {
+            BarrierWaitState::Start(action) => {
+                match this.barrier.join(false, || cx.waker().clone()) {
+                    Joined::Broken => Poll::Ready(Err(BarrierError::Broken)),
+                    Joined::Leader { generation, index } => {
+                        Poll::Ready(Ok(this.barrier.lead(generation, index, Some(action))))
+                    }
+                    Joined::Waiting { key, .. } => {
+                        this.state =
+                            BarrierWaitState::Waiting(Wait::new(Arrivals(this.barrier), key));
+                        Poll::Pending
+                    }
+                }
+            }
+            BarrierWaitState::Waiting(mut wait) => {
+                let outcome = wait.poll(cx);
+                if outcome.is_pending() {
+                    this.state = BarrierWaitState::Waiting(wait);
+                }
+                outcome
+            }
+            BarrierWaitState::Done => panic!("barrier wait polled after completion"),
+        }
+    }
+}
+
+impl<F> fmt::Debug for BarrierWait<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            BarrierWaitState::Start(_) => "start",
+            BarrierWaitState::Waiting(_) => "waiting",
+            BarrierWaitState::Done => "done",
+        };
+        f.debug_struct("BarrierWait")
+            .field("state", &state)
+            .finish_non_exhaustive()
     }
 }
 

@@ -92,7 +92,7 @@ mod rwlock;
 mod semaphore;
 mod wait_group;
 
-pub use barrier::{Barrier, BarrierError, BarrierWaitResult};
+pub use barrier::{Barrier, BarrierError, BarrierWait, BarrierWaitResult};
 pub use condvar::{Condvar, CondvarWait, CondvarWaitWhile, WaitResult};
 pub use count_down_latch::CountDownLatch;
 pub use counter::UntilZero;

@@ -3,12 +3,13 @@
 //! of one condition variable or barrier.
 #![cfg(not(loom))] // loom builds run only the models in the library
 
-use fibra_sync::{Condvar, Event, Mutex};
-use fibra_testing::{let_others_run, on, on_each_worker_count, until_parked};
+use fibra_sync::{Barrier, BarrierError, Condvar, Event, Mutex};
+use fibra_testing::{let_others_run, on, on_each_worker_count, poll_once, until_parked};
 use std::future::{poll_fn, Future};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as StdMutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 /// A waker that counts its wakes.
@@ -349,4 +350,161 @@ fn condvar_futures_are_debug() {
     drop(wait);
     let wait = cv.wait_while_async(m.lock(), |_| true);
     assert!(format!("{wait:?}").starts_with("CondvarWaitWhile"));
+}
+
+#[test]
+fn a_barrier_future_arrives_at_its_first_poll() {
+    let barrier = Barrier::new(2);
+    let actions = AtomicUsize::new(0);
+    let unpolled = barrier.wait_with_action_async(|| {
+        actions.fetch_add(1, Ordering::SeqCst);
+    });
+    drop(unpolled);
+    // Nobody arrived: the next two arrivals form the cycle, the barrier whole.
+    let mut first = Polled::new(barrier.wait_async());
+    assert!(first.poll().is_pending());
+    let mut last = Polled::new(barrier.wait_with_action_async(|| {
+        actions.fetch_add(1, Ordering::SeqCst);
+    }));
+    let Poll::Ready(Ok(led)) = last.poll() else {
+        panic!("the last arrival completes the cycle in its first poll");
+    };
+    assert!(led.is_leader());
+    assert_eq!((led.index(), actions.load(Ordering::SeqCst)), (1, 1));
+    assert_eq!(first.woken(), 1);
+    let Poll::Ready(Ok(first)) = first.poll() else {
+        panic!("released");
+    };
+    assert_eq!((first.index(), first.is_leader()), (0, false));
+    assert!(!barrier.is_broken());
+}
+
+#[test]
+fn a_barrier_future_dropped_after_arriving_breaks_the_incomplete_cycle() {
+    on(1, || {
+        let barrier = Arc::new(Barrier::new(3));
+        let fiber = {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait())
+        };
+        let_others_run();
+        let mut task = Polled::new(barrier.wait_async());
+        assert!(task.poll().is_pending());
+        drop(task);
+        assert!(barrier.is_broken());
+        assert_eq!(fiber.join().unwrap(), Err(BarrierError::Broken));
+    });
+}
+
+#[test]
+fn a_barrier_future_dropped_after_its_cycle_completed_changes_nothing() {
+    let barrier = Barrier::new(2);
+    // Released, not polled again.
+    let mut released = Polled::new(barrier.wait_async());
+    assert!(released.poll().is_pending());
+    assert!(barrier.wait().unwrap().is_leader());
+    assert_eq!(released.woken(), 1);
+    drop(released);
+    assert!(!barrier.is_broken());
+    // Complete but held by its leader's action: the future's party is not short.
+    let mut complete = Polled::new(barrier.wait_async());
+    assert!(complete.poll().is_pending());
+    let leader = barrier.wait_with_action(move || drop(complete));
+    assert!(leader.unwrap().is_leader());
+    assert!(!barrier.is_broken());
+    let mut next = Polled::new(barrier.wait_async());
+    assert!(next.poll().is_pending());
+    assert_eq!(barrier.wait().map(|r| r.index()), Ok(1));
+    assert!(matches!(next.poll(), Poll::Ready(Ok(r)) if r.index() == 0));
+}
+
+#[test]
+fn a_broken_barrier_reports_broken_to_async_waiters() {
+    let barrier = Barrier::new(2);
+    let mut waiting = Polled::new(barrier.wait_async());
+    assert!(waiting.poll().is_pending());
+    barrier.reset();
+    assert_eq!(waiting.woken(), 1);
+    assert_eq!(waiting.poll(), Poll::Ready(Err(BarrierError::Broken)));
+    assert_eq!(
+        barrier.wait_timeout(std::time::Duration::ZERO),
+        Err(BarrierError::TimedOut)
+    );
+    assert_eq!(
+        poll_once(&mut barrier.wait_async()),
+        Poll::Ready(Err(BarrierError::Broken))
+    );
+}
+
+#[test]
+fn a_panicking_action_of_an_async_leader_breaks_the_barrier_and_propagates() {
+    let barrier = Barrier::new(2);
+    let mut waiting = Polled::new(barrier.wait_async());
+    assert!(waiting.poll().is_pending());
+    let mut leader = barrier.wait_with_action_async(|| panic!("the action failed"));
+    assert!(catch_unwind(AssertUnwindSafe(|| poll_once(&mut leader))).is_err());
+    assert!(barrier.is_broken());
+    assert_eq!(waiting.poll(), Poll::Ready(Err(BarrierError::Broken)));
+}
+
+/// Fibers waiting and tokio tasks awaiting are the parties of the same cycles: one leader per
+/// cycle, which alone runs the action, and indices 0 to parties - 1.
+#[test]
+fn fibers_and_tokio_tasks_complete_cycles_together() {
+    const ROUNDS: usize = 4;
+    let tokio = tokio_multi_thread();
+    on_each_worker_count(|_| {
+        let barrier = Arc::new(Barrier::new(4));
+        let actions = Arc::new(AtomicUsize::new(0));
+        let results = Arc::new(StdMutex::new(Vec::new()));
+        let tasks: Vec<_> = (0..2)
+            .map(|_| {
+                let (barrier, actions, results) =
+                    (barrier.clone(), actions.clone(), results.clone());
+                tokio.spawn(async move {
+                    for round in 0..ROUNDS {
+                        let r = barrier
+                            .wait_with_action_async(|| {
+                                actions.fetch_add(1, Ordering::SeqCst);
+                            })
+                            .await
+                            .unwrap();
+                        let record = (round, r.index(), r.is_leader());
+                        results.lock().unwrap().push(record);
+                    }
+                })
+            })
+            .collect();
+        fibra_runtime::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for round in 0..ROUNDS {
+                        let r = barrier
+                            .wait_with_action(|| {
+                                actions.fetch_add(1, Ordering::SeqCst);
+                            })
+                            .unwrap();
+                        let record = (round, r.index(), r.is_leader());
+                        results.lock().unwrap().push(record);
+                    }
+                });
+            }
+        });
+        for task in tasks {
+            fibra_runtime::block_on(task).unwrap();
+        }
+        let mut results = std::mem::take(&mut *results.lock().unwrap());
+        results.sort();
+        let expected: Vec<_> = (0..ROUNDS)
+            .flat_map(|round| (0..4).map(move |i| (round, i, i == 3)))
+            .collect();
+        assert_eq!(results, expected);
+        assert_eq!(actions.load(Ordering::SeqCst), ROUNDS);
+    });
+}
+
+#[test]
+fn barrier_futures_are_debug() {
+    let barrier = Barrier::new(2);
+    assert!(format!("{:?}", barrier.wait_async()).starts_with("BarrierWait"));
 }
