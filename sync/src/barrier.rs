@@ -66,6 +66,9 @@ pub(crate) struct State {
     /// The entries `Arrivals::abandon` queued again for parties whose deadlines passed after
     /// their cycle completed, by generation and index, for each to wait on (see `Late`).
     late: Vec<(u64, usize, Key)>,
+    /// The first generation after the last [`Barrier::reset`]: a leader of an earlier one
+    /// whose action fails breaks nothing, the reset having broken its waiters already.
+    reset_at: u64,
 }
 
 /// Ordered as the queue is, by generation and then by index (the first fields), so that a
@@ -156,6 +159,7 @@ impl Barrier {
                     released: Vec::new(),
                     waiting: WaitList::new(),
                     late: Vec::new(),
+                    reset_at: 0,
                 }),
             }
         }
@@ -295,7 +299,8 @@ impl Barrier {
     }
 
     /// Breaks the barrier for whoever is waiting now, then starts afresh: not broken, no
-    /// arrivals.
+    /// arrivals. A leader whose action is still running belongs to the time before: its
+    /// action failing later does not break the barrier again.
     ///
     /// ```
     /// use std::time::Duration;
@@ -313,17 +318,18 @@ impl Barrier {
         state.broken = false;
         state.arrived = 0;
         state.generation += 1;
+        state.reset_at = state.generation;
     }
 
     /// Ends the part of `generation`'s leader: its waiters are released, or, if `!ok` (the
-    /// action unwound), the barrier breaks.
+    /// action unwound), the barrier breaks, unless it was reset since the cycle completed.
     fn acted(&self, generation: u64, ok: bool) {
         let mut wakers = WakeList::new();
         let mut state = self.state.lock();
         state.acting.retain(|&acting| acting != generation);
         if ok {
             state.released.push(generation);
-        } else {
+        } else if generation >= state.reset_at {
             state.broken = true;
         }
         settle(&mut state, &mut wakers);

@@ -158,6 +158,34 @@ fn a_panicking_action_breaks_the_barrier_and_propagates() {
 }
 
 #[test]
+fn an_action_that_fails_after_a_reset_leaves_the_reset_barrier_whole() {
+    on(1, || {
+        let barrier = Arc::new(Barrier::new(2));
+        breaks_a_parked_waiter(&barrier, || {
+            let leader = {
+                let barrier = barrier.clone();
+                fibra_runtime::spawn_local(move || {
+                    barrier.wait_with_action(|| {
+                        barrier.reset();
+                        panic!("action failed after a reset");
+                    })
+                })
+            };
+            assert!(leader.join().is_err());
+        });
+        // The reset started afresh while the failed cycle's action ran: its failure broke
+        // that cycle's waiters (the reset had already), not the barrier after the reset.
+        assert!(!barrier.is_broken());
+        let other = {
+            let barrier = barrier.clone();
+            fibra_runtime::spawn_local(move || barrier.wait().map(|r| r.index()))
+        };
+        let mine = barrier.wait().unwrap().index();
+        assert_eq!(mine + other.join().unwrap().unwrap(), 1);
+    });
+}
+
+#[test]
 fn a_single_party_barrier_never_waits() {
     let barrier = Barrier::new(1);
     for _ in 0..3 {
