@@ -105,7 +105,8 @@ pub use once_cell::OnceCell;
 pub use reentrant::{ReentrantMutex, ReentrantMutexGuard};
 pub use rwlock::{RwLock, RwLockRead, RwLockReadGuard, RwLockWrite, RwLockWriteGuard};
 pub use semaphore::{
-    acquire_all, acquire_all_timeout, OwnedSemaphorePermit, Permit, Semaphore, SemaphoreAcquire,
+    acquire_all, acquire_all_async, acquire_all_timeout, AcquireAll, OwnedSemaphorePermit, Permit,
+    Semaphore, SemaphoreAcquire,
 };
 pub use wait_group::WaitGroup;
 

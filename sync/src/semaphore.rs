@@ -8,7 +8,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 /// A counting semaphore that parks the waiting fiber (or thread) instead of blocking its
@@ -560,55 +560,163 @@ fn acquire_all_until<'a>(
     requests: &[(&'a Semaphore, usize)],
     deadline: Deadline,
 ) -> Result<Vec<Permit<'a>>, TimedOut> {
-    let mut totals: Vec<(&'a Semaphore, usize)> = Vec::with_capacity(requests.len());
-    for &(sem, n) in requests {
-        match totals.iter_mut().find(|(s, _)| std::ptr::eq(*s, sem)) {
-            Some((_, total)) => {
-                *total = total
-                    .checked_add(n)
-                    .expect("acquire_all: the counts for one semaphore overflow")
-            }
-            None => totals.push((sem, n)),
-        }
-    }
-    for &(sem, n) in &totals {
-        sem.check_request(n);
-    }
+    let totals = Totals::new(requests);
     // Like every blocking acquire, a cancellation point even when nothing is waited for.
     fibra_runtime::checkpoint();
-    // The permits of the semaphore last waited for, by its place in `totals`: the only ones
-    // held across a round of `try_acquire_n`.
-    let mut waited: Option<(usize, Permit<'a>)> = None;
+    let mut waited = None;
     loop {
-        let mut taken = Vec::with_capacity(totals.len());
-        let mut missed = None;
-        for (i, &(sem, n)) in totals.iter().enumerate() {
+        let missed = match totals.round(requests, &mut waited) {
+            Ok(permits) => return Ok(permits),
+            Err(missed) => missed,
+        };
+        // Let the others run before queuing again: callers that each hold the permit another
+        // one misses would otherwise, queued on each other's, hand the permits round among
+        // themselves in step for ever.
+        fibra_runtime::yield_now();
+        let (sem, n) = totals.0[missed];
+        waited = Some((missed, sem.acquire_until(n, deadline)?));
+    }
+}
+
+/// A future taking permits from several semaphores, all or none, as [`acquire_all`] does.
+///
+/// It owns a copy of the request list, so the slice it was made from need not outlive it.
+/// Its wait begins when it is first polled. Dropping it at any point leaves it holding
+/// nothing: a permit it had taken is given back, and one a semaphore had just handed it passes
+/// to that semaphore's next waiter.
+///
+/// ```
+/// use fibra::sync::{acquire_all_async, Semaphore};
+///
+/// let (a, b) = (Semaphore::new(1), Semaphore::new(2));
+/// let held = futures::executor::block_on(acquire_all_async(&[(&a, 1), (&b, 2)]));
+/// assert_eq!(held.iter().map(|p| p.count()).collect::<Vec<_>>(), [1, 2]);
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct AcquireAll<'a> {
+    requests: Vec<(&'a Semaphore, usize)>,
+    totals: Totals<'a>,
+    waited: Option<(usize, Permit<'a>)>,
+    /// The wait for the semaphore a round missed, by its place in `totals`; made after the miss
+    /// but first polled only at the next poll, which lets the others run in between.
+    waiting: Option<(usize, SemaphoreAcquire<'a>)>,
+}
+
+/// A future taking `n` permits from each `(semaphore, n)` of `requests`, all or none, with the
+/// algorithm and guarantees of [`acquire_all`]; resolves to one [`Permit`] per request, in the
+/// same order. Between a round that missed a semaphore and its wait for that one, it returns
+/// `Pending` once, having woken its task, so that other tasks run first.
+///
+/// # Panics
+///
+/// As [`acquire_all`], when called.
+///
+/// ```
+/// use fibra::sync::{acquire_all_async, Semaphore};
+///
+/// let (forks, plates) = (Semaphore::new(2), Semaphore::new(1));
+/// let held = futures::executor::block_on(async {
+///     let requests = vec![(&forks, 2), (&plates, 1)];
+///     let all = acquire_all_async(&requests); // copies the list
+///     drop(requests);
+///     all.await
+/// });
+/// assert_eq!((forks.available_permits(), plates.available_permits()), (0, 0));
+/// drop(held);
+/// assert_eq!((forks.available_permits(), plates.available_permits()), (2, 1));
+/// ```
+pub fn acquire_all_async<'a>(requests: &[(&'a Semaphore, usize)]) -> AcquireAll<'a> {
+    AcquireAll {
+        totals: Totals::new(requests),
+        requests: requests.to_vec(),
+        waited: None,
+        waiting: None,
+    }
+}
+
+impl<'a> Future for AcquireAll<'a> {
+    type Output = Vec<Permit<'a>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Vec<Permit<'a>>> {
+        let this = &mut *self;
+        if let Some((missed, acquire)) = &mut this.waiting {
+            let permit = ready!(Pin::new(acquire).poll(cx));
+            this.waited = Some((*missed, permit));
+            this.waiting = None;
+        }
+        match this.totals.round(&this.requests, &mut this.waited) {
+            Ok(permits) => Poll::Ready(permits),
+            Err(missed) => {
+                let (sem, n) = this.totals.0[missed];
+                this.waiting = Some((missed, sem.acquire_n_async(n)));
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl fmt::Debug for AcquireAll<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AcquireAll")
+            .field("requests", &self.requests)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an [`acquire_all`] asks of each semaphore: its requests summed, one entry per
+/// semaphore.
+struct Totals<'a>(Vec<(&'a Semaphore, usize)>);
+
+impl<'a> Totals<'a> {
+    /// Panics as [`acquire_all`] does.
+    fn new(requests: &[(&'a Semaphore, usize)]) -> Totals<'a> {
+        let mut totals: Vec<(&'a Semaphore, usize)> = Vec::with_capacity(requests.len());
+        for &(sem, n) in requests {
+            match totals.iter_mut().find(|(s, _)| std::ptr::eq(*s, sem)) {
+                Some((_, total)) => {
+                    *total = total
+                        .checked_add(n)
+                        .expect("acquire_all: the counts for one semaphore overflow")
+                }
+                None => totals.push((sem, n)),
+            }
+        }
+        for &(sem, n) in &totals {
+            sem.check_request(n);
+        }
+        Totals(totals)
+    }
+
+    /// One round: takes what every semaphore but the one last waited for (`waited`, by its
+    /// place in the totals; the only permits held across a round) can give without waiting.
+    /// Returns one permit per request of `requests` once it has them all; otherwise the place
+    /// of the semaphore it missed, holding nothing (`waited` is emptied too).
+    fn round(
+        &self,
+        requests: &[(&'a Semaphore, usize)],
+        waited: &mut Option<(usize, Permit<'a>)>,
+    ) -> Result<Vec<Permit<'a>>, usize> {
+        let mut taken = Vec::with_capacity(self.0.len());
+        for (i, &(sem, n)) in self.0.iter().enumerate() {
             if waited.as_ref().is_some_and(|&(w, _)| w == i) {
                 continue;
             }
             match sem.try_acquire_n(n) {
                 Some(permit) => taken.push(permit),
                 None => {
-                    missed = Some(i);
-                    break;
+                    // Hold nothing while waiting: give back this round's permits and the
+                    // last waited-for.
+                    drop(taken);
+                    *waited = None;
+                    return Err(i);
                 }
             }
         }
-        let Some(missed) = missed else {
-            taken
-                .into_iter()
-                .chain(waited.map(|(_, permit)| permit))
-                .for_each(Permit::forget);
-            return Ok(requests.iter().map(|&(sem, n)| Permit { sem, n }).collect());
-        };
-        // Hold nothing while waiting: give back this round's permits and the last waited-for.
-        drop(taken);
-        drop(waited.take());
-        // Let the others run before queuing again: callers that each hold the permit another
-        // one misses would otherwise, queued on each other's, hand the permits round among
-        // themselves in step for ever.
-        fibra_runtime::yield_now();
-        let (sem, n) = totals[missed];
-        waited = Some((missed, sem.acquire_until(n, deadline)?));
+        taken
+            .into_iter()
+            .chain(waited.take().map(|(_, permit)| permit))
+            .for_each(Permit::forget);
+        Ok(requests.iter().map(|&(sem, n)| Permit { sem, n }).collect())
     }
 }
