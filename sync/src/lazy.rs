@@ -1,10 +1,13 @@
 //! [`Lazy`]: a poisoning [`OnceCell`] plus the initializer to run.
 
-use crate::once::OnPanic;
+use crate::once::{Initializer, OnPanic, RunAsync};
 use crate::once_cell::OnceCell;
 use std::cell::UnsafeCell;
 use std::fmt;
+use std::future::{self, Future, Ready};
 use std::ops::Deref;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
 /// A value computed on first access; concurrent first accesses park until it is ready.
 ///
@@ -93,18 +96,87 @@ impl<T, F: Fn() -> T> Lazy<T, F> {
     /// ```
     #[track_caller]
     pub fn force(this: &Lazy<T, F>) -> &T {
-        this.cell.get_or_init(|| {
-            // SAFETY: only the caller running the initializer gets here, one at a time (the
-            // run-once protocol; a recursive access panics before reaching this), so this is
-            // the only reference to `init` while it lives.
-            let init = unsafe { &mut *this.init.get() };
-            let run = init
-                .as_ref()
-                .expect("a Lazy drops its initializer only once its value is written");
-            let value = run();
-            *init = None;
-            value
-        })
+        // SAFETY: `get_or_init` runs this as the initializer.
+        this.cell.get_or_init(|| unsafe { this.run_init() })
+    }
+
+    /// A future of the value: whoever polls first while it is uncomputed runs the
+    /// initializer, inside that poll; the others wait (as fibers in [`force`](Self::force) do)
+    /// until it is done. The wait begins when the future is first polled.
+    ///
+    /// The initializer is synchronous, so nothing can drop the future while it runs; a
+    /// cancelled fiber polling it leaves the value uncomputed, as with `force`.
+    ///
+    /// # Panics
+    ///
+    /// When polled, if the initializer panicked before (the `Lazy` is poisoned), or panics
+    /// now.
+    ///
+    /// ```
+    /// use fibra::sync::Lazy;
+    ///
+    /// static TABLE: Lazy<Vec<u32>> = Lazy::new(|| (1..=3).collect());
+    /// futures::executor::block_on(async {
+    ///     assert_eq!(Lazy::force_async(&TABLE).await, &[1, 2, 3]);
+    /// });
+    /// ```
+    pub fn force_async(this: &Lazy<T, F>) -> LazyForce<'_, T, F> {
+        LazyForce {
+            lazy: this,
+            run: this.cell.init_async(LazyInit(this)),
+        }
+    }
+
+    /// Runs the initializer, and drops it once it has produced the value.
+    ///
+    /// # Safety
+    ///
+    /// Only the caller the run-once protocol lets in as the initializer may call this: one at
+    /// a time, and never again once it has returned.
+    unsafe fn run_init(&self) -> T {
+        // SAFETY: the caller runs the initializer, so this is the only reference to `init`
+        // while it lives (a recursive access panics before reaching this).
+        let init = unsafe { &mut *self.init.get() };
+        let run = init
+            .as_ref()
+            .expect("a Lazy drops its initializer only once its value is written");
+        let value = run();
+        *init = None;
+        value
+    }
+}
+
+/// A [`Lazy`]'s initializer, run synchronously when its future starts.
+struct LazyInit<'a, T, F>(&'a Lazy<T, F>);
+
+impl<T, F: Fn() -> T> Initializer for LazyInit<'_, T, F> {
+    type Future = Ready<T>;
+
+    fn start(self) -> Ready<T> {
+        // SAFETY: the run-once protocol starts an initializer only for the caller it lets in.
+        future::ready(unsafe { self.0.run_init() })
+    }
+}
+
+/// The future of [`Lazy::force_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct LazyForce<'a, T, F> {
+    lazy: &'a Lazy<T, F>,
+    run: RunAsync<'a, LazyInit<'a, T, F>, Ready<T>>,
+}
+
+impl<'a, T, F: Fn() -> T> Future for LazyForce<'a, T, F> {
+    type Output = &'a T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<&'a T> {
+        let outcome = ready!(Pin::new(&mut self.run).poll(cx));
+        Poll::Ready(self.lazy.cell.settle_infallible(outcome))
+    }
+}
+
+impl<T, F> fmt::Debug for LazyForce<'_, T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LazyForce").finish_non_exhaustive()
     }
 }
 

@@ -98,10 +98,10 @@ pub use count_down_latch::CountDownLatch;
 pub use counter::UntilZero;
 pub use event::{Event, EventWait};
 pub use event_count::{AwaitValue, EventCount, Sequencer};
-pub use lazy::Lazy;
+pub use lazy::{Lazy, LazyForce};
 pub use mutex::{Mutex, MutexGuard, MutexLock};
-pub use once::Once;
-pub use once_cell::OnceCell;
+pub use once::{CallOnce, Once};
+pub use once_cell::{GetOrInit, GetOrTryInit, OnceCell};
 pub use reentrant::{ReentrantMutex, ReentrantMutexGuard};
 pub use rwlock::{RwLock, RwLockRead, RwLockReadGuard, RwLockWrite, RwLockWriteGuard};
 pub use semaphore::{

@@ -1,18 +1,22 @@
 //! [`OnceCell`]: a value slot written once under the run-once protocol of [`OnceState`].
 
-use crate::once::{OnPanic, OnceState};
+use crate::once::{Initializer, OnPanic, OnceState, Outcome, RunAsync};
 use std::cell::UnsafeCell;
 use std::convert::Infallible;
 use std::fmt;
+use std::future::Future;
 use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
 /// A cell written once, by the first caller of [`get_or_init`](Self::get_or_init) (or
 /// [`set`](Self::set)); concurrent callers park until it is written.
 ///
 /// If the initializer panics (or [`get_or_try_init`](Self::get_or_try_init)'s returns an
 /// error), or unwinds because its fiber was cancelled, the cell stays empty and the next caller
-/// — a fiber parked on the cell meanwhile, or a later one — runs its own initializer. An initializer that calls back
-/// into its own cell panics instead of deadlocking.
+/// — a fiber parked on the cell meanwhile, or a later one — runs its own initializer. A blocking
+/// initializer that calls back into its own cell panics instead of deadlocking (an async one
+/// cannot be caught: see [`get_or_init_async`](Self::get_or_init_async)).
 ///
 /// ```
 /// use fibra::sync::OnceCell;
@@ -141,12 +145,114 @@ impl<T> OnceCell<T> {
     pub fn get_or_try_init<E>(&self, init: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
         self.state.run(self.on_panic, || {
             let value = init()?;
-            // SAFETY: the run-once protocol lets only this caller in, and nobody reads the
-            // value before the state is published as complete.
-            unsafe { (*self.value.get()).write(value) };
+            // SAFETY: this runs as the initializer, under the run-once protocol, which
+            // publishes the state as complete only after it returns.
+            unsafe { self.store(value) };
             Ok(())
         })?;
         Ok(self.get().expect("complete after a successful run"))
+    }
+
+    /// A future of the value, which runs the future `init` returns to write it if the cell is
+    /// empty, or waits while another caller (a fiber in [`get_or_init`](Self::get_or_init), or
+    /// a future) is initializing it. `init` is called only by the caller that initializes. The
+    /// wait begins when the future is first polled.
+    ///
+    /// Dropping the future while its initializer runs leaves the cell empty, and a waiter runs
+    /// its own initializer instead; so does a panic of `init` or its future (which propagates).
+    ///
+    /// A future is not its polling fiber or thread, so a call back into this cell from inside
+    /// `init`'s future, blocking or async, is not detected as recursion: it waits for itself,
+    /// for ever.
+    ///
+    /// ```
+    /// use fibra::sync::OnceCell;
+    ///
+    /// static CONFIG: OnceCell<String> = OnceCell::new();
+    /// futures::executor::block_on(async {
+    ///     let config = CONFIG.get_or_init_async(|| async { "loaded".to_string() }).await;
+    ///     assert_eq!(config, "loaded");
+    ///     let again = CONFIG.get_or_init_async(|| async { unreachable!("set already") });
+    ///     assert_eq!(again.await, "loaded");
+    /// });
+    /// ```
+    pub fn get_or_init_async<F, Fut>(&self, init: F) -> GetOrInit<'_, T, F, Fut>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = T>,
+    {
+        GetOrInit {
+            cell: self,
+            run: self.init_async(init),
+        }
+    }
+
+    /// Like [`get_or_init_async`](Self::get_or_init_async), for an initializer whose future may
+    /// fail: an error is returned and leaves the cell empty (a waiter then runs its own).
+    ///
+    /// ```
+    /// let cell = fibra::sync::OnceCell::new();
+    /// futures::executor::block_on(async {
+    ///     let failed = cell.get_or_try_init_async(|| async { "no".parse::<u8>() }).await;
+    ///     assert!(failed.is_err());
+    ///     let parsed = cell.get_or_try_init_async(|| async { "7".parse::<u8>() }).await;
+    ///     assert_eq!(parsed, Ok(&7));
+    /// });
+    /// ```
+    pub fn get_or_try_init_async<F, Fut, E>(&self, init: F) -> GetOrTryInit<'_, T, F, Fut>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        GetOrTryInit {
+            cell: self,
+            run: self.init_async(init),
+        }
+    }
+
+    /// A future that runs `init` unless the cell is written, under this cell's run-once
+    /// protocol; its outcome goes to [`settle`](Self::settle).
+    pub(crate) fn init_async<I: Initializer>(&self, init: I) -> RunAsync<'_, I, I::Future> {
+        self.state.run_async(self.on_panic, init)
+    }
+
+    /// The value once a [`RunAsync`] of this cell is ready: writes what its initializer
+    /// produced (if it ran one) and publishes the outcome.
+    pub(crate) fn settle<E>(&self, outcome: Outcome<'_, Result<T, E>>) -> Result<&T, E> {
+        if let Some((result, claim)) = outcome {
+            match result {
+                Ok(value) => {
+                    // SAFETY: the claim makes this caller the initializer, and the state is
+                    // published as complete only by the `finish` below.
+                    unsafe { self.store(value) };
+                    claim.finish(true);
+                }
+                Err(error) => {
+                    claim.finish(false);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(self.get().expect("complete after a run"))
+    }
+
+    /// [`settle`](Self::settle) for an initializer that cannot fail.
+    pub(crate) fn settle_infallible(&self, outcome: Outcome<'_, T>) -> &T {
+        match self.settle(outcome.map(|(value, claim)| (Ok::<T, Infallible>(value), claim))) {
+            Ok(value) => value,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Writes the value.
+    ///
+    /// # Safety
+    ///
+    /// Only the caller the run-once protocol lets in as the initializer may call this, once,
+    /// before the state is published as complete (nobody reads the value before that).
+    unsafe fn store(&self, value: T) {
+        // SAFETY: the caller is the only one touching the value, per the contract above.
+        unsafe { (*self.value.get()).write(value) };
     }
 
     /// The value, if written.
@@ -186,5 +292,57 @@ impl<T> Default for OnceCell<T> {
 impl<T: fmt::Debug> fmt::Debug for OnceCell<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("OnceCell").field(&self.get()).finish()
+    }
+}
+
+/// The future of [`OnceCell::get_or_init_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct GetOrInit<'a, T, F, Fut> {
+    cell: &'a OnceCell<T>,
+    run: RunAsync<'a, F, Fut>,
+}
+
+impl<'a, T, F, Fut> Future for GetOrInit<'a, T, F, Fut>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = T>,
+{
+    type Output = &'a T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<&'a T> {
+        let outcome = ready!(Pin::new(&mut self.run).poll(cx));
+        Poll::Ready(self.cell.settle_infallible(outcome))
+    }
+}
+
+impl<T, F, Fut> fmt::Debug for GetOrInit<'_, T, F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GetOrInit").finish_non_exhaustive()
+    }
+}
+
+/// The future of [`OnceCell::get_or_try_init_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct GetOrTryInit<'a, T, F, Fut> {
+    cell: &'a OnceCell<T>,
+    run: RunAsync<'a, F, Fut>,
+}
+
+impl<'a, T, F, Fut, E> Future for GetOrTryInit<'a, T, F, Fut>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    type Output = Result<&'a T, E>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<&'a T, E>> {
+        let outcome = ready!(Pin::new(&mut self.run).poll(cx));
+        Poll::Ready(self.cell.settle(outcome))
+    }
+}
+
+impl<T, F, Fut> fmt::Debug for GetOrTryInit<'_, T, F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GetOrTryInit").finish_non_exhaustive()
     }
 }

@@ -1,5 +1,7 @@
 //! Who is calling: the fiber, or the plain thread outside any fiber. Re-entrancy and recursive
 //! initialisation are decided per fiber, not per thread, because many fibers share a worker.
+//! A future is an owner of its own: it moves between tasks and threads, and a task's thread
+//! or polling fiber says nothing about which future holds something.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -8,11 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Owner(u64);
 
-/// Fiber ids are tagged 0, thread numbers 1, in the low bits.
+/// Fiber ids are tagged 0, thread numbers 1, future numbers 2, in the low bits.
 const TAG_BITS: u32 = 2;
 const THREAD: u64 = 1;
+const FUTURE: u64 = 2;
 
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+static NEXT_FUTURE: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     static THREAD_OWNER: Owner =
@@ -33,6 +37,12 @@ impl Owner {
         }
     }
 
+    /// A new owner, never handed out before and never equal to a fiber's or a thread's: a
+    /// future's own identity.
+    pub(crate) fn fresh() -> Owner {
+        Owner((NEXT_FUTURE.fetch_add(1, Ordering::Relaxed) << TAG_BITS) | FUTURE)
+    }
+
     pub(crate) fn as_u64(self) -> u64 {
         self.0
     }
@@ -43,7 +53,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fibers_on_one_thread_are_different_owners() {
+    fn fibers_on_one_thread_and_futures_are_different_owners() {
         let outside = Owner::current();
         assert_eq!(outside, Owner::current());
         let (a, b) = fibra_runtime::Runtime::builder()
@@ -55,8 +65,13 @@ mod tests {
                 let b = fibra_runtime::spawn(Owner::current).join().unwrap();
                 (a, b)
             });
+        let (f, g) = (Owner::fresh(), Owner::fresh());
         assert_ne!(a, b);
         assert_ne!(a, outside);
-        assert!([a, b, outside].iter().all(|o| o.as_u64() >= Owner::MIN));
+        assert_ne!(f, g);
+        assert!([a, b, outside].iter().all(|o| *o != f && *o != g));
+        assert!([a, b, outside, f, g]
+            .iter()
+            .all(|o| o.as_u64() >= Owner::MIN));
     }
 }
