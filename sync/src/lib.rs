@@ -102,7 +102,7 @@ pub use lazy::{Lazy, LazyForce};
 pub use mutex::{Mutex, MutexGuard, MutexLock};
 pub use once::{CallOnce, Once};
 pub use once_cell::{GetOrInit, GetOrTryInit, OnceCell};
-pub use reentrant::{ReentrantMutex, ReentrantMutexGuard};
+pub use reentrant::{ReentrantMutex, ReentrantMutexGuard, ReentrantMutexLock};
 pub use rwlock::{RwLock, RwLockRead, RwLockReadGuard, RwLockWrite, RwLockWriteGuard};
 pub use semaphore::{
     acquire_all, acquire_all_async, acquire_all_timeout, AcquireAll, OwnedSemaphorePermit, Permit,

@@ -1,14 +1,17 @@
 //! [`ReentrantMutex`]: a fair one-permit [`RawSemaphore`] plus an owner and a depth.
 
 use crate::owner::Owner;
-use crate::raw_semaphore::RawSemaphore;
+use crate::raw_semaphore::{Acquire, RawSemaphore};
 use crate::TimedOut;
 use fibra_runtime::wait::{Deadline, Holder, WaitKind, WaitSite};
 use std::cell::UnsafeCell;
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::ops::Deref;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// No owner.
@@ -18,7 +21,8 @@ const NOBODY: u64 = 0;
 /// wait (parked) until it has unlocked as many times as it locked.
 ///
 /// The owner is the fiber (outside fibra: the thread), never the worker thread: two fibers on
-/// one worker exclude each other. Guards give shared access only (`&T`), like
+/// one worker exclude each other. A [`lock_async`](Self::lock_async) future is an owner of its
+/// own, which nobody re-enters. Guards give shared access only (`&T`), like
 /// std's (unstable) `ReentrantLock`; put a `RefCell` inside for mutation.
 ///
 /// ```
@@ -138,6 +142,39 @@ impl<T: ?Sized> ReentrantMutex<T> {
         self.lock_until(Deadline::after(timeout))
     }
 
+    /// A future that locks, as an owner of its own: a future is not the fiber or thread that
+    /// polls it (tasks share threads, and move between them), so it never re-enters a hold —
+    /// not its polling fiber's, not its thread's, not another future's — and nobody re-enters
+    /// the hold it takes. Async code that needs re-entrance passes the guard's reference down.
+    /// The wait begins when the future is first polled; dropping it before it completes gives
+    /// up its place in the queue (or, if the lock had just been handed to it, hands it on).
+    ///
+    /// Awaiting it in a fiber or thread that holds the lock waits for ever. The guard is not
+    /// `Send`, as every guard of this mutex: on a multi-threaded executor (tokio's
+    /// multi-thread runtime) a spawned task may use it between two `.await`s but not hold it
+    /// across one; a single-threaded executor, a `LocalSet`, or `fibra::block_on` in a fiber
+    /// may hold it across awaits.
+    ///
+    /// ```
+    /// use fibra::sync::ReentrantMutex;
+    /// use std::cell::Cell;
+    ///
+    /// let m = ReentrantMutex::new(Cell::new(1));
+    /// futures::executor::block_on(async {
+    ///     let guard = m.lock_async().await;
+    ///     guard.set(guard.get() + 1);
+    ///     assert!(m.try_lock().is_none(), "the thread does not re-enter the future's hold");
+    /// });
+    /// assert_eq!(m.lock().get(), 2);
+    /// ```
+    pub fn lock_async(&self) -> ReentrantMutexLock<'_, T> {
+        ReentrantMutexLock {
+            mutex: self,
+            me: Owner::fresh(),
+            acquire: self.raw.acquire_async(1),
+        }
+    }
+
     /// Whether anyone holds the lock (a snapshot, for diagnostics).
     ///
     /// ```
@@ -220,7 +257,8 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for ReentrantMutex<T> {
 
 /// Holds a [`ReentrantMutex`]; the lock is released when the owner's last guard is dropped.
 ///
-/// Not `Send`: it belongs to the fiber (or thread) that locked.
+/// Not `Send`: it belongs to the fiber (or thread) that locked, and one from
+/// [`lock_async`](ReentrantMutex::lock_async) to the thread that polled the future.
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct ReentrantMutexGuard<'a, T: ?Sized> {
     mutex: &'a ReentrantMutex<T>,
@@ -265,5 +303,30 @@ impl<T: ?Sized> Drop for ReentrantMutexGuard<'_, T> {
 impl<T: ?Sized + fmt::Debug> fmt::Debug for ReentrantMutexGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// The future of [`ReentrantMutex::lock_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct ReentrantMutexLock<'a, T: ?Sized> {
+    mutex: &'a ReentrantMutex<T>,
+    me: Owner,
+    acquire: Acquire<'a>,
+}
+
+impl<'a, T: ?Sized> Future for ReentrantMutexLock<'a, T> {
+    type Output = ReentrantMutexGuard<'a, T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (mutex, me) = (self.mutex, self.me);
+        Pin::new(&mut self.acquire)
+            .poll(cx)
+            .map(|()| mutex.first_lock(me))
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for ReentrantMutexLock<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReentrantMutexLock").finish_non_exhaustive()
     }
 }
