@@ -578,6 +578,37 @@ fn dynamic_select_is_fair_unless_biased() {
     }
 }
 
+/// A select whose send arm a receive completed after the select's cancellation woke it, but
+/// before it ran, used to unwind, though its value was delivered.
+#[test]
+fn a_send_arm_completed_after_its_cancellation_wins() {
+    fibra_testing::on(1, || {
+        let (tx, rx) = bounded::<u8>(0);
+        let (other_tx, _other_rx) = bounded::<u8>(0);
+        let token = fibra_runtime::CancelToken::new();
+        fibra_runtime::scope(|s| {
+            let selecting = s.spawn(|| {
+                let mut won = None;
+                let options = fibra_runtime::ScopeOptions::new().token(token.clone());
+                // The scope reports its cancellation even when its body returned.
+                let _ = fibra_runtime::scope_with(options, |_| {
+                    won = Some(select! {
+                        send(tx, 7) -> sent => sent.map(|()| "tx"),
+                        send(other_tx, 8) -> sent => sent.map(|()| "other"),
+                    });
+                });
+                won
+            });
+            // On the one worker, the unstarted selecting fiber runs first, until it parks
+            // (sends on rendezvous channels register without retrying).
+            fibra_runtime::yield_now();
+            token.cancel();
+            assert_eq!(rx.try_recv(), Ok(7), "the select's send arm was registered");
+            assert_eq!(selecting.join().unwrap(), Some(Ok("tx")));
+        });
+    });
+}
+
 #[test]
 fn a_waiting_select_is_a_cancellation_point() {
     fibra_runtime::run(|| {

@@ -3,8 +3,11 @@
 //! on every operation, parks until exactly one completes (or a deadline passes), and removes
 //! the other registrations. The park is the cancellation point: a cancelled fiber unwinds out
 //! of it, and the registration guard withdraws the waiter on the way out, so nothing is lost —
-//! a value already handed to a cancelled receive goes back to the channel. While the caller
-//! is already unwinding no park starts another unwind (the runtime's park never does).
+//! a value already handed to a cancelled receive goes back to the channel. Only a wait that
+//! has not completed unwinds: once woken, a wait that completed returns its outcome even if a
+//! cancellation woke it too (a send that delivered reports so, a receive returns its value),
+//! and the caller's next cancellation point unwinds. While the caller is already unwinding no
+//! park starts another unwind (the runtime's park never does).
 //!
 //! While it parks, the wait records its site for `fibra::dump` and deadlock reports: a wait
 //! over one slot records that operation's kind (a receive, a send) and channel, a wait over
@@ -18,7 +21,9 @@ use super::operation::sealed::TOKEN;
 use super::operation::Operation;
 use crate::core::chan::Registration;
 use crate::core::waiter::{Ended, Waiter};
-use fibra_runtime::wait::{current_waker, park_current_until_at, Deadline, WaitKind, WaitSite};
+use fibra_runtime::wait::{
+    current_waker, park_current_until_at_checked_before, Deadline, WaitKind, WaitSite,
+};
 use std::task::Waker;
 
 /// How a [`wait`] ended.
@@ -104,10 +109,11 @@ impl Drop for Registered<'_> {
             unregister_all(self.ops, self.waiter, self.count);
             return;
         }
-        // Withdrawn, or unwinding out of the park (cancellation): make sure nobody claims us
-        // from here on. If a claim came first, unregistering every operation (including the
-        // claimed one) takes each channel's lock after the claimer's, so it has finished when
-        // this returns — and its outcome must not be lost with the unwinding caller.
+        // Withdrawn, or unwinding out of the park (cancelled before anything completed): make
+        // sure nobody claims us from here on. If a claim came first (it was under way when the
+        // park unwound), unregistering every operation (including the claimed one) takes each
+        // channel's lock after the claimer's, so it has finished when this returns — and its
+        // outcome must not be lost with the unwinding caller.
         let _ = self.waiter.try_abort();
         unregister_all(self.ops, self.waiter, self.count);
         if let Some(oper) = self.waiter.done() {
@@ -121,8 +127,8 @@ impl Drop for Registered<'_> {
 /// Registers the caller on every operation (`None` slots are skipped), parks until one of
 /// them completes or `deadline` (an `Instant` or a [`Deadline`]) passes, and removes the other
 /// registrations. The one blocking wait of every channel operation and of `select`; it is a
-/// cancellation point (a cancelled fiber unwinds from it, and a value a receive had already
-/// been handed goes back to its channel).
+/// cancellation point: a cancelled fiber unwinds from it unless an operation completed first
+/// (then the wait returns it, and the caller's next cancellation point unwinds).
 ///
 /// Call it after [`Operation::try_now`] found every operation not ready; if one became ready
 /// meanwhile this returns [`Woken::Retry`]. An operation that has completed already (a
@@ -208,7 +214,9 @@ enum Parked {
 
 /// Parks until `waiter` is done (or woken to retry) or `deadline` passes. A waiter claimed
 /// before it could withdraw is waited for until done (its claimer is mid-handoff). A
-/// cancelled fiber unwinds out of the park; the caller's registration guard cleans up. It
+/// cancelled fiber unwinds out of the park, but only before it suspends: once woken it looks
+/// at the waiter first, so an operation that completed is returned, whatever else woke the
+/// fiber. The caller's registration guard cleans up after an unwind. It
 /// parks at once, without yielding first: the caller already retried before registering (see
 /// the toolkit's patience policy, `fibra_runtime::wait`). Each park records the wait on `ops`.
 #[inline]
@@ -219,7 +227,7 @@ fn block(waiter: &Waiter, ops: &[Option<&dyn Operation>], mut deadline: Deadline
             return parked(ended);
         }
         if !deadline.has_passed() {
-            park_current_until_at(deadline, &site(ops));
+            park_current_until_at_checked_before(deadline, &site(ops));
         } else if waiter.try_abort().is_ok() {
             return Parked::Deadline;
         } else {
@@ -323,6 +331,68 @@ mod tests {
                 assert_eq!(rx.try_recv(), Err(crate::TryRecvError::Empty));
             });
         }
+    }
+
+    /// Runs `wait` in a fiber of its own, inside a scope cancelled by a token, on the caller's
+    /// worker (the only one), until `rx`'s channel has `parked` waiters; then cancels the scope
+    /// and runs `complete`, which completes the parked wait before its fiber runs again.
+    /// Returns what `wait` returned, `None` if it unwound.
+    fn completed_after_its_cancellation<R: Send>(
+        rx: &Reader<u32>,
+        parked: (usize, usize, usize),
+        wait: impl FnOnce() -> R + Send,
+        complete: impl FnOnce(),
+    ) -> Option<R> {
+        let token = CancelToken::new();
+        fibra_runtime::scope(|s| {
+            let waiting = s.spawn(|| {
+                let mut outcome = None;
+                let options = ScopeOptions::new().token(token.clone());
+                // The scope reports its cancellation even when its body returned.
+                let _ = fibra_runtime::scope_with(options, |_| outcome = Some(wait()));
+                outcome
+            });
+            while rx.chan().queued() != parked {
+                fibra_runtime::yield_now();
+            }
+            token.cancel();
+            complete();
+            waiting.join().unwrap()
+        })
+    }
+
+    /// A parked send woken by its cancellation and completed by a receive before it ran again
+    /// used to unwind from the park, though its value was delivered: a caller that retries on
+    /// a timeout sent twice.
+    #[test]
+    fn a_send_completed_after_its_cancellation_reports_the_delivery() {
+        fibra_testing::on(1, || {
+            let (tx, rx) = bounded::<u32>(0);
+            let sent = completed_after_its_cancellation(
+                &rx,
+                (0, 1, 0),
+                || tx.send(7),
+                || assert_eq!(rx.try_recv(), Ok(7)),
+            );
+            assert_eq!(sent, Some(Ok(())));
+            assert_eq!(rx.chan().queued(), (0, 0, 0));
+        });
+    }
+
+    /// The receive's counterpart: its value used to go back to the channel.
+    #[test]
+    fn a_receive_completed_after_its_cancellation_returns_its_value() {
+        fibra_testing::on(1, || {
+            let (tx, rx) = bounded::<u32>(0);
+            let received = completed_after_its_cancellation(
+                &rx,
+                (1, 0, 0),
+                || rx.recv(),
+                || assert_eq!(tx.try_send(7), Ok(())),
+            );
+            assert_eq!(received, Some(Some(7)));
+            assert_eq!(rx.try_recv(), Err(crate::TryRecvError::Empty));
+        });
     }
 
     #[test]

@@ -112,17 +112,25 @@ pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
 /// ```
 #[track_caller]
 pub fn park_current_until(deadline: impl Into<Deadline>) {
-    let deadline = deadline.into();
+    park_until(deadline.into(), Check::BeforeAndAfter);
+}
+
+/// [`park_current_until`], cancellable where `check` says.
+#[track_caller]
+fn park_until(deadline: Deadline, check: Check) {
     #[cfg(loom)]
     {
         // loom has no clock: the models never time out.
-        let _ = deadline;
+        let _ = (deadline, check);
         return loom_waiter::park();
     }
     #[cfg_attr(loom, allow(unreachable_code))]
     if deadline.is_never() {
         // No timer (and no timer hold) for a wait that has no deadline.
-        return park_current();
+        if !park_fiber_checking(check) {
+            park_thread(None);
+        }
+        return;
     }
     if !in_fiber() {
         park_thread(Some(deadline.remaining()));
@@ -132,7 +140,7 @@ pub fn park_current_until(deadline: impl Into<Deadline>) {
         return;
     }
     park_fiber_with(
-        Check::BeforeAndAfter,
+        check,
         Some(Timed {
             deadline,
             location: Location::caller(),
@@ -189,6 +197,48 @@ pub fn park_current_until_at(deadline: impl Into<Deadline>, site: &WaitSite<'_>)
     let deadline = deadline.into();
     let _published = Published::new(site, deadline.instant().is_some());
     park_current_until(deadline);
+}
+
+/// [`park_current_until_at`] whose wake-up is no cancellation point; the park still is one
+/// before it suspends. For a caller that looks at its condition first once woken: a wait
+/// that was satisfied returns its result even if a cancellation woke it too, and one that was
+/// not parks again, unwinding there. The wait's outcome then does not depend on whether the
+/// cancellation or the completion reached the fiber first.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use fibra::wait::{Deadline, WaitKind, WaitSite};
+///
+/// let token = fibra::CancelToken::new();
+/// let done = AtomicBool::new(false);
+/// let one_worker = fibra::Runtime::builder().workers(1).build().unwrap();
+/// let waited = one_worker.block_on(|| {
+///     let mut waited = false;
+///     let scope = fibra::ScopeOptions::new().token(token.clone());
+///     let _ = fibra::scope_with(scope, |s| {
+///         let (me, token, done) = (fibra::current(), &token, &done);
+///         // On the one worker the child runs once this fiber has parked.
+///         s.spawn(move || {
+///             // Both come before the waiter runs again: the completion is what it sees.
+///             token.cancel();
+///             done.store(true, Ordering::Release);
+///             me.unpark();
+///         });
+///         let site = WaitSite::new(WaitKind::Event, &done);
+///         while !done.load(Ordering::Acquire) {
+///             fibra::wait::park_current_until_at_checked_before(Deadline::NEVER, &site);
+///         }
+///         waited = true;
+///     });
+///     waited
+/// });
+/// assert!(waited);
+/// ```
+#[track_caller]
+pub fn park_current_until_at_checked_before(deadline: impl Into<Deadline>, site: &WaitSite<'_>) {
+    let deadline = deadline.into();
+    let _published = Published::new(site, deadline.instant().is_some());
+    park_until(deadline, Check::Before);
 }
 
 /// A deadline of the running fiber on the driver's timer wheel, with its hold: the one way a
