@@ -72,6 +72,32 @@ fn dropped_recv_future_loses_no_value() {
     assert_eq!(rx.recv(), None);
 }
 
+/// Receives handed values 1 then 2 (from one sender) give them back in either order: the
+/// channel still delivers 1 first. The second give-back used to go in front of the first.
+#[test]
+fn values_given_back_by_dropped_recv_futures_keep_their_send_order() {
+    for second_first in [false, true] {
+        let (tx, rx) = bounded::<u32>(0);
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut parked = [Box::pin(rx.recv_async()), Box::pin(rx.recv_async())];
+        for future in &mut parked {
+            assert!(future.as_mut().poll(&mut cx).is_pending());
+        }
+        // Each is handed to the oldest parked receive.
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+        let [first, second] = parked;
+        if second_first {
+            drop(second);
+            drop(first);
+        } else {
+            drop(first);
+            drop(second);
+        }
+        assert_eq!([rx.try_recv(), rx.try_recv()], [Ok(1), Ok(2)]);
+    }
+}
+
 #[test]
 fn dropped_send_future_sends_nothing() {
     let (tx, rx) = bounded::<u32>(0);

@@ -75,9 +75,11 @@ struct Waits<T> {
     receivers: WaitQueue<T>,
     senders: WaitQueue<T>,
     watchers: WaitQueue<T>,
-    /// Values a receive was handed but could not take (its caller was cancelled), oldest
-    /// first; they go before the ring's.
-    returned: VecDeque<T>,
+    /// Values a receive was handed but could not take (its caller was cancelled, its future
+    /// dropped), with their hand-off numbers, in hand-off order; they go before the ring's.
+    returned: VecDeque<(u64, T)>,
+    /// How many values were handed to parked receivers: the next hand-off's number.
+    handoffs: u64,
     /// An unbounded channel's values that found the ring full, oldest first; they go after
     /// the ring's, which is refilled from here. `None` for a bounded channel.
     overflow: Option<VecDeque<T>>,
@@ -133,6 +135,7 @@ impl<T> Chan<T> {
                 senders: WaitQueue::new(),
                 watchers: WaitQueue::new(),
                 returned: VecDeque::new(),
+                handoffs: 0,
                 overflow: None,
                 feed,
             }),
@@ -278,9 +281,15 @@ impl<T> Chan<T> {
         self.locked(|txn| txn.close())
     }
 
-    pub(crate) fn reinject(&self, value: T) {
+    /// Takes back `value`, which hand-off number `handoff` gave a receive that could not take
+    /// it. Receives give values back in any order (each when its caller unwinds), so the
+    /// numbers put them back in the order they were handed over: one sender's values keep
+    /// the order they were sent in.
+    pub(crate) fn reinject(&self, value: T, handoff: u64) {
         self.locked(|txn| {
-            txn.waits.returned.push_front(value);
+            let returned = &mut txn.waits.returned;
+            let at = returned.partition_point(|&(other, _)| other < handoff);
+            returned.insert(at, (handoff, value));
             txn.settle();
         });
     }
@@ -323,7 +332,8 @@ impl<T> Chan<T> {
         if self.readers.fetch_sub(1, Ordering::AcqRel) == 1 {
             let buffered = self.locked(|txn| {
                 txn.close();
-                let mut buffered: Vec<T> = std::mem::take(&mut txn.waits.returned).into();
+                let returned = std::mem::take(&mut txn.waits.returned);
+                let mut buffered: Vec<T> = returned.into_iter().map(|(_, value)| value).collect();
                 buffered.extend(std::iter::from_fn(|| txn.ring.pop().ok()));
                 buffered.extend(
                     txn.waits
@@ -359,14 +369,21 @@ fn queue_of<T>(waits: &mut Waits<T>, side: Side) -> &mut WaitQueue<T> {
 
 /// The oldest buffered value: given-back values go first, overflowed ones last.
 fn pop_oldest<T>(
-    returned: &mut VecDeque<T>,
+    returned: &mut VecDeque<(u64, T)>,
     ring: &Ring<T>,
     overflow: &mut Option<VecDeque<T>>,
 ) -> Option<T> {
     returned
         .pop_front()
+        .map(|(_, value)| value)
         .or_else(|| ring.pop().ok())
         .or_else(|| overflow.as_mut()?.pop_front())
+}
+
+/// The number of the next value handed to a parked receiver, counted in `handoffs`.
+fn next_handoff(handoffs: &mut u64) -> u64 {
+    *handoffs += 1;
+    *handoffs
 }
 
 /// One transition under the channel lock; it publishes the hints when it ends.
@@ -426,7 +443,7 @@ impl<T> Txn<'_, T> {
     /// dropped.
     fn deliver_tick(&mut self, value: T) {
         if let Some(receiver) = self.waits.receivers.claim(self.wake) {
-            receiver.put(value);
+            receiver.hand(value, next_handoff(&mut self.waits.handoffs));
             self.wake.push(receiver.finish());
         } else {
             let _ = self.ring.push(value);
@@ -487,7 +504,7 @@ impl<T> Txn<'_, T> {
         }
         if self.nothing_buffered() {
             if let Some(receiver) = self.waits.receivers.claim(self.wake) {
-                receiver.put(value);
+                receiver.hand(value, next_handoff(&mut self.waits.handoffs));
                 self.wake.push(receiver.finish());
                 return Ok(());
             }
@@ -528,7 +545,7 @@ impl<T> Txn<'_, T> {
                 &mut self.waits.overflow,
             ) {
                 Some(value) => {
-                    receiver.put(value);
+                    receiver.hand(value, next_handoff(&mut self.waits.handoffs));
                     self.wake.push(receiver.finish());
                 }
                 None => {
@@ -544,7 +561,7 @@ impl<T> Txn<'_, T> {
             match self.ring.push(sender.take()) {
                 Ok(()) => self.wake.push(sender.finish()),
                 Err(PushError::Full(value) | PushError::Closed(value)) => {
-                    sender.put(value);
+                    sender.put_back(value);
                     self.wake.push(sender.retry());
                     break;
                 }

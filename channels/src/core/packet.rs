@@ -9,6 +9,8 @@ use fibra_runtime::loom::cell::Cell;
 #[derive(Debug)]
 pub(crate) struct Packet<T> {
     slot: Cell<Option<T>>,
+    /// A receiver's: the number of the hand-off that put its value in (see `Chan::reinject`).
+    handoff: Cell<u64>,
 }
 
 // SAFETY: a packet moves values of type `T` between threads, which is sound for `T: Send`.
@@ -21,6 +23,7 @@ impl<T> Packet<T> {
     pub(crate) fn new(value: Option<T>) -> Self {
         Packet {
             slot: Cell::new(value),
+            handoff: Cell::new(0),
         }
     }
 
@@ -33,6 +36,28 @@ impl<T> Packet<T> {
         // SAFETY: exclusive access is the caller's contract.
         self.slot
             .with_mut(|slot| unsafe { std::mem::replace(&mut *slot, value) })
+    }
+
+    /// Puts a handed-off `value` in, with the number of its hand-off.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Packet::replace`].
+    pub(crate) unsafe fn hand(&self, value: T, handoff: u64) -> Option<T> {
+        // SAFETY: exclusive access is the caller's contract.
+        self.handoff.with_mut(|slot| unsafe { *slot = handoff });
+        // SAFETY: forwarded contract.
+        unsafe { self.replace(Some(value)) }
+    }
+
+    /// The number of the hand-off that put the value in (for a value a claimer handed over).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Packet::replace`].
+    pub(crate) unsafe fn handoff(&self) -> u64 {
+        // SAFETY: exclusive access is the caller's contract.
+        self.handoff.with_mut(|slot| unsafe { *slot })
     }
 
     /// Takes the value out.

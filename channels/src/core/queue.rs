@@ -143,17 +143,24 @@ impl<T> Claimed<'_, T> {
         self.popped.data()
     }
 
-    /// Puts a value in the claimed packet: a receiver's, or back into a sender's.
-    pub(crate) fn put(&self, value: T) {
+    /// Hands `value` to the claimed receiver, as hand-off number `handoff` of its channel.
+    pub(crate) fn hand(&self, value: T, handoff: u64) {
         // SAFETY: we claimed the waiter, so until `finish` we are the only party that may touch
         // its packet, which is alive (module invariant; the lock is held).
+        let previous = unsafe { self.entry().packet.as_ref().hand(value, handoff) };
+        debug_assert!(previous.is_none(), "a claimed packet was not empty");
+    }
+
+    /// Puts its value back into the claimed sender's packet.
+    pub(crate) fn put_back(&self, value: T) {
+        // SAFETY: as for `hand`.
         let previous = unsafe { self.entry().packet.as_ref().replace(Some(value)) };
         debug_assert!(previous.is_none(), "a claimed packet was not empty");
     }
 
     /// Takes the value out of the claimed sender's packet.
     pub(crate) fn take(&self) -> T {
-        // SAFETY: as for `put`.
+        // SAFETY: as for `hand`.
         let value = unsafe { self.entry().packet.as_ref().take() };
         value.expect("a parked sender's packet held no value")
     }

@@ -289,8 +289,10 @@ impl<T> sealed::Sealed for RecvOp<'_, T> {
     fn abandon(&self, _: sealed::Token) {
         // SAFETY: called once the wait is over (done observed through the unregistration
         // barrier, registrations gone), so this thread owns the packet again.
-        if let Some(value) = unsafe { self.packet.take() } {
-            self.chan.reinject(value);
+        let (value, handoff) = unsafe { (self.packet.take(), self.packet.handoff()) };
+        // Only a completed registration is abandoned: its value was handed over, numbered.
+        if let Some(value) = value {
+            self.chan.reinject(value, handoff);
         }
     }
 
