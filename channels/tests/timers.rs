@@ -105,6 +105,24 @@ fn a_slow_receiver_gets_one_tick_not_a_burst() {
     assert!(second >= first + period);
 }
 
+/// A tick buffered for a receiver that came much later used to stay, and the later ticks
+/// were dropped: the receiver got the oldest. Every sleep only bounds time from below, so
+/// the bound asserted holds however late the receive runs.
+#[test]
+fn a_buffered_tick_is_replaced_by_the_latest_due_one() {
+    let period = Duration::from_millis(5);
+    let ticks = tick(period);
+    std::thread::sleep(period * 2);
+    assert_eq!(ticks.len(), 1, "this look buffers a due tick");
+    std::thread::sleep(period * 4);
+    let before = Instant::now();
+    let got = ticks.recv().unwrap();
+    assert!(
+        got + period > before,
+        "the tick delivered is the latest due one, less than a period before the receive"
+    );
+}
+
 #[test]
 #[should_panic(expected = "tick: the period must be non-zero")]
 fn tick_zero_panics() {

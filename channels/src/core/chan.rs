@@ -439,13 +439,16 @@ impl<T> Txn<'_, T> {
         }
     }
 
-    /// A tick goes to a parked receiver, else into the buffer if there is room, else is
-    /// dropped.
+    /// A tick goes to a parked receiver, else into the buffer, in place of a tick buffered
+    /// (or given back) before it: a slow receiver gets the latest due tick. The ticks dropped
+    /// are `Instant`s, so dropping them under the lock runs no foreign code.
     fn deliver_tick(&mut self, value: T) {
         if let Some(receiver) = self.waits.receivers.claim(self.wake) {
             receiver.hand(value, next_handoff(&mut self.waits.handoffs));
             self.wake.push(receiver.finish());
         } else {
+            self.waits.returned.clear();
+            while self.ring.pop().is_ok() {}
             let _ = self.ring.push(value);
         }
     }
