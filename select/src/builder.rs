@@ -302,7 +302,8 @@ impl<'a, R> Select<'a, R> {
         self.run(Fallback::Now).ok_or(TrySelectError)
     }
 
-    /// Waits at most `timeout` for an arm to complete.
+    /// Waits at most `timeout` for an arm to complete. With no arm that can complete (none
+    /// added, or every channel closed and no arm accepting that) it waits out `timeout`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -317,7 +318,8 @@ impl<'a, R> Select<'a, R> {
             .ok_or(SelectTimeoutError)
     }
 
-    /// Waits until `deadline` at most for an arm to complete.
+    /// Waits until `deadline` at most for an arm to complete (until `deadline` when no arm
+    /// can complete, as [`select_timeout`](Self::select_timeout) does).
     ///
     /// ```
     /// use std::time::{Duration, Instant};

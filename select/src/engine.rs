@@ -20,7 +20,9 @@ pub enum Fallback {
     /// Run the default arm at once (`default => …`).
     Now,
     /// Wait until the deadline, then run the default arm (`default(timeout) => …`); a never
-    /// deadline waits for good.
+    /// deadline waits for good. It waits also when no arm can complete (none enabled, or every
+    /// channel closed and no arm accepts that): a loop around such a select then waits a
+    /// timeout a turn rather than spinning, as Go's select on a timer does.
     Until(Deadline),
 }
 
@@ -50,10 +52,10 @@ pub fn select(
     assert_eq!(arms.len(), accepts_closed.len());
     op::cancellation_point();
     if arms.iter().all(Option::is_none) {
-        if fallback != Fallback::Block {
-            return DEFAULT;
+        if fallback == Fallback::Block {
+            panic!("select: all arms disabled");
         }
-        panic!("select: all arms disabled");
+        return default_when_nothing_can_complete(arms, fallback);
     }
     let mut order = Order::new();
     let mut patience = Patience::new();
@@ -61,10 +63,10 @@ pub fn select(
         order.fill(arms.len(), |i| arms[i].is_some());
         let order = order.as_mut_slice();
         if order.is_empty() {
-            if fallback != Fallback::Block {
-                return DEFAULT;
+            if fallback == Fallback::Block {
+                panic!("select: all channels closed");
             }
-            panic!("select: all channels closed");
+            return default_when_nothing_can_complete(arms, fallback);
         }
         if !biased {
             shuffle(order);
@@ -103,4 +105,15 @@ pub fn select(
             Woken::TimedOut => return DEFAULT,
         }
     }
+}
+
+/// The default arm of a select none of whose `arms` can complete: at once under
+/// [`Fallback::Now`], once the deadline has passed under [`Fallback::Until`] (a wait on no
+/// operation, which only the deadline or a cancellation ends).
+#[track_caller]
+fn default_when_nothing_can_complete(arms: &[Option<&dyn Operation>], fallback: Fallback) -> usize {
+    if let Fallback::Until(deadline) = fallback {
+        while op::wait(arms, deadline) != Woken::TimedOut {}
+    }
+    DEFAULT
 }

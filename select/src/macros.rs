@@ -27,6 +27,11 @@
 /// its guard is true. The bodies are the select's value; they may `break`, `continue` or
 /// `return`.
 ///
+/// `default` runs at once when no arm is ready. `default(timeout)` runs once `timeout` has
+/// passed without an arm completing — **also when no arm can complete at all** (every guard is
+/// false, or every channel is closed and no arm accepts that): the select then waits out the
+/// timeout, as Go's select with a timer arm does, so a loop around it does not spin.
+///
 /// A send's value is evaluated on entering the select, before any arm is chosen (a send can
 /// only complete, or be taken by a waiting receiver, while the select holds the value). What
 /// happens to it when another arm wins depends on the arm:

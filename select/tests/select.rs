@@ -147,11 +147,54 @@ fn closed_channels_with_a_default_run_the_default() {
         default => "default",
     };
     assert_eq!(got, "default");
-    let got = select! {
-        recv(rx) -> Some(_) => "value",
-        default(Duration::from_secs(3600)) => "default",
-    };
-    assert_eq!(got, "default");
+}
+
+/// A select none of whose arms can complete (every guard false, or every channel closed and
+/// no arm accepting that) used to run `default(timeout)` at once, so a loop around it spun;
+/// it waits out its timeout, as Go's select with a timer arm does.
+#[test]
+fn default_timeout_waits_out_its_timeout_when_no_arm_can_complete() {
+    fibra_testing::on(1, || {
+        let (_, closed) = bounded::<u8>(1);
+        let enabled = false;
+        let token = fibra_runtime::CancelToken::new();
+        let cancellable = || fibra_runtime::ScopeOptions::new().token(token.clone());
+        let hour = Duration::from_secs(3600);
+        fibra_runtime::scope(|s| {
+            let waiting = [
+                s.spawn(|| {
+                    fibra_runtime::scope_with(cancellable(), |_| {
+                        select! {
+                            recv(closed) -> Some(_) => "value",
+                            default(hour) => "default",
+                        }
+                    })
+                }),
+                s.spawn(|| {
+                    fibra_runtime::scope_with(cancellable(), |_| {
+                        select! {
+                            recv(closed) if enabled -> _ => "value",
+                            default(hour) => "default",
+                        }
+                    })
+                }),
+            ];
+            // On the one worker, the unstarted fibers run first, until they park.
+            fibra_runtime::yield_now();
+            assert!(waiting.iter().all(|select| !select.is_finished()));
+            token.cancel();
+            for select in waiting {
+                assert!(select.join().unwrap().is_err(), "cancelled while it waited");
+            }
+        });
+        let start = Instant::now();
+        let got = select! {
+            recv(closed) -> Some(_) => "value",
+            default(Duration::from_millis(5)) => "default",
+        };
+        assert_eq!(got, "default");
+        assert!(start.elapsed() >= Duration::from_millis(5), "never early");
+    });
 }
 
 #[test]
