@@ -11,6 +11,16 @@
 //! even when it needs no wait, like a channel operation, so a fiber that keeps taking a free
 //! lock still lets the others on its worker run; the `try_*` forms are neither.
 //!
+//! Every primitive that waits has an async form for async code, which fibers, threads and
+//! tasks may mix on one primitive: [`Mutex::lock_async`], [`RwLock::read_async`] and
+//! [`write_async`](RwLock::write_async), [`Semaphore::acquire_async`], [`acquire_all_async`],
+//! [`ReentrantMutex::lock_async`], [`Condvar::wait_async`], [`Barrier::wait_async`],
+//! [`Event::wait_async`], [`CountDownLatch::wait_async`], [`WaitGroup::wait_async`],
+//! [`EventCount::await_value_async`], [`OnceCell::get_or_init_async`],
+//! [`Once::call_once_async`] and [`Lazy::force_async`]. A future's wait begins when it is
+//! first polled; dropping it gives up the wait as a cancelled fiber does, passing on whatever
+//! it had just been granted.
+//!
 //! ```
 //! use fibra::sync::{Mutex, Semaphore};
 //!
