@@ -13,17 +13,34 @@
 //! });
 //! assert_eq!(lengths, [5, 5, 4]);
 //! ```
+//!
+//! New here? Read [the guide](guide) in order: [writing a service](guide::service),
+//! [fibra and tokio](guide::tokio), [testing](guide::testing),
+//! [cancellation](guide::cancellation), [not blocking the worker](guide::blocking),
+//! [load testing](guide::load) and [diagnostics](guide::diagnostics).
+//!
+//! # Where things are
+//!
+//! - Starting: [`run`], [`#[fibra::main]`](macro@main), [`#[fibra::test]`](macro@test),
+//!   and [`Runtime`] / [`RuntimeBuilder`] for settings or a [`BackgroundRuntime`] beside other
+//!   code.
+//! - Fibers: [`spawn`], [`scope`] / [`scope_with`], [`detach`], [`JoinHandle`], [`sleep`],
+//!   [`yield_now`], [`blocking`] for thread-blocking calls, [`parallel_map`].
+//! - Cancellation: [`timeout`], [`CancelToken`], [`ScopeOptions`], [`shield`], [`race()`];
+//!   see [`guide::cancellation`].
+//! - Futures: [`block_on`] and [`WaitExt::wait`] run a future in a fiber; [`io`] adapts tokio
+//!   I/O.
+//! - Communication: [`chan`] (channels, timer channels), [`select!`](macro@select),
+//!   [`sync`] (mutexes, condition variables, barriers, …), [`process`] (Erlang-style
+//!   mailboxes and supervisors).
+//! - I/O: [`net`] (TCP, UDP, Unix sockets), [`fs`] (files), [`os`] (child processes).
+//! - Diagnostics: [`dump`], [`Runtime::holds`], [`Deadlock`]; see [`guide::diagnostics`].
+//! - Building new primitives: [`wait`].
 
 #![forbid(unsafe_code)]
 
-/// Runs `main` as the main fiber of a fibra runtime: `#[fibra::main]`,
-/// `#[fibra::main(workers = 4)]` or `#[fibra::main(flavor = "current_thread")]` on a plain
-/// `fn main`.
 #[doc(inline)]
 pub use fibra_macros::main;
-/// A test that runs as the main fiber of its own fibra runtime and fails, rather than hangs,
-/// past its timeout: `#[fibra::test]`, `#[fibra::test(workers = 2, timeout = "5s")]`,
-/// `#[fibra::test(flavor = "current_thread")]`.
 #[doc(inline)]
 pub use fibra_macros::test;
 
@@ -42,58 +59,12 @@ pub use fibra_runtime::{
     ScopedJoinHandle, StackMetrics, WaitExt, WorkerMetrics,
 };
 
-/// The pending external waits of a runtime — timers, blocking jobs, futures, cancel tokens —
-/// as listed by [`Runtime::holds`], [`BackgroundRuntime::holds`] and [`Handle::holds`]: what a
-/// hung program is waiting for, and where each wait began.
-///
-/// ```
-/// use fibra::HoldKind;
-/// use std::time::Duration;
-///
-/// let runtime = fibra::Runtime::builder().workers(1).build().unwrap().into_background().unwrap();
-/// let sleeper = runtime.handle().spawn(|| fibra::sleep(Duration::from_secs(3600)));
-/// let hold = loop {
-///     if let Some(hold) = runtime.holds().into_iter().next() {
-///         break hold;
-///     }
-///     std::thread::yield_now();
-/// };
-/// assert_eq!(hold.kind, HoldKind::Timer);
-/// assert!(hold.to_string().starts_with("timer taken at"));
-/// assert!(!sleeper.is_finished());
-/// ```
 #[doc(inline)]
 pub use fibra_runtime::{HoldInfo, HoldKind};
 
-/// Diagnostics: [`dump`] lists every live fiber (state, worker, spawn site, what it waits for
-/// and on which line), the workers and the open holds; [`Deadlock`] says what the runtime does
-/// about fibers that wait for each other in a cycle, or when all of them are asleep.
-///
-/// ```
-/// use fibra::sync::Mutex;
-/// use std::sync::Arc;
-///
-/// fibra::run(|| {
-///     let lock = Arc::new(Mutex::new(()));
-///     let held = lock.lock();
-///     let waiter = {
-///         let lock = lock.clone();
-///         fibra::spawn(move || drop(lock.lock()))
-///     };
-///     let id = waiter.fiber().id().as_u64();
-///     let wait = loop {
-///         if let Some(wait) = fibra::dump().fiber(id).and_then(|f| f.wait.clone()) {
-///             break wait;
-///         }
-///         fibra::yield_now();
-///     };
-///     assert_eq!(wait.kind, fibra::wait::WaitKind::Mutex);
-///     assert_eq!(wait.owner, Some(fibra::current().id().as_u64()));
-///     println!("{}", fibra::dump()); // fiber 2 [parked on mutex, 0 ms, worker 1]: …
-///     drop(held);
-///     waiter.join().unwrap();
-/// });
-/// ```
+#[doc(inline)]
+pub use fibra_runtime::wait::{Deadline, TimedOut, WaitKind};
+
 #[doc(inline)]
 pub use fibra_runtime::{
     dump, Deadlock, Deadlocked, Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo,

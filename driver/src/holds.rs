@@ -8,7 +8,14 @@ use std::time::Instant;
 
 use slab::Slab;
 
-/// What a hold waits for.
+/// What a hold waits for: the kind of an open [`HoldInfo`].
+///
+/// ```
+/// use fibra::HoldKind;
+///
+/// assert_eq!(HoldKind::Timer.to_string(), "timer");
+/// assert_eq!(HoldKind::Blocking.to_string(), "blocking job");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HoldKind {
     /// A timer (sleep, park with timeout, a deadline).
@@ -32,7 +39,26 @@ impl fmt::Display for HoldKind {
     }
 }
 
-/// One open hold, as listed by [`Holds::snapshot`].
+/// One pending external wait of a runtime — a timer, a blocking job, a future, a cancel
+/// token — as listed by `fibra::Runtime::holds` (also on `BackgroundRuntime` and `Handle`):
+/// what a hung program is waiting for, and where each wait began.
+///
+/// ```
+/// use fibra::HoldKind;
+/// use std::time::Duration;
+///
+/// let runtime = fibra::Runtime::builder().workers(1).build().unwrap().into_background().unwrap();
+/// let sleeper = runtime.handle().spawn(|| fibra::sleep(Duration::from_secs(3600)));
+/// let hold = loop {
+///     if let Some(hold) = runtime.holds().into_iter().next() {
+///         break hold;
+///     }
+///     std::thread::yield_now();
+/// };
+/// assert_eq!(hold.kind, HoldKind::Timer);
+/// assert_eq!(hold.owner, Some(sleeper.fiber().id().as_u64()));
+/// assert!(hold.to_string().starts_with("timer taken at"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HoldInfo {
     /// What is waited for.

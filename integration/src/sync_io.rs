@@ -5,7 +5,8 @@ use std::io::{self, Read, Write};
 use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// Wraps a tokio [`AsyncRead`] and/or [`AsyncWrite`] so that it is a std [`Read`] / [`Write`]
+/// Wraps a tokio [`AsyncRead`](tokio::io::AsyncRead) and/or [`AsyncWrite`](tokio::io::AsyncWrite)
+/// so that it is a std [`Read`](std::io::Read) / [`Write`](std::io::Write)
 /// in a fiber: each call polls the inner object in place and parks only the fiber while it is
 /// pending (a plain thread would block). So synchronous code — parsers, TLS over `Read +
 /// Write`, `io::copy` — runs over tokio streams, pipes and duplexes unchanged.

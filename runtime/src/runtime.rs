@@ -933,6 +933,9 @@ impl fmt::Debug for Handle {
 /// Runs `f` as the main fiber of a runtime configured from the environment, returns its value
 /// (re-raising its panic), and shuts the runtime down.
 ///
+/// [`#[fibra::main]`](../fibra/attr.main.html) does the same for a program's `main`; for
+/// settings other than the environment's, build the runtime with [`RuntimeBuilder`].
+///
 /// # Panics
 ///
 /// When the runtime cannot start; inside a fiber; with `f`'s panic.

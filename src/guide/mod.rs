@@ -9,6 +9,7 @@
 //! 4. [`cancellation`]: scopes, cancel tokens, `shield`, and what joins report.
 //! 5. [`blocking`]: do not block the worker — what to use instead of thread-blocking calls.
 //! 6. [`load`]: load testing a service with `fibra-load`.
+//! 7. [`diagnostics`]: finding out why a program hangs — dumps, holds and deadlocks.
 //!
 //! The one idea behind all of them: code in a fiber is ordinary blocking-style Rust. A call
 //! such as [`sleep`](crate::sleep), [`chan::Reader::recv`](crate::chan::Reader::recv),
@@ -19,6 +20,7 @@
 
 pub mod blocking;
 pub mod cancellation;
+pub mod diagnostics;
 pub mod load;
 pub mod service;
 pub mod testing;

@@ -5,8 +5,6 @@ use crate::wait::Deadline;
 use std::error::Error;
 use std::fmt;
 use std::time::Duration;
-#[cfg(doc)]
-use std::time::Instant;
 
 /// Why a scope was cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -92,7 +90,7 @@ impl ScopeOptions {
         self
     }
 
-    /// Cancels the scope at `deadline` (an [`Instant`] or a [`Deadline`]).
+    /// Cancels the scope at `deadline` (an [`Instant`](std::time::Instant) or a [`Deadline`](crate::wait::Deadline)).
     pub fn deadline(mut self, deadline: impl Into<Deadline>) -> ScopeOptions {
         self.deadline = self.deadline.min(deadline.into());
         self
