@@ -22,8 +22,10 @@ use std::thread;
 ///
 /// # Shutdown
 ///
-/// When the main fiber has returned, `block_on` waits for detached fibers (see
-/// [`RuntimeBuilder::shutdown_timeout`]), then cancels every fiber still running: each unwinds
+/// When the main fiber has returned, `block_on` waits for the fibers started with
+/// [`detach`](crate::detach) (see [`RuntimeBuilder::shutdown_timeout`]) — not for fibers whose
+/// [`JoinHandle`](crate::JoinHandle) was dropped — then cancels every fiber still running,
+/// those included: each unwinds
 /// from the wait it is parked in (or at its next cancellation point), so its destructors run,
 /// exactly once, and its join reports [`JoinError`](crate::JoinError) `is_cancelled()`; inside,
 /// [`check_cancel`](crate::check_cancel) reports [`CancelCause::Shutdown`](crate::CancelCause).
@@ -33,7 +35,7 @@ use std::thread;
 /// fiber still running after that wait (it shields or ignores its cancellation, or spins
 /// without a cancellation point) is abandoned: never resumed again, its stack left mapped
 /// (its frames may be borrowed from), its destructors not run. Dropping a
-/// [`BackgroundRuntime`] shuts down the same way, without the wait for detached fibers.
+/// [`BackgroundRuntime`] shuts down the same way, without the wait for `detach`ed fibers.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -192,9 +194,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// How long [`Runtime::block_on`] (and [`run`]) wait for detached fibers once the main
-    /// fiber has returned; the ones still running then are cancelled, and waited for as long
-    /// again. Without it they are waited for without bound.
+    /// How long [`Runtime::block_on`] (and [`run`]) wait for the fibers started with
+    /// [`detach`](crate::detach) once the main fiber has returned; the ones still running then
+    /// are cancelled, and waited for as long again. Without it they are waited for without
+    /// bound. (Fibers whose `JoinHandle` was dropped are not waited for: they are cancelled.)
     ///
     /// A [`blocking`](crate::blocking) job that is already running on the pool cannot be
     /// interrupted: its fiber's cancellation discards its result, but the runtime's end still

@@ -97,7 +97,8 @@ impl PlainWaitable for Drainers<'_> {
 /// `tracing` at error level (with the fiber's name, id and spawn location), or printed on
 /// stderr in one line when no `tracing` subscriber takes it, and dropped, never taking the
 /// program down. [`run`](crate::run) waits for detached fibers before it returns
-/// (see [`RuntimeBuilder::shutdown_timeout`](crate::RuntimeBuilder::shutdown_timeout)).
+/// (see [`RuntimeBuilder::shutdown_timeout`](crate::RuntimeBuilder::shutdown_timeout)); a
+/// fiber from [`spawn`](crate::spawn()) whose handle was dropped is cancelled instead.
 ///
 /// # Panics
 ///

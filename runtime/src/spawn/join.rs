@@ -16,7 +16,6 @@ use std::task::{Context, Poll, Waker};
 
 /// An owned permission to join a fiber: wait for it to finish and take its result.
 ///
-/// Dropping the handle detaches the fiber: it runs on, and its result is dropped.
 /// `join` blocks a fiber (or a plain thread); `.await` suits async code; [`abort`](Self::abort)
 /// cancels the fiber.
 ///
@@ -25,6 +24,46 @@ use std::task::{Context, Poll, Waker};
 ///     let handle = fibra::spawn(|| 6 * 7);
 ///     assert_eq!(handle.join().unwrap(), 42);
 /// });
+/// ```
+///
+/// # Dropping the handle
+///
+/// Dropping the handle does not stop the fiber: it runs on, and its result is dropped. But
+/// the runtime does not wait for it: once the main fiber has returned, the runtime's shutdown
+/// cancels it like every other fiber still running (see [`Runtime`](crate::Runtime)'s
+/// "Shutdown"). Only fibers started with [`detach`](crate::detach) are waited for then. A
+/// fiber that must finish its work is detached, or joined.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+///
+/// /// Sets its flag when dropped: also when its fiber unwinds.
+/// struct SetOnDrop(Arc<AtomicBool>);
+/// impl Drop for SetOnDrop {
+///     fn drop(&mut self) {
+///         self.0.store(true, Ordering::SeqCst);
+///     }
+/// }
+///
+/// let detached_finished = Arc::new(AtomicBool::new(false));
+/// let dropped_ended = Arc::new(AtomicBool::new(false));
+/// let (finished, ended) = (detached_finished.clone(), SetOnDrop(dropped_ended.clone()));
+/// fibra::run(move || {
+///     fibra::detach(move || {
+///         fibra::sleep(std::time::Duration::from_millis(1));
+///         finished.store(true, Ordering::SeqCst);
+///     });
+///     drop(fibra::spawn(move || {
+///         let _ended = ended;
+///         let (_never_sent, rx) = fibra::chan::bounded::<()>(0);
+///         let _ = rx.recv(); // only the runtime's shutdown ends this wait
+///         unreachable!("shutdown cancels the fiber whose handle was dropped");
+///     }));
+/// });
+/// // `run` waited for the detached fiber, and cancelled the one whose handle was dropped.
+/// assert!(detached_finished.load(Ordering::SeqCst));
+/// assert!(dropped_ended.load(Ordering::SeqCst));
 /// ```
 pub struct JoinHandle<T> {
     joined: Joined<T>,
