@@ -48,9 +48,15 @@
 //!     let lines = AtomicUsize::new(0);
 //!     let stopped = fibra::scope_with(ScopeOptions::new().token(stop), |s| {
 //!         for conn in listener.incoming() {
-//!             let conn = conn.expect("accept");
-//!             let lines = &lines;
-//!             s.spawn(move || connection(conn, Duration::from_secs(30), lines));
+//!             match conn {
+//!                 Ok(conn) => {
+//!                     let lines = &lines;
+//!                     s.spawn(move || connection(conn, Duration::from_secs(30), lines));
+//!                 }
+//!                 // A failed accept (a client that reset, no file descriptors left) ends
+//!                 // neither the server nor the other connections.
+//!                 Err(error) => eprintln!("accept: {error}"),
+//!             }
 //!         }
 //!     });
 //!     // The scope ends only through the token: `incoming` never runs out.
@@ -87,6 +93,143 @@
 //!     // Stop: the accept loop and both open connections unwind; `serve` returns.
 //!     stop.cancel();
 //!     assert_eq!(server.join().unwrap(), 2);
+//! });
+//! ```
+//!
+//! ## Stopping on Ctrl-C and draining connections
+//!
+//! Cancelling one token for everything drops the connections mid-exchange. A gentler stop
+//! has two stages: stop accepting, let the open connections finish (drain), and cut them off
+//! only if asked again. That takes two scopes: an outer one that the connections are spawned
+//! on, and inside it a [`scope_with`] for the accept loop alone. A child belongs to the scope
+//! it is spawned on (see [`Scope::spawn`](crate::Scope::spawn)), so cancelling the inner
+//! scope's token ends the accept loop while the connections run on; the outer scope then
+//! returns once the last of them has ended, or when its own token is cancelled.
+//!
+//! ```
+//! use fibra::net::{TcpListener, TcpStream};
+//! use fibra::{CancelToken, ScopeOptions};
+//! use std::io::{BufRead, BufReader, Write};
+//!
+//! /// Answers each line with its length, until the client closes.
+//! fn connection(conn: TcpStream) -> std::io::Result<()> {
+//!     let mut line = String::new();
+//!     let mut reader = BufReader::new(&conn);
+//!     loop {
+//!         line.clear();
+//!         if reader.read_line(&mut line)? == 0 {
+//!             return Ok(());
+//!         }
+//!         writeln!(&conn, "{}", line.len())?;
+//!     }
+//! }
+//!
+//! /// Serves until `stop_accepting` is cancelled, then until the open connections have ended
+//! /// or `stop_all` is cancelled.
+//! fn serve(listener: TcpListener, stop_accepting: CancelToken, stop_all: CancelToken) {
+//!     let _ = fibra::scope_with(ScopeOptions::new().token(stop_all), |connections| {
+//!         let _ = fibra::scope_with(ScopeOptions::new().token(stop_accepting), |_| {
+//!             for conn in listener.incoming() {
+//!                 match conn {
+//!                     Ok(conn) => drop(connections.spawn(move || connection(conn))),
+//!                     Err(error) => eprintln!("accept: {error}"),
+//!                 }
+//!             }
+//!         });
+//!         // New clients are refused from here on; the open connections go on.
+//!         drop(listener);
+//!     });
+//! }
+//!
+//! fibra::run(|| {
+//!     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+//!     let addr = listener.local_addr().unwrap();
+//!     let (stop_accepting, stop_all) = (CancelToken::new(), CancelToken::new());
+//!     let server = fibra::spawn({
+//!         let (stop_accepting, stop_all) = (stop_accepting.clone(), stop_all.clone());
+//!         move || serve(listener, stop_accepting, stop_all)
+//!     });
+//!
+//!     let conn = TcpStream::connect(addr).unwrap();
+//!     let mut answers = BufReader::new(&conn);
+//!     let mut answer = String::new();
+//!     writeln!(&conn, "before").unwrap();
+//!     answers.read_line(&mut answer).unwrap();
+//!     assert_eq!(answer, "7\n");
+//!
+//!     stop_accepting.cancel();
+//!     // The open connection is still served after the stop.
+//!     writeln!(&conn, "after the stop").unwrap();
+//!     answer.clear();
+//!     answers.read_line(&mut answer).unwrap();
+//!     assert_eq!(answer, "15\n");
+//!
+//!     // The client leaves: the last connection ends, and with it the server.
+//!     drop(answers);
+//!     drop(conn);
+//!     server.join().unwrap();
+//! });
+//! ```
+//!
+//! In a program, Ctrl-C cancels the tokens: a fiber waits for it with
+//! [`block_on`](crate::block_on) on tokio's `signal::ctrl_c` (tokio's `signal` feature:
+//! `tokio = { version = "1", features = ["signal"] }`). The first Ctrl-C stops accepting, a
+//! second one cuts off the connections still open. Once a program listens for Ctrl-C, the
+//! signal no longer ends it by itself.
+//!
+//! ```no_run
+//! # use fibra::{net::TcpListener, CancelToken};
+//! # fn serve(_: TcpListener, _: CancelToken, _: CancelToken) {}
+//! #[fibra::main]
+//! fn main() {
+//!     let listener = TcpListener::bind("0.0.0.0:8080").unwrap();
+//!     let (stop_accepting, stop_all) = (CancelToken::new(), CancelToken::new());
+//!     let on_ctrl_c = fibra::spawn({
+//!         let stages = [stop_accepting.clone(), stop_all.clone()];
+//!         move || {
+//!             for stage in stages {
+//!                 fibra::block_on(tokio::signal::ctrl_c()).expect("listening for Ctrl-C");
+//!                 stage.cancel();
+//!             }
+//!         }
+//!     });
+//!     serve(listener, stop_accepting, stop_all);
+//!     // Not waited for: the runtime cancels it when `main` returns.
+//!     drop(on_ctrl_c);
+//! }
+//! ```
+//!
+//! ## Idle limits: per read or per exchange
+//!
+//! Two ways to bound how long a connection may take:
+//!
+//! - **Per read:** [`TcpStream::set_read_timeout`](crate::net::TcpStream::set_read_timeout)
+//!   bounds each read on its own; a read that waited that long fails with
+//!   [`ErrorKind::WouldBlock`](std::io::ErrorKind::WouldBlock) (std's kind on Unix — not
+//!   `TimedOut`). A client that keeps sending a byte now and then is never cut off, and a
+//!   `BufReader` line may take many reads. Match both kinds if the code also runs on std
+//!   sockets elsewhere.
+//! - **Per exchange:** [`timeout`](crate::timeout) bounds a whole piece of work — a request
+//!   read line by line and answered — however many reads it takes, and cancels it where it
+//!   waits (as in the first example, per line).
+//!
+//! ```
+//! use fibra::net::{TcpListener, TcpStream};
+//! use std::io::{ErrorKind, Read};
+//! use std::time::Duration;
+//!
+//! fibra::run(|| {
+//!     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+//!     let _quiet_client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+//!     let (mut conn, _) = listener.accept().unwrap();
+//!
+//!     conn.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+//!     let idle = conn.read(&mut [0; 64]).unwrap_err();
+//!     assert!(matches!(idle.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut));
+//!
+//!     conn.set_read_timeout(None).unwrap();
+//!     let exchange = fibra::timeout(Duration::from_millis(10), || conn.read(&mut [0; 64]));
+//!     assert!(exchange.is_err(), "the whole exchange ran out of time");
 //! });
 //! ```
 //!

@@ -94,6 +94,23 @@ macro_rules! timeout_methods {
             /// # Errors
             ///
             /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
+            ///
+            /// ```
+            /// // Shown on a `TcpStream`; every socket type with timeouts behaves the same.
+            /// use fibra::net::{TcpListener, TcpStream};
+            /// use std::io::{ErrorKind, Read};
+            /// use std::time::Duration;
+            ///
+            /// fibra::run(|| {
+            ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            ///     let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            ///     let (_quiet_peer, _) = listener.accept().unwrap();
+            ///     client.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+            ///     let error = client.read(&mut [0; 16]).unwrap_err();
+            ///     assert_eq!(error.kind(), ErrorKind::WouldBlock);
+            ///     assert!(client.read_timeout().unwrap().is_some());
+            /// });
+            /// ```
             pub fn set_read_timeout(
                 &self,
                 timeout: Option<std::time::Duration>,
@@ -113,6 +130,28 @@ macro_rules! timeout_methods {
             /// # Errors
             ///
             /// `InvalidInput` for `Some(Duration::ZERO)`, as std.
+            ///
+            /// ```
+            /// // Shown on a `TcpStream`; every socket type with timeouts behaves the same.
+            /// use fibra::net::{TcpListener, TcpStream};
+            /// use std::io::{ErrorKind, Write};
+            /// use std::time::Duration;
+            ///
+            /// fibra::run(|| {
+            ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            ///     let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            ///     let (_peer_that_never_reads, _) = listener.accept().unwrap();
+            ///     client.set_write_timeout(Some(Duration::from_millis(10))).unwrap();
+            ///     // Once the socket buffers are full, a write waits 10 ms and gives up.
+            ///     let chunk = [0; 64 * 1024];
+            ///     let error = loop {
+            ///         if let Err(error) = client.write(&chunk) {
+            ///             break error;
+            ///         }
+            ///     };
+            ///     assert_eq!(error.kind(), ErrorKind::WouldBlock);
+            /// });
+            /// ```
             pub fn set_write_timeout(
                 &self,
                 timeout: Option<std::time::Duration>,
@@ -122,7 +161,9 @@ macro_rules! timeout_methods {
                 Ok(())
             }
 
-            /// The read timeout.
+            /// The read timeout, as the OS reports it: the OS may round the value given to
+            /// [`set_read_timeout`](Self::set_read_timeout) up to its clock tick, while
+            /// waits use the value as given (it is kept beside the socket).
             ///
             /// # Errors
             ///
@@ -131,7 +172,9 @@ macro_rules! timeout_methods {
                 self.source.get().read_timeout()
             }
 
-            /// The write timeout.
+            /// The write timeout, as the OS reports it: the OS may round the value given to
+            /// [`set_write_timeout`](Self::set_write_timeout) up to its clock tick, while
+            /// waits use the value as given (it is kept beside the socket).
             ///
             /// # Errors
             ///

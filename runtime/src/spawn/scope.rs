@@ -288,6 +288,52 @@ impl<'scope> Scope<'scope, '_> {
     ///     assert_eq!(length, 5);
     /// });
     /// ```
+    ///
+    /// # Which cancellation reaches the child
+    ///
+    /// The child belongs to the scope it is spawned on, `self`, wherever the spawn is made: it
+    /// is cancelled when this scope is cancelled or when any scope enclosing this one is, and
+    /// not by a scope nested inside this one, even if the spawning fiber runs in it. So an
+    /// inner [`scope_with`](crate::scope_with) can stop an accept loop while the connections
+    /// it spawned on an outer scope run on.
+    ///
+    /// ```
+    /// use fibra::{CancelToken, ScopeOptions};
+    ///
+    /// fibra::run(|| {
+    ///     let (go, wait) = fibra::chan::bounded::<()>(1);
+    ///     let inner_stop = CancelToken::new();
+    ///     let finished = fibra::scope(|outer| {
+    ///         let mut on_outer = None;
+    ///         let options = ScopeOptions::new().token(inner_stop.clone());
+    ///         let inner = fibra::scope_with(options, |inner| {
+    ///             // Spawned from the inner scope's body, on the outer scope.
+    ///             on_outer = Some(outer.spawn(move || wait.recv().is_some()));
+    ///             // Spawned on the inner scope: its token cancels this one.
+    ///             inner.spawn(|| loop {
+    ///                 fibra::park();
+    ///             });
+    ///             inner_stop.cancel();
+    ///         });
+    ///         assert!(inner.is_err(), "the inner scope was cancelled");
+    ///         go.send(()).unwrap();
+    ///         on_outer.unwrap().join().unwrap()
+    ///     });
+    ///     assert!(finished, "the inner scope's token did not reach the outer scope's child");
+    ///
+    ///     // A cancelled outer scope reaches the children of the scopes inside it.
+    ///     let outer_stop = CancelToken::new();
+    ///     let outer = fibra::scope_with(ScopeOptions::new().token(outer_stop.clone()), |_| {
+    ///         fibra::scope(|inner| {
+    ///             inner.spawn(|| loop {
+    ///                 fibra::park();
+    ///             });
+    ///             outer_stop.cancel();
+    ///         }); // ends only once its child has unwound
+    ///     });
+    ///     assert!(outer.is_err());
+    /// });
+    /// ```
     #[track_caller]
     pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
     where
