@@ -44,8 +44,8 @@
 //!   handed to a cancelled receive goes back to the channel. `try_*` and the async forms are
 //!   not cancellation points (an async operation is cancelled by dropping its future).
 //!
-//! The [`op`] module exposes operations as values and the one wait they all share; it is what
-//! `fibra-select` is built on.
+//! The [`op`] module exposes operations as values and the one wait they all share, for
+//! writing a wait over several channels of your own (as `select!` does).
 
 mod core;
 mod ends;

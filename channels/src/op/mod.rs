@@ -9,8 +9,8 @@
 //! one wait at a time and is not used otherwise while it is: misuse panics instead of
 //! corrupting a handoff.
 //!
-//! This module is the layer `fibra-select` is built on; most code uses `Reader`, `Writer` and
-//! `select!` instead.
+//! This module is for writing a wait of your own over several channels — `select!` is one;
+//! most code uses `Reader`, `Writer` and `select!` instead.
 //!
 //! ```
 //! use fibra::chan::op::{self, Attempt, Operation, RecvOp, Woken};

@@ -1,66 +1,92 @@
-//! The waiting toolkit every fibra primitive is built on: mechanism here, policy in the
-//! primitives (who is woken, in what order, what a wake grants).
+//! Building blocks for writing new blocking primitives: a lock, a channel or a queue of your
+//! own that parks a fiber (or, outside a runtime, a thread) the way fibra's own primitives do.
+//!
+//! Ordinary code does not need this module: use `fibra::sync`, `fibra::chan` and the rest. Three of its types appear in ordinary APIs and
+//! are also at the crate root: [`Deadline`] (the deadline of a timed wait), [`TimedOut`] (what
+//! a timed wait returns when its deadline passes) and [`WaitKind`] (what a fiber waits for, in
+//! a dump).
 //!
 //! - [`current_waker`], [`park_current`] and [`park_current_until`] block the caller, fiber or
 //!   plain thread, through one waker-shaped interface: a fiber is suspended while its worker
 //!   runs other fibers, a thread is parked. Wake-ups may be spurious, so callers loop on their
-//!   condition. A fiber's park is a cancellation point, and its timed park goes through the
-//!   driver's timer wheel and takes a hold.
+//!   condition. A fiber's park is a cancellation point.
 //! - [`Deadline`] is the one deadline type of timed waits; "never" is a value.
 //! - [`WaitList`] is the waiter queue: FIFO, O(1) removal of a waiter that gives up, and a
 //!   woken waiter keeps its slot until it collects it, so it learns under the lock whether it
 //!   was woken or gave up first.
 //! - [`WakeList`] collects wakers under a lock and wakes them after it is released.
-//! - [`Backoff`] and [`RetryBudget`] (with [`RETRY_TURNS`] and [`yield_cost`]) are the
-//!   patience policy: how long a caller keeps trying before it parks, and who does not try at
-//!   all (below).
-//! - [`TaskTimer`] wakes a future's task at a deadline, on the driver's timer wheel.
+//! - [`Backoff`] and [`RetryBudget`] (with [`RETRY_TURNS`] and [`yield_cost`]) decide how long
+//!   a caller keeps trying before it parks (below).
+//! - [`TaskTimer`] wakes a future's task at a deadline.
 //! - [`Waitable`] and [`Wait`] write the wait on a [`WaitList`] entry once for every primitive:
 //!   blocking with a deadline, polled as a future, and given back when it ends early;
 //!   [`PlainWaitable`] is the short form for a primitive whose wake alone ends a wait.
+//! - [`WaitSite`], [`WaitKind`] and [`Holder`] record what a fiber waits for and who holds it,
+//!   so that [`dump`](crate::dump) and deadlock detection see waits on your primitive.
 //!
-//! Every blocking primitive is written over these: it registers [`current_waker`] where a
-//! waker will find it, re-checks its condition, and parks.
+//! A blocking primitive registers [`current_waker`] where a waker will find it, re-checks its
+//! condition, and parks:
 //!
-//! # Patience
+//! ```
+//! use fibra::wait::{current_waker, park_current};
+//! use std::sync::atomic::{AtomicBool, Ordering};
+//! use std::sync::{Arc, Mutex};
+//! use std::task::Waker;
 //!
-//! How long a caller keeps trying before it parks, for every primitive:
+//! /// A flag one party raises and another waits for.
+//! #[derive(Default)]
+//! struct Flag {
+//!     raised: AtomicBool,
+//!     waiter: Mutex<Option<Waker>>,
+//! }
 //!
-//! - **A peer a few instructions from done** (a ring writer between its claim and its publish,
-//!   the holder of a spin lock): [`Backoff`] spins a little, then yields the *thread* in case
-//!   the OS preempted the peer. Never a fiber yield: a fiber is not switched out in the middle
-//!   of such a step, so the peer is on another thread.
-//! - **A channel operation (or a process `call`) that found nothing ready** retries, yielding
-//!   the *fiber* between tries, for up to [`RETRY_TURNS`] fiber turns ([`RetryBudget`]) before
-//!   it registers a waiter: the other party is often a moment away (ready on this worker, or
-//!   running on another), and an operation completed by a retry costs neither side the lock
-//!   nor a wake-up. A retry while fibers woken on the worker wait to run goes behind those
-//!   only, as if woken itself, and costs a turn for each of them (and for each unstarted
-//!   fiber, which may start first): the caller has often just woken the party it waits for (a
-//!   send to a parked receiver, then a receive of its answer), and that party runs next.
-//!   Otherwise a retry is a yield, which costs a turn for every fiber ready on the worker
-//!   ([`yield_cost`]), so behind a long queue the operation registers at once: every retry
-//!   would wait for the whole queue. A retry with nothing else ready on the worker (the peer
-//!   runs on another) pauses the thread a moment for its first few tries, and yields the
-//!   worker's thread after them: a peer on another core answers within
-//!   a few hundred nanoseconds, less than a thread yield takes, and when the peer's worker
-//!   waits for the same CPU (more runnable threads than cores), it runs during the later
-//!   retries instead of after them. Once registered
-//!   it parks at once: yielding again after registering did not clearly pay in an A/B run
-//!   once the retries existed (the figures are in the `chan_pingpong` bench's documentation,
-//!   `fibra-bench`).
-//! - **A socket call that said `WouldBlock`** (`fibra-net`) retries [`RETRY_TURNS`] times
-//!   however long the queue, placed by a [`RetryBudget`] while it can afford a retry and by
-//!   plain yields after: its alternative, a wait on the reactor, costs the driver thread's
-//!   work and a cross-thread wake whatever the queue, and the fibers ahead often include
-//!   the peer. A socket whose retries keep missing skips them for a while.
-//! - **Locks, semaphores and the other `fibra-sync` primitives** register and park at once:
-//!   their fast path is one CAS, and a fair lock hands a released permit to the first
-//!   registered waiter, so a caller that retried instead would only overtake the queue it is
-//!   meant to join.
+//! impl Flag {
+//!     fn raise(&self) {
+//!         self.raised.store(true, Ordering::SeqCst);
+//!         if let Some(waker) = self.waiter.lock().unwrap().take() {
+//!             waker.wake();
+//!         }
+//!     }
 //!
-//! Under loom nobody retries or spins: the retries repeat a try the models already explore,
-//! and would only multiply the interleavings.
+//!     fn wait(&self) {
+//!         while !self.raised.load(Ordering::SeqCst) {
+//!             *self.waiter.lock().unwrap() = Some(current_waker());
+//!             // Raised between the check and the registration: its wake found no waker.
+//!             if self.raised.load(Ordering::SeqCst) {
+//!                 break;
+//!             }
+//!             park_current(); // wake-ups may be spurious: the loop checks again
+//!         }
+//!     }
+//! }
+//!
+//! fibra::run(|| {
+//!     let flag = Arc::new(Flag::default());
+//!     let raiser = flag.clone();
+//!     fibra::spawn(move || raiser.raise());
+//!     flag.wait();
+//! });
+//! ```
+//!
+//! # How long to keep trying before parking
+//!
+//! Parking and being woken cost a lock and a cross-fiber (often cross-thread) wake-up. Pick
+//! by what the caller waits for:
+//!
+//! - **A peer a few instructions from done** (between two steps of a lock-free update, or
+//!   holding a spin lock): spin with [`Backoff`]. It spins a little, then yields the *thread*
+//!   in case the OS preempted the peer — never the fiber, since a fiber is not switched out in
+//!   the middle of such a step, so the peer is on another thread.
+//! - **A party that is often a moment away** (a channel whose other end is running, or ready
+//!   to run): retry with a [`RetryBudget`], which yields the fiber between tries for up to
+//!   [`RETRY_TURNS`] fiber turns and charges each retry by what it costs — a turn for every
+//!   fiber that runs first ([`yield_cost`]) — so behind a long queue of ready fibers the
+//!   caller registers at once. When the budget is spent, register and park.
+//! - **A fair primitive** (a lock or semaphore that hands a released permit to its first
+//!   waiter): register and park at once. A caller that retried instead would overtake the
+//!   queue it is meant to join.
+//!
+//! Once registered, park at once: retrying after registering does not pay.
 
 #[cfg(all(test, not(loom)))]
 mod counting_waker;

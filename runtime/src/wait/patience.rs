@@ -10,7 +10,7 @@ use crate::sched::with_worker;
 /// again (see [`RetryBudget::retry`]): with many fibers ready on the worker and none of them
 /// woken an operation parks at once, since a yield would run every one of them before it
 /// could try again, and a wake-up costs less than that; with one peer ready (or none, the
-/// peer running on another worker) it retries `RETRY_TURNS` times. Zero under loom.
+/// peer running on another worker) it retries `RETRY_TURNS` times.
 ///
 /// ```
 /// assert!(fibra::wait::RETRY_TURNS > 0);
