@@ -48,13 +48,11 @@ pub(crate) fn block_on_as<F: Future>(kind: WaitKind, fut: F) -> F::Output {
 }
 
 /// [`block_on`], giving up at `deadline` (an `Instant` or a [`Deadline`]) with
-/// [`TimedOut`] if `fut` is not ready by then; `fut` is dropped unfinished. The deadline is
-/// a fiber's timed park: it reaches the driver's timer wheel (with a hold on the runtime)
-/// only if the wait outlasts its worker's next look. A future ready at its first poll is
-/// returned whatever the deadline.
+/// [`TimedOut`] if `fut` is not ready by then; `fut` is dropped unfinished. A future ready at
+/// its first poll is returned whatever the deadline.
 ///
 /// ```
-/// use fibra::wait::{Deadline, TimedOut};
+/// use fibra::{Deadline, TimedOut};
 /// use std::time::Duration;
 ///
 /// fibra::run(|| {

@@ -59,10 +59,17 @@ pub fn park() {
     crate::cancel::check_fiber(unsafe { &*core });
 }
 
-/// Lets every other runnable fiber of the calling fiber's worker run before the caller runs
-/// again: the fibers woken before the call, the fibers spawned on this worker that have not
-/// started yet (including the caller's own), and the fibers that yielded earlier, in that order;
-/// fibers that yield take turns in the order they yielded. Outside a fiber, yields the thread.
+/// Lets the other fibers of the caller's worker run, then goes on: for a fiber that computes
+/// for long without reaching a wait, so that the fibers sharing its worker are not starved.
+/// Outside a fiber, yields the thread. Inside a hot loop, [`checkpoint`](crate::checkpoint) is
+/// cheaper: it yields only once the fiber's slice is used up.
+///
+/// # Order
+///
+/// Every other runnable fiber of the worker runs before the caller runs again: the fibers
+/// woken before the call, the fibers spawned on this worker that have not started yet
+/// (including the caller's own), and the fibers that yielded earlier, in that order; fibers
+/// that yield take turns in the order they yielded.
 ///
 /// A fiber that yields is not woken early by wakes or spawns that come after its call, but
 /// neither does a steady stream of them keep it waiting for ever: every few dozen scheduling

@@ -338,48 +338,43 @@ impl Builder {
 
 /// Spawns a fiber on the current runtime and returns a handle to join it.
 ///
-/// # Where the fiber runs
+/// The fiber runs `f` on one of the runtime's workers. It starts on some worker — often the
+/// spawner's own — and never moves to another once started, so `f` must be `Send` (see
+/// [`spawn_local`] for one that is not). Dropping the [`JoinHandle`] lets the fiber run on
+/// (see [its docs](JoinHandle#dropping-the-handle)); to borrow from the spawner, use a
+/// [`scope`](crate::scope()).
 ///
-/// A fiber that has started stays on the worker thread that started it, so the runtime picks
-/// that worker once, at the start. The new fiber waits, unstarted, in the spawning worker's
-/// queue (a spawn from outside the runtime goes to a queue shared by all workers). Each worker
-/// has a load: the fibers living on it plus those handed to it that have not started
-/// (see [`Handle::worker_loads`]). The rule:
+/// ```
+/// fibra::run(|| {
+///     let handles: Vec<_> = (0..10u64).map(|i| fibra::spawn(move || i * i)).collect();
+///     let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+///     assert_eq!(sum, 285);
+/// });
+/// ```
 ///
-/// - A worker starts a fiber from its own queue itself while its load is at most a band above
-///   the least loaded worker's: 2, or an eighth of that worker's load when that is more.
-///   Otherwise it hands the fiber to that least loaded worker, which starts it, and wakes that
-///   worker. The hand-off counts on the target at once, so a burst of long-lived fibers (an
-///   accept loop, a fan-out) spreads over the workers even when the others are slow to wake.
-/// - Hand-offs come in runs: a worker that handed a fiber to another hands it its next ones
-///   too, until that worker's load is a band above its own. A burst is dealt out in runs of
-///   consecutive fibers, five at first and longer as the loads grow, so fibers spawned one
-///   after another (which often talk to each other: pairs, pipelines, rings) mostly share a
-///   worker.
-/// - An idle worker takes unstarted fibers from other workers' queues only while its own
-///   load is within the same margin. A fiber alone in its spawner's queue is left there for a
-///   few microseconds first: a spawner that spawns one fiber and then waits on it (a request to
-///   a process it just started, one end of a ping-pong) starts it on its own worker once it
-///   parks, so the two wake each other without crossing threads.
-/// - A fiber that is joined soon after it is spawned usually starts right where it was spawned
-///   (depth first), because the loads barely change in between.
+/// # Panics
+///
+/// Outside a fibra runtime (spawn through a [`Handle`](crate::Handle) from other threads), or
+/// when no stack can be had (see [`Builder::spawn`]).
+///
+/// # Placement
+///
+/// The runtime picks the worker once, when the fiber starts, by load: a worker starts the
+/// fibers it spawns itself unless it is busier than the least loaded worker by more than a
+/// small margin, and then hands them to that worker in runs, so that fibers spawned one after
+/// another (often partners: pairs, pipelines) mostly share a worker, and a burst of
+/// long-lived fibers (an accept loop's connections) spreads over all workers. A fiber joined
+/// soon after it is spawned usually starts where it was spawned. Idle workers take unstarted
+/// fibers from busy ones. [`Handle::worker_loads`](crate::Handle::worker_loads) shows the loads.
 ///
 /// # In which order fibers start
 ///
 /// The fibers one fiber spawns between two of its suspensions (parks, yields, its end) form a
-/// batch. On the worker that spawned them:
-///
-/// - The fibers of a batch start in spawn order.
-/// - The newest batch starts first: a fiber's children start before the younger siblings of
-///   that fiber, so a tree of spawns and joins runs depth first and keeps few stacks in use.
-/// - A fiber woken while a batch is starting runs once the rest of that batch has started,
-///   before any older batch: a parent woken by its first child then finds the other children
-///   started (often finished) and joins them without waiting again. A fiber woken by its own
-///   children once they have all started runs next, before its younger siblings start.
-/// - A fiber that yields runs again only after all of these (see [`yield_now`](crate::yield_now)).
-///
-/// Other workers take unstarted fibers oldest first, so with more than one worker the start
-/// order of fibers being taken that way is not fixed.
+/// batch. On the worker that spawned them, the fibers of a batch start in spawn order, and the
+/// newest batch starts first, so a tree of spawns and joins runs depth first. A fiber woken
+/// while a batch is starting runs once the rest of that batch has started; a fiber that
+/// yields runs after all of these (see [`yield_now`](crate::yield_now)). Other workers take
+/// unstarted fibers oldest first, so with more than one worker the start order is not fixed.
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
@@ -396,18 +391,6 @@ impl Builder {
 ///     Arc::try_unwrap(started).unwrap().into_inner().unwrap()
 /// });
 /// assert_eq!(started, [0, 1, 2, 3]);
-/// ```
-///
-/// # Panics
-///
-/// Outside a fibra runtime, or when no stack can be had (see [`Builder::spawn`]).
-///
-/// ```
-/// fibra::run(|| {
-///     let handles: Vec<_> = (0..10u64).map(|i| fibra::spawn(move || i * i)).collect();
-///     let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
-///     assert_eq!(sum, 285);
-/// });
 /// ```
 #[track_caller]
 pub fn spawn<F, T>(f: F) -> JoinHandle<T>
