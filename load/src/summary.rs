@@ -124,7 +124,9 @@ impl Report {
                 let _ = writeln!(w, "  {:<13} {n}", kind.name());
             }
         }
-        if stats.steps.len() > 1 || stats.steps.iter().any(|s| s.errors > 0) {
+        // Without HTTP requests (raw TCP steps) the steps are the only measurements.
+        if stats.steps.len() > 1 || stats.steps.iter().any(|s| s.errors > 0) || stats.requests == 0
+        {
             let _ = writeln!(w, "\nSteps:");
             for step in &stats.steps {
                 let _ = writeln!(

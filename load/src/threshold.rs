@@ -1,5 +1,6 @@
 //! k6-style pass/fail criteria: `p99<50ms`, `errors<1%`, `rps>1000`.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -7,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::parse::{parse_duration, ParseError};
 use crate::report::Report;
+use crate::stats::Latency;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Metric {
@@ -28,6 +30,12 @@ enum Op {
 
 /// One criterion a run must meet: `p50|p90|p99|p99.9|max|mean < DURATION`, `errors < N%`,
 /// `rps > N` (also `<=`, `>=`, and either direction for any metric).
+///
+/// A threshold measures the run's HTTP requests: their latency, the share that failed, and
+/// how many were made per second. A run that made no HTTP request (a scenario of raw TCP
+/// steps) is measured by its step runs instead — the latency of each step run, the share of
+/// step runs that returned an error, step runs per second — so that `p99<1s` or `errors<1%`
+/// is not met by measuring nothing.
 ///
 /// ```
 /// let threshold: fibra_load::Threshold = "p99 < 50ms".parse().unwrap();
@@ -124,12 +132,13 @@ impl fmt::Display for Threshold {
 impl Threshold {
     /// Checks the threshold against `report`.
     pub fn check(&self, report: &Report) -> ThresholdResult {
-        let latency = &report.stats.latency;
+        let measured = Measured::of(report);
+        let latency = &measured.latency;
         let (actual, unit) = match self.metric {
             Metric::Quantile(q) => (latency.quantile(q).as_secs_f64() * 1e3, "ms"),
             Metric::Mean => (latency.mean().as_secs_f64() * 1e3, "ms"),
-            Metric::Errors => (report.error_rate() * 100.0, "%"),
-            Metric::Rps => (report.rps(), "req/s"),
+            Metric::Errors => (measured.error_percent, "%"),
+            Metric::Rps => (measured.per_second, measured.rate_unit),
         };
         let passed = match self.op {
             Op::Less => actual < self.limit,
@@ -142,6 +151,45 @@ impl Threshold {
             actual,
             unit: unit.to_string(),
             passed,
+        }
+    }
+}
+
+/// What a threshold is checked against (see [`Threshold`]): the HTTP requests, or the step
+/// runs of a run that made none.
+struct Measured<'a> {
+    latency: Cow<'a, Latency>,
+    error_percent: f64,
+    per_second: f64,
+    rate_unit: &'static str,
+}
+
+impl Measured<'_> {
+    fn of(report: &Report) -> Measured<'_> {
+        let stats = &report.stats;
+        let runs: u64 = stats.steps.iter().map(|step| step.count).sum();
+        if stats.requests > 0 || runs == 0 {
+            return Measured {
+                latency: Cow::Borrowed(&stats.latency),
+                error_percent: report.error_rate() * 100.0,
+                per_second: report.rps(),
+                rate_unit: "req/s",
+            };
+        }
+        let mut latency = Latency::new();
+        for step in &stats.steps {
+            latency.merge(&step.latency);
+        }
+        let failed: u64 = stats.steps.iter().map(|step| step.errors).sum();
+        Measured {
+            latency: Cow::Owned(latency),
+            error_percent: 100.0 * failed as f64 / runs as f64,
+            per_second: if report.duration_s > 0.0 {
+                runs as f64 / report.duration_s
+            } else {
+                0.0
+            },
+            rate_unit: "steps/s",
         }
     }
 }

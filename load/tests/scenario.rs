@@ -126,6 +126,78 @@ fn raw_tcp_connections_are_available_to_steps() {
     });
 }
 
+/// A step that sends a line to `port` over raw TCP and reads it back.
+fn echo_step(
+    port: u16,
+) -> impl FnMut(&mut fibra_load::Vu) -> Result<(), StepError> + Clone + Send + Sync + 'static {
+    move |vu| {
+        use std::io::{BufRead, BufReader, Write};
+        let conn = vu.connect("127.0.0.1", port)?;
+        (&conn).write_all(b"ping\n")?;
+        let mut line = String::new();
+        BufReader::new(&conn).read_line(&mut line)?;
+        vu.check("echoed", line == "ping\n");
+        Ok(())
+    }
+}
+
+/// A fiber that echoes every connection to the returned listener's port.
+fn echo_server() -> u16 {
+    let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(fibra::spawn(move || {
+        for conn in listener.incoming() {
+            let conn = conn.unwrap();
+            drop(fibra::spawn(move || std::io::copy(&mut &conn, &mut &conn)));
+        }
+    }));
+    port
+}
+
+#[test]
+fn a_run_without_requests_shows_its_steps_in_the_summary() {
+    runtime(2).block_on(|| {
+        let scenario = Scenario::new("raw").step("echo", echo_step(echo_server()));
+        let report = Load::new(scenario).vus(2).iterations(4).run();
+        assert_eq!(report.stats.requests, 0);
+        let summary = report.summary();
+        assert!(summary.contains("\nSteps:\n"), "{summary}");
+        assert!(summary.contains("  echo "), "{summary}");
+    });
+}
+
+#[test]
+fn thresholds_of_a_run_without_requests_measure_its_steps() {
+    runtime(2).block_on(|| {
+        let scenario = Scenario::new("raw")
+            .step("echo", echo_step(echo_server()))
+            .step("refused", |_| Err(StepError::new("always")));
+        let mut report = Load::new(scenario).vus(2).iterations(4).run();
+        assert_eq!(report.stats.requests, 0);
+        let thresholds: Vec<fibra_load::Threshold> = ["errors<1%", "p99<1h", "rps>0"]
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert!(!report.check(&thresholds));
+        let results: Vec<(&str, bool, &str)> = report
+            .thresholds
+            .iter()
+            .map(|t| (t.threshold.as_str(), t.passed, t.unit.as_str()))
+            .collect();
+        assert_eq!(
+            results,
+            [
+                ("errors<1%", false, "%"),
+                ("p99<1h", true, "ms"),
+                ("rps>0", true, "steps/s")
+            ]
+        );
+        // Four of the eight step runs failed; every step run was timed.
+        assert_eq!(report.thresholds[0].actual, 50.0);
+        assert!(report.thresholds[1].actual > 0.0);
+    });
+}
+
 /// A server that answers the TLS handshake one byte every 20 ms: every read is well within
 /// the request timeout, the handshake as a whole is not, and the request times out.
 #[test]
