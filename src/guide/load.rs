@@ -12,10 +12,17 @@
 //!   open model (`.rate(n)`: iterations start on a schedule and latency is measured from the
 //!   intended start, so a stalled server shows in the percentiles);
 //! - the `Report` has HDR histograms and counters, a text summary, JSON and an HTML page, and
-//!   `Threshold`s such as `p99<50ms` or `errors<1%` to fail a CI run.
+//!   `Threshold`s such as `p99<50ms` or `errors<1%` to fail a CI run. Thresholds measure the
+//!   HTTP requests; a run that made none (raw TCP steps only) is measured by its step runs.
 //!
-//! Add it beside fibra (`fibra-load = { git = "…" }`, or a path into a checkout). A scenario
-//! against fibra's own HTTP hello server, run in the same process:
+//! `fibra-load`'s own API docs are not part of these pages: in a checkout of fibra, run
+//! `cargo doc -p fibra-load --open`. To use the library outside the checkout, depend on it
+//! beside fibra (`fibra-load = { git = "…" }`, or `{ path = "…/load" }` into a checkout); to
+//! have the command line anywhere, `cargo install --path load` from the checkout installs the
+//! `fibra-load` binary.
+//!
+//! A scenario against fibra's own HTTP hello server (a small server kept for demos and
+//! benchmarks), run in the same process:
 //!
 //! ```
 //! use fibra_load::{Load, Scenario, Threshold};
@@ -44,5 +51,46 @@
 //!         ["errors<1%", "p99<10s"].iter().map(|t| t.parse().unwrap()).collect();
 //!     assert!(report.check(&thresholds));
 //!     println!("{}", report.summary());
+//! });
+//! ```
+//!
+//! ## Raw TCP
+//!
+//! For a protocol other than HTTP, a step opens its own connection with `Vu::connect` (bounded
+//! by the run's request timeout) and speaks over it with `Read`/`Write`. Such traffic is not
+//! counted as requests; each step run is timed, and its errors counted, in the step's row of
+//! the report, which thresholds then measure.
+//!
+//! ```
+//! use fibra::net::TcpListener;
+//! use fibra_load::{Load, Scenario, Threshold};
+//! use std::io::{BufRead, BufReader, Write};
+//!
+//! fibra::run(|| {
+//!     // An echo server, a fiber per connection.
+//!     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+//!     let port = listener.local_addr().unwrap().port();
+//!     drop(fibra::spawn(move || {
+//!         for conn in listener.incoming().flatten() {
+//!             drop(fibra::spawn(move || std::io::copy(&mut &conn, &mut &conn)));
+//!         }
+//!     }));
+//!
+//!     let scenario = Scenario::new("echo").step("ping", move |vu| {
+//!         let conn = vu.connect("127.0.0.1", port)?;
+//!         (&conn).write_all(b"ping\n")?;
+//!         let mut line = String::new();
+//!         BufReader::new(&conn).read_line(&mut line)?;
+//!         vu.check("echoed", line == "ping\n");
+//!         Ok(())
+//!     });
+//!     let mut report = Load::new(scenario).vus(4).iterations(40).run();
+//!     assert_eq!(report.stats.requests, 0);
+//!     assert_eq!(report.stats.steps[0].count, 40);
+//!     assert_eq!(report.stats.checks["echoed"].pass, 40);
+//!     let thresholds: Vec<Threshold> =
+//!         ["errors<1%", "p99<10s"].iter().map(|t| t.parse().unwrap()).collect();
+//!     assert!(report.check(&thresholds)); // measured over the 40 step runs
+//!     println!("{}", report.summary()); // with a "Steps:" section
 //! });
 //! ```

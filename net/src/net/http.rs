@@ -1,6 +1,7 @@
-//! A small HTTP/1.1 "hello" server: one fiber per connection, keep-alive and pipelining, on
-//! `httparse`. It is the embedded target of load tests and the body of the `http_hello`
-//! example.
+//! A demo and benchmark target, not an HTTP library: a small HTTP/1.1 "hello" server that
+//! answers every request with the same body — one fiber per connection, keep-alive and
+//! pipelining, on `httparse`. It is the embedded target of load tests and the body of the
+//! `http_hello` example.
 
 use crate::net::{TcpListener, TcpStream, ToSocketAddrs};
 use fibra_runtime::{CancelToken, Handle, JoinHandle, ScopeOptions};
@@ -58,7 +59,7 @@ pub struct HelloServer {
 }
 
 /// Binds `addr` and serves it from fibers of the calling fiber's runtime (see
-/// [`HelloServer`]).
+/// [`HelloServer`]): a demo and benchmark target that answers every request with [`HELLO`].
 ///
 /// # Errors
 ///
