@@ -70,7 +70,8 @@ pub use fibra_runtime::{
     dump, Deadlock, Deadlocked, Dump, FiberInfo, FiberState, HoldDump, WaitInfo, WorkerInfo,
 };
 
-/// fibra's cancel token is tokio-util's `CancellationToken`: one token cancels fibers and tokio
+/// fibra's cancel token is tokio-util 0.7's `CancellationToken` (a re-export, so a tokio-util
+/// of your own must be 0.7 for the two to be one type): one token cancels fibers and tokio
 /// tasks alike.
 ///
 /// Give it to [`scope_with`] (through [`ScopeOptions::token`]) and cancelling it unwinds every
@@ -145,8 +146,8 @@ pub mod sync {
     pub use fibra_sync::*;
 }
 
-/// Bounded MPMC channels (capacity 0 is a rendezvous), timer channels and the channel
-/// operations `select!` waits on.
+/// MPMC channels — bounded (capacity 0 is a rendezvous) and unbounded — timer channels and the
+/// channel operations `select!` waits on.
 ///
 /// ```
 /// fibra::run(|| {

@@ -654,6 +654,18 @@ impl fmt::Debug for Runtime {
 
 /// A runtime whose every worker runs on a thread of its own; see [`Runtime::into_background`].
 /// Dropping it shuts the runtime down, as [`Runtime::block_on`] does when it returns.
+///
+/// Dropping it, or [`shut_down`](Self::shut_down), blocks the calling thread until the
+/// fibers have unwound; from async code, call it through tokio's `spawn_blocking`.
+///
+/// ```
+/// let runtime = fibra::Runtime::builder().workers(2).build()?.into_background()?;
+/// // Spawn from any thread; join blocks this thread (or `.await` the handle).
+/// let fiber = runtime.handle().spawn(|| fibra::current_worker());
+/// assert!(fiber.join().unwrap().is_some_and(|worker| worker < 2));
+/// runtime.shut_down();
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct BackgroundRuntime {
     runtime: Runtime,

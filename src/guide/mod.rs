@@ -1,4 +1,5 @@
-//! The fibra guide: one chapter per page, every example a doctest that runs.
+//! The fibra guide: one chapter per page, every example a doctest (the few that are only
+//! compiled say so).
 //!
 //! These modules hold no items, only documentation. Read them in order for a first tour, or
 //! jump to the chapter you need:

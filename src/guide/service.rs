@@ -175,7 +175,8 @@
 //! [`block_on`](crate::block_on) on tokio's `signal::ctrl_c` (tokio's `signal` feature:
 //! `tokio = { version = "1", features = ["signal"] }`). The first Ctrl-C stops accepting, a
 //! second one cuts off the connections still open. Once a program listens for Ctrl-C, the
-//! signal no longer ends it by itself.
+//! signal no longer ends it by itself. (This example is compiled but not run: it waits for a
+//! real Ctrl-C.)
 //!
 //! ```no_run
 //! # use fibra::{net::TcpListener, CancelToken};

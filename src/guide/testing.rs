@@ -50,6 +50,9 @@
 //! message, instead of hanging the test run. [`#[fibra::main]`](crate::main) does the same
 //! for a program's `main`.
 //!
+//! rustdoc compiles the `#[fibra::test]` examples on this page but does not run them (it runs
+//! no `#[test]` function inside a doctest); in a test crate, `cargo test` runs them.
+//!
 //! ```
 //! #[fibra::test(workers = 2, timeout = "10s")]
 //! fn pipeline_keeps_order() {

@@ -40,6 +40,38 @@
 //! assert_eq!(total, 30);
 //! ```
 //!
+//! ### In a `#[tokio::main]` program
+//!
+//! An application that already runs on tokio attaches fibra to its runtime with
+//! [`RuntimeBuilder::tokio_handle`](crate::RuntimeBuilder::tokio_handle), so fibers and tasks
+//! share one reactor, one timer wheel and one blocking pool, and puts fibra's workers on
+//! threads of their own with `into_background`.
+//!
+//! Dropping a [`BackgroundRuntime`](crate::BackgroundRuntime), or calling its
+//! [`shut_down`](crate::BackgroundRuntime::shut_down), blocks the calling thread until the
+//! fibers have unwound and the workers ended. From async code, do it on tokio's blocking
+//! pool — `spawn_blocking(move || fibers.shut_down())` — not on a task's thread.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! #[tokio::main]
+//! async fn main() {
+//!     let fibers = fibra::Runtime::builder()
+//!         .tokio_handle(tokio::runtime::Handle::current())
+//!         .build()
+//!         .unwrap()
+//!         .into_background()
+//!         .unwrap();
+//!     let answer = fibers.handle().spawn(|| {
+//!         fibra::sleep(Duration::from_millis(1)); // on the application's tokio timers
+//!         42
+//!     });
+//!     assert_eq!(answer.await.unwrap(), 42);
+//!     tokio::task::spawn_blocking(move || fibers.shut_down()).await.unwrap();
+//! }
+//! ```
+//!
 //! ## Calling tokio from fibra
 //!
 //! [`block_on`](crate::block_on) (or [`WaitExt::wait`](crate::WaitExt::wait) on any future)
@@ -84,5 +116,9 @@
 //!
 //! ## Sharing a cancel token
 //!
-//! [`CancelToken`](crate::CancelToken) is tokio-util's `CancellationToken`: a tokio task can
-//! cancel a fibra scope, and a fiber can cancel a tokio task; see its page for an example.
+//! [`CancelToken`](crate::CancelToken) is tokio-util's `CancellationToken` (the type itself,
+//! not a wrapper): a tokio task can cancel a fibra scope, and a fiber can cancel a tokio task;
+//! see its page for an example. fibra uses tokio-util 0.7, so an application that names
+//! `tokio_util::sync::CancellationToken` itself must depend on tokio-util 0.7 too; with
+//! another version the two are different types. Using `fibra::CancelToken` everywhere avoids
+//! the question.
