@@ -6,7 +6,24 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
-/// Why a scope was cancelled.
+/// Why a scope was cancelled: what [`Cancelled::cause`] and, inside a cancelled fiber,
+/// [`check_cancel`](crate::check_cancel) report.
+///
+/// ```
+/// use fibra::{CancelCause, CancelToken, ScopeOptions};
+/// use std::time::Duration;
+///
+/// fibra::run(|| {
+///     let token = CancelToken::new();
+///     token.cancel();
+///     let by_token = fibra::scope_with(ScopeOptions::new().token(token), |_| fibra::park());
+///     assert_eq!(by_token.unwrap_err().cause(), CancelCause::Token);
+///
+///     let soon = ScopeOptions::new().timeout(Duration::from_millis(1));
+///     let by_time = fibra::scope_with(soon, |_| fibra::sleep(Duration::from_secs(3600)));
+///     assert_eq!(by_time.unwrap_err().cause(), CancelCause::Deadline);
+/// });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CancelCause {
@@ -40,7 +57,17 @@ pub struct Cancelled {
 }
 
 impl Cancelled {
-    /// What fired.
+    /// What fired: the scope's token or its deadline.
+    ///
+    /// ```
+    /// use fibra::{CancelCause, CancelToken, ScopeOptions};
+    ///
+    /// let token = CancelToken::new();
+    /// token.cancel();
+    /// let options = ScopeOptions::new().token(token);
+    /// let outcome = fibra::run(move || fibra::scope_with(options, |_| ()));
+    /// assert_eq!(outcome.unwrap_err().cause(), CancelCause::Token);
+    /// ```
     pub fn cause(&self) -> CancelCause {
         self.cause
     }
@@ -79,24 +106,68 @@ pub struct ScopeOptions {
 }
 
 impl ScopeOptions {
-    /// No token, no deadline.
+    /// No token, no deadline: `scope_with` with these options is [`scope`](crate::scope()).
+    ///
+    /// ```
+    /// let outcome = fibra::run(|| {
+    ///     fibra::scope_with(fibra::ScopeOptions::new(), |s| s.spawn(|| 7).join().unwrap())
+    /// });
+    /// assert_eq!(outcome.unwrap(), 7);
+    /// ```
     pub fn new() -> ScopeOptions {
         ScopeOptions::default()
     }
 
     /// Cancels the scope when `token` is cancelled (tokio tasks may share the token).
+    ///
+    /// ```
+    /// use fibra::{CancelToken, ScopeOptions};
+    ///
+    /// fibra::run(|| {
+    ///     let token = CancelToken::new();
+    ///     let stopper = token.clone();
+    ///     let outcome = fibra::scope_with(ScopeOptions::new().token(token), |s| {
+    ///         s.spawn(move || stopper.cancel());
+    ///         fibra::park(); // a cancellation point: the body unwinds from here
+    ///     });
+    ///     assert!(outcome.is_err());
+    /// });
+    /// ```
     pub fn token(mut self, token: CancelToken) -> ScopeOptions {
         self.token = Some(token);
         self
     }
 
     /// Cancels the scope at `deadline` (an [`Instant`](std::time::Instant) or a [`Deadline`](crate::wait::Deadline)).
+    ///
+    /// ```
+    /// use fibra::{CancelCause, ScopeOptions};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// fibra::run(|| {
+    ///     let options = ScopeOptions::new().deadline(Instant::now() + Duration::from_millis(1));
+    ///     let outcome = fibra::scope_with(options, |_| fibra::sleep(Duration::from_secs(3600)));
+    ///     assert_eq!(outcome.unwrap_err().cause(), CancelCause::Deadline);
+    /// });
+    /// ```
     pub fn deadline(mut self, deadline: impl Into<Deadline>) -> ScopeOptions {
         self.deadline = self.deadline.min(deadline.into());
         self
     }
 
-    /// Cancels the scope once `timeout` has passed from now.
+    /// Cancels the scope once `timeout` has passed from now (from when the options are made,
+    /// not from when the scope starts).
+    ///
+    /// ```
+    /// use fibra::ScopeOptions;
+    /// use std::time::Duration;
+    ///
+    /// fibra::run(|| {
+    ///     let options = ScopeOptions::new().timeout(Duration::from_secs(60));
+    ///     let quick = fibra::scope_with(options, |s| s.spawn(|| 2 + 2).join().unwrap());
+    ///     assert_eq!(quick.unwrap(), 4);
+    /// });
+    /// ```
     pub fn timeout(self, timeout: Duration) -> ScopeOptions {
         self.deadline(Deadline::after(timeout))
     }

@@ -4,8 +4,13 @@ use std::any::Any;
 use std::error::Error;
 use std::fmt;
 
-/// The fiber did not return a value: it panicked, or it was cancelled (its runtime shut down
-/// before it finished).
+/// The fiber did not return a value: it panicked ([`is_panic`](Self::is_panic)), or it was
+/// cancelled ([`is_cancelled`](Self::is_cancelled)) — by
+/// [`JoinHandle::abort`](crate::JoinHandle::abort), by a
+/// [`CancelGroup`](crate::CancelGroup) it belongs to, by its scope's
+/// [`CancelToken`](crate::CancelToken) or deadline (see [`ScopeOptions`](crate::ScopeOptions)),
+/// or by its runtime's shutdown before it finished. See
+/// [the cancellation guide](../fibra/guide/cancellation/index.html) for which one applies when.
 ///
 /// ```
 /// fibra::run(|| {

@@ -6,7 +6,18 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
-/// The error of [`timeout`]: the deadline passed first.
+/// The error of [`timeout`]: the deadline passed first, and the closure was unwound.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// fibra::run(|| {
+///     let hour = Duration::from_secs(3600);
+///     let outcome = fibra::timeout(Duration::from_millis(1), || fibra::sleep(hour));
+///     let elapsed: fibra::Elapsed = outcome.unwrap_err();
+///     assert_eq!(elapsed.to_string(), "deadline has elapsed");
+/// });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Elapsed(());
 

@@ -106,11 +106,21 @@ impl TcpListener {
         Incoming { listener: self }
     }
 
-    /// The address the listener is bound to.
+    /// The address the listener is bound to: with port 0 given to `bind`, the port the OS
+    /// picked.
     ///
     /// # Errors
     ///
     /// The OS's `getsockname` errors.
+    ///
+    /// ```
+    /// fibra::run(|| {
+    ///     let listener = fibra::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     assert!(addr.ip().is_loopback());
+    ///     assert_ne!(addr.port(), 0);
+    /// });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.source.get().local_addr()
     }
@@ -135,6 +145,25 @@ impl TcpListener {
 }
 
 /// The iterator of [`TcpListener::incoming`]: it never returns `None`.
+///
+/// Each item is one `accept`: a connection, or the error of an accept that failed (a client
+/// that reset before it was accepted, no file descriptors left). Such an error does not end
+/// the iterator; a server logs it and goes on. Cancelling the accepting fiber's scope is how
+/// the loop ends.
+///
+/// ```
+/// use fibra::net::{TcpListener, TcpStream};
+///
+/// fibra::run(|| {
+///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     let client = fibra::spawn(move || TcpStream::connect(addr).unwrap());
+///     let mut incoming: fibra::net::Incoming<'_> = listener.incoming();
+///     let accepted = incoming.next().unwrap().unwrap();
+///     let client = client.join().unwrap();
+///     assert_eq!(accepted.peer_addr().unwrap(), client.local_addr().unwrap());
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Incoming<'a> {
     listener: &'a TcpListener,
