@@ -58,8 +58,11 @@
 //! let outcome = fibra::run(|| {
 //!     fibra::scope_with(ScopeOptions::new().timeout(Duration::from_millis(5)), |s| {
 //!         for _ in 0..3 {
-//!             s.spawn(|| {
-//!                 let _guard = Cleanup(&cleaned_up);
+//!             // Made before the spawn: a child the deadline stops before it started is
+//!             // dropped unrun, and its guard with it.
+//!             let guard = Cleanup(&cleaned_up);
+//!             s.spawn(move || {
+//!                 let _guard = guard;
 //!                 fibra::sleep(Duration::from_secs(3600));
 //!             });
 //!         }
