@@ -244,8 +244,8 @@ impl Backoff {
         }
     }
 
-    /// Waits a moment: a spin while few were made, then a thread yield (under loom, a loom
-    /// yield, so the model runs the peer).
+    /// Waits a moment: a spin while few were made, then a thread yield.
+    // Under loom, a loom yield, so the model runs the peer.
     #[inline]
     pub fn snooze(&mut self) {
         #[cfg(loom)]
