@@ -14,7 +14,9 @@ use std::task::{Context, Poll, Wake, Waker};
 /// Runs `fut` to completion in the calling fiber: polls it in place with the fiber's waker and
 /// parks the fiber between polls (on a plain thread, parks the thread). The future runs on the
 /// fiber's own worker, which is inside the driver's tokio context, so it needs no `Send` and
-/// any tokio-based library works. A future that is ready at its first poll costs no park.
+/// any tokio-based library works. A future that is ready at its first poll costs no park; one
+/// that wakes itself while polled (as tokio's `yield_now` does here) lets the worker's other
+/// fibers run before it is polled again.
 ///
 /// `block_on` may be nested (a future that itself calls `block_on`); a panic in the future
 /// unwinds into the caller.
@@ -159,26 +161,44 @@ fn wait_for<F: Future>(
     // From here on the future gets a waker of this call's own: a nested `block_on` that parks
     // may consume the fiber's unpark token meant for us, but not our flag.
     let wake = Arc::new(Flagged {
-        woken: AtomicBool::new(true),
+        woken: AtomicBool::new(false),
         unpark: current_waker(),
     });
     let waker = Waker::from(wake.clone());
     let mut cx = Context::from_waker(&waker);
     loop {
-        while !wake.woken.swap(false, Ordering::Acquire) {
+        if let Poll::Ready(value) = fut.as_mut().poll(&mut cx) {
+            return Ok(value);
+        }
+        if wake.woken.swap(false, Ordering::Acquire) {
+            // Woken during its own poll: most likely by itself, asking to let others run
+            // (tokio's `yield_now` off tokio's workers does). Polling again at once would keep
+            // the worker's other fibers, and any cancellation, out for as long as it asks.
+            if deadline.has_passed() {
+                return Err(TimedOut);
+            }
+            let_others_run();
+            continue;
+        }
+        loop {
             if deadline.has_passed() {
                 return Err(TimedOut);
             }
             park_current_until(deadline);
-        }
-        if let Poll::Ready(value) = fut.as_mut().poll(&mut cx) {
-            return Ok(value);
-        }
-        // A future that wakes itself at every poll never lets the loop above look.
-        if deadline.has_passed() {
-            return Err(TimedOut);
+            if wake.woken.swap(false, Ordering::Acquire) {
+                break;
+            }
         }
     }
+}
+
+/// Yields the caller (a fiber to its worker's other fibers, a thread to the OS) as a
+/// cancellation point: a cancellation that came meanwhile unwinds here.
+#[cold]
+#[inline(never)]
+fn let_others_run() {
+    crate::yield_now();
+    crate::cancel::check_current();
 }
 
 /// A waker that records its wake before unparking the fiber or thread.

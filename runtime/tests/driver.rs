@@ -7,13 +7,15 @@ use fibra_runtime::{
     block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, ScopeOptions,
     WaitExt,
 };
-use fibra_testing::{on, runtime};
+use fibra_testing::{bounded, on, runtime};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 const HOUR: Duration = Duration::from_secs(3600);
+/// The hang guard of the scenarios whose regression is a hang.
+const MINUTE: Duration = Duration::from_secs(60);
 
 #[test]
 fn sleeping_fibers_wake_in_deadline_order_and_never_early() {
@@ -498,4 +500,69 @@ fn a_fibra_wait_on_the_driver_thread_panics_instead_of_stopping_its_timers() {
         message.is_some_and(|message| message.contains("driver thread")),
         "{message:?}"
     );
+}
+
+/// A future that wakes itself in every poll until `done` is set, as tokio's `yield_now` does
+/// off tokio's own workers; its output is the number of polls it took.
+#[derive(Default)]
+struct WakesItself {
+    done: Arc<AtomicBool>,
+    polls: usize,
+}
+
+impl std::future::Future for WakesItself {
+    type Output = usize;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<usize> {
+        self.polls += 1;
+        if self.done.load(Ordering::SeqCst) {
+            return std::task::Poll::Ready(self.polls);
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// A future that wakes itself while polled was polled again at once, for as long as it asked:
+/// the worker's other fibers never ran, and here the one that would end it starved.
+#[test]
+fn block_on_of_a_future_that_wakes_itself_lets_the_workers_other_fibers_run() {
+    let polls = bounded(MINUTE, || {
+        on(1, || {
+            let future = WakesItself::default();
+            let done = future.done.clone();
+            let ender = fibra_runtime::spawn(move || done.store(true, Ordering::SeqCst));
+            let polls = block_on(future);
+            ender.join().unwrap();
+            polls
+        })
+    });
+    assert_eq!(
+        polls, 3,
+        "the first poll, one with the wait's own waker, and one after the other fiber ran"
+    );
+}
+
+/// The same spin was no cancellation point: a scope cancelled by another fiber of the worker
+/// never ended it.
+#[test]
+fn block_on_of_a_future_that_wakes_itself_is_cancelled() {
+    let outcome = bounded(MINUTE, || {
+        on(1, || {
+            let token = fibra_runtime::CancelToken::new();
+            let canceller = {
+                let token = token.clone();
+                fibra_runtime::spawn(move || token.cancel())
+            };
+            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| {
+                block_on(WakesItself::default())
+            });
+            canceller.join().unwrap();
+            outcome
+        })
+    });
+    assert!(outcome.is_err(), "{outcome:?}");
 }

@@ -1,13 +1,15 @@
 //! Test support shared by fibra's crates, for their tests only: runtimes of the worker counts
-//! every scheduling-dependent rule is checked under, a drop counter, running one test in a child
-//! copy of the test binary (for tests that must crash, exit, or own the whole process), and
-//! temporary directories.
+//! every scheduling-dependent rule is checked under, a drop counter, a guard that fails a
+//! hanging scenario, running one test in a child copy of the test binary (for tests that must
+//! crash, exit, or own the whole process), and temporary directories.
 
 mod child;
+mod hang_guard;
 mod runtimes;
 mod temp_dir;
 
 pub use child::{assert_killed_by, assert_passed, in_child, is_child, run_child, spawn_child};
+pub use hang_guard::bounded;
 pub use runtimes::{
     cancel_after, let_others_run, on, on_each_worker_count, parked_wait, runtime, until_parked,
     WORKER_COUNTS,
