@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Wake, Waker};
 /// fiber's own worker, which is inside the driver's tokio context, so it needs no `Send` and
 /// any tokio-based library works. A future that is ready at its first poll costs no park; one
 /// that wakes itself while polled (as tokio's `yield_now` does here) lets the worker's other
-/// fibers run before it is polled again.
+/// fibers run before it is polled again. Every call is a cancellation point, ready or not.
 ///
 /// `block_on` may be nested (a future that itself calls `block_on`); a panic in the future
 /// unwinds into the caller.
@@ -115,6 +115,10 @@ fn block_on_until_as<F: Future>(
     deadline: Deadline,
     nesting: Nesting,
 ) -> Result<F::Output, TimedOut> {
+    // A cancellation point costing a reduction even when `fut` is ready at once, so a loop of
+    // ready waits can be cancelled and shares its worker. Before the poll: a cancelled wait
+    // takes nothing from its future.
+    crate::checkpoint();
     let mut fut = pin!(fut);
     if let Poll::Ready(value) = poll_in_place(fut.as_mut()) {
         return Ok(value);

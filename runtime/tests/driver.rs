@@ -566,3 +566,39 @@ fn block_on_of_a_future_that_wakes_itself_is_cancelled() {
     });
     assert!(outcome.is_err(), "{outcome:?}");
 }
+
+/// A `block_on` of a future ready at its first poll was no cancellation point and cost no
+/// reduction: a loop of them was never cancelled, and its worker's other fibers never ran.
+#[test]
+fn a_loop_of_ready_block_ons_is_cancelled() {
+    let outcome = bounded(MINUTE, || {
+        on(1, || {
+            let token = fibra_runtime::CancelToken::new();
+            let canceller = {
+                let token = token.clone();
+                fibra_runtime::spawn(move || token.cancel())
+            };
+            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| loop {
+                block_on(std::future::ready(()));
+            });
+            canceller.join().unwrap();
+            outcome
+        })
+    });
+    assert!(outcome.is_err());
+}
+
+/// A cancelled `block_on` does not poll its future, even one that would be ready at once.
+#[test]
+fn a_cancelled_block_on_takes_nothing_from_its_future() {
+    on(1, || {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        tx.send(1).unwrap();
+        let token = fibra_runtime::CancelToken::new();
+        token.cancel();
+        let outcome =
+            fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| block_on(rx.recv()));
+        assert!(outcome.is_err());
+        assert_eq!(rx.try_recv(), Ok(1));
+    });
+}
