@@ -776,6 +776,8 @@ impl Handle {
     }
 
     /// Waits until no detached fiber of this runtime runs (a cancellation point in a fiber).
+    /// Once the runtime has shut down it returns at once: no fiber runs any more, and the
+    /// detached fibers its shutdown abandoned never will.
     ///
     /// ```
     /// fibra::run(|| {

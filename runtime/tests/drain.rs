@@ -73,3 +73,44 @@ fn a_drain_that_times_out_returns_false_and_a_later_drain_returns_true() {
         });
     }
 }
+
+/// A shutdown abandons a detached fiber that outlives its timeout, and that fiber never
+/// finishes: a drain waited for it for ever, whether it began before the shutdown (here in a
+/// fiber of another runtime) or after it.
+#[test]
+fn drains_return_once_the_runtime_has_shut_down() {
+    fibra_testing::bounded(Duration::from_secs(60), || {
+        let abandoning = fibra::Runtime::builder()
+            .workers(1)
+            .shutdown_timeout(Duration::from_millis(1))
+            .build()
+            .unwrap()
+            .into_background()
+            .unwrap();
+        let handle = abandoning.handle();
+        let (started_tx, started) = std::sync::mpsc::channel();
+        handle
+            .spawn(move || {
+                fibra::detach(move || {
+                    started_tx.send(()).unwrap();
+                    fibra::shield(|| fibra::sleep(Duration::from_secs(3600)));
+                })
+            })
+            .join()
+            .unwrap();
+        started.recv().unwrap();
+        let other = runtime(1).into_background().unwrap();
+        let drainer = {
+            let handle = handle.clone();
+            other.handle().spawn(move || handle.drain_detached())
+        };
+        let id = drainer.fiber().id().as_u64();
+        while other.handle().dump().fiber(id).map(|fiber| fiber.state) != Some(FiberState::Parked) {
+            std::thread::yield_now();
+        }
+        drop(abandoning);
+        drainer.join().unwrap();
+        handle.drain_detached();
+        assert!(handle.drain_detached_timeout(Duration::from_secs(3600)));
+    });
+}

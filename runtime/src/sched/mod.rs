@@ -234,7 +234,8 @@ impl Shared {
         }
     }
 
-    /// After every worker has exited: drops what is still queued and wakes outside joiners.
+    /// After every worker has exited: drops what is still queued, and wakes outside joiners
+    /// and drainers of detached fibers.
     pub(crate) fn finish_shutdown(&self) {
         // SeqCst, before the drain, against `dispatch_remote`'s push and load: either the
         // drain below finds a fiber pushed to an inbox, or its pusher sees the flag.
@@ -244,6 +245,7 @@ impl Shared {
             self.drain_inbox(index);
         }
         self.outside.wake_all();
+        self.supervisor.close();
     }
 
     fn drain_injector(&self) {

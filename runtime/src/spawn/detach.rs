@@ -9,7 +9,7 @@ use crate::wait::{
     current_waker, Deadline, PlainWaitable, Wait, WaitKind, WaitList, WaitSite, WakeList,
 };
 use std::panic::Location;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What a runtime knows of its detached fibers.
@@ -17,7 +17,11 @@ pub(crate) struct Supervisor {
     /// Detached fibers belong to this scope, cancelled when a drain times out.
     pub(crate) cancel: Arc<CancelScope>,
     live: AtomicUsize,
-    /// Callers of [`Supervisor::drain`], all woken when the last detached fiber finishes.
+    /// Set once the runtime has shut down: the detached fibers it abandoned never finish, and
+    /// none can start, so there is nothing left to wait for.
+    closed: AtomicBool,
+    /// Callers of [`Supervisor::drain`], all woken when the last detached fiber finishes or
+    /// the runtime shuts down.
     drainers: Lock<WaitList<()>>,
 }
 
@@ -26,20 +30,37 @@ impl Supervisor {
         Supervisor {
             cancel: CancelScope::new(None),
             live: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
             drainers: Lock::new(WaitList::new()),
         }
     }
 
     fn finished(&self) {
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut wakers = WakeList::new();
-            let mut drainers = self.drainers.lock();
-            while let Some(waker) = drainers.pop_front() {
-                wakers.push(waker);
-            }
-            drop(drainers);
-            wakers.wake_all();
+            self.wake_drainers();
         }
+    }
+
+    /// The runtime has shut down (every worker has left): wakes the drainers, and every
+    /// drain from now on returns at once.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.wake_drainers();
+    }
+
+    fn wake_drainers(&self) {
+        let mut wakers = WakeList::new();
+        let mut drainers = self.drainers.lock();
+        while let Some(waker) = drainers.pop_front() {
+            wakers.push(waker);
+        }
+        drop(drainers);
+        wakers.wake_all();
+    }
+
+    /// Whether no detached fiber runs, or can run any more.
+    fn drained(&self) -> bool {
+        self.live.load(Ordering::Acquire) == 0 || self.closed.load(Ordering::Acquire)
     }
 
     /// Waits until no detached fiber runs, or until `deadline`; true if none runs.
@@ -47,14 +68,14 @@ impl Supervisor {
     pub(crate) fn drain(&self, deadline: Deadline) -> bool {
         let site = WaitSite::new(WaitKind::Join, self);
         loop {
-            if self.live.load(Ordering::Acquire) == 0 {
+            if self.drained() {
                 return true;
             }
             let key = {
                 let mut drainers = self.drainers.lock();
-                // Read again under the lock: the last fiber's `finished` empties the list
-                // under it after its decrement, so a drainer listed now is woken.
-                if self.live.load(Ordering::Acquire) == 0 {
+                // Read again under the lock: the last fiber's `finished`, and `close`, empty
+                // the list under it after their change, so a drainer listed now is woken.
+                if self.drained() {
                     return true;
                 }
                 drainers.push_back((), current_waker())
@@ -63,7 +84,7 @@ impl Supervisor {
                 .block_at(deadline, &site)
                 .is_err()
             {
-                return self.live.load(Ordering::Acquire) == 0;
+                return self.drained();
             }
         }
     }
