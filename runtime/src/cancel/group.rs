@@ -10,9 +10,10 @@ use std::sync::Arc;
 /// way a cancelled [`scope_with`](crate::scope_with) unwinds its fibers (their joins report
 /// [`JoinError::is_cancelled`](crate::JoinError::is_cancelled)).
 ///
-/// Unlike a [`CancelToken`](crate::CancelToken), it needs no task on the driver to notice the
-/// cancellation, so one group per fiber is cheap. A group is not inside the caller's scope: a
-/// fiber spawned into it is not cancelled with its spawner.
+/// Unlike a scope cancelled through a [`CancelToken`](crate::CancelToken), a group registers
+/// with no token and keeps no hold on the runtime while it lives: `cancel` marks its fibers
+/// directly, so one group per fiber is cheap. A group is not inside the caller's scope: a fiber
+/// spawned into it is not cancelled with its spawner.
 ///
 /// ```
 /// fibra::run(|| {
