@@ -35,7 +35,8 @@ use std::thread;
 /// fiber still running after that wait (it shields or ignores its cancellation, or spins
 /// without a cancellation point) is abandoned: never resumed again, its stack left mapped
 /// (its frames may be borrowed from), its destructors not run. Dropping a
-/// [`BackgroundRuntime`] shuts down the same way, without the wait for `detach`ed fibers.
+/// [`BackgroundRuntime`], or a `Runtime` used only through its [`Handle`]s, shuts down the same
+/// way, without the wait for `detach`ed fibers.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -565,22 +566,31 @@ impl Runtime {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn into_background(mut self) -> io::Result<BackgroundRuntime> {
+        self.start_first_worker()?;
+        Ok(BackgroundRuntime { runtime: self })
+    }
+
+    /// Runs worker 0's loop on a thread of its own.
+    fn start_first_worker(&mut self) -> io::Result<()> {
         let deque = self.first.take().expect("worker 0 runs once");
         let shared = self.shared.clone();
         let worker = thread::Builder::new()
             .name("fibra-worker-0".to_owned())
             .spawn(move || run_worker(&Local::new(0, shared, deque)))?;
         self.threads.push(worker);
-        Ok(BackgroundRuntime { runtime: self })
+        Ok(())
     }
 
     fn shut_down(&mut self) {
         let on_own_worker = with_worker(|local| {
             local.is_some_and(|local| Arc::ptr_eq(local.shared(), &self.shared))
         });
-        // Unwinding needs every worker's loop, worker 0's too (it runs once `first` is taken);
-        // a fiber dropping its own runtime would be unwound by it.
-        if self.first.is_none() && !on_own_worker {
+        // Unwinding needs every worker's loop, worker 0's too, and only worker 0 drops what is
+        // queued for it: a runtime used only through its handles starts it now. Without a
+        // thread for it, the fibers are abandoned, as those a shutdown times out on.
+        let first_runs = self.first.is_none() || self.start_first_worker().is_ok();
+        // A fiber dropping its own runtime would be unwound by it.
+        if first_runs && !on_own_worker {
             self.shared
                 .unwind_remaining(0, unwind_deadline(&self.shared));
         }

@@ -222,3 +222,26 @@ fn a_fiber_that_waited_shielded_unwinds_at_its_next_cancellation_point() {
         );
     }
 }
+
+/// A runtime used only through its handle never ran worker 0's loop, and its drop skipped the
+/// unwind, which needs every worker's loop: the fibers its other workers had started were
+/// abandoned, their values never dropped.
+#[test]
+fn a_runtime_used_only_through_its_handle_unwinds_its_fibers_when_dropped() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let held = Counted(drops.clone());
+    let fiber = fibra_testing::bounded(Duration::from_secs(60), move || {
+        let runtime = fibra_testing::runtime(2);
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let fiber = runtime.handle().spawn(move || {
+            let _held = held;
+            started_tx.send(()).unwrap();
+            park_forever()
+        });
+        started.recv().unwrap();
+        drop(runtime);
+        fiber
+    });
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert!(fiber.join().unwrap_err().is_cancelled());
+}
