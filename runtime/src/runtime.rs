@@ -4,7 +4,7 @@ use crate::config::Requested;
 use crate::diag::{Deadlock, Dump};
 use crate::fiber::{Core, Entry, Fiber};
 use crate::metrics::RuntimeMetrics;
-use crate::sched::{describe_running, run_worker, with_worker, Local, Shared};
+use crate::sched::{describe_running, run_worker, with_running, with_worker, Local, Shared};
 use crate::spawn::{complete, create, Builder, JoinHandle, Joined, Packet, Pinned, Spec};
 use crate::stack::{install_overflow_handler, StackError};
 use crossbeam_deque::Worker;
@@ -883,13 +883,17 @@ impl Handle {
 
     /// Runs `fut` to completion on the calling thread (or fiber) inside the runtime's driver
     /// context, so tokio resources work from a plain thread too (see [`block_on`](crate::block_on)).
-    /// In a fiber this is [`block_on`](crate::block_on): the fiber's own runtime's context is
-    /// already entered, and a context entered here could not span a wait in `fut` (the
-    /// worker's other fibers enter and leave contexts meanwhile, which tokio forbids).
+    /// In a fiber of this runtime this is [`block_on`](crate::block_on): the context is already
+    /// entered. In a fiber of another runtime the context is entered for each poll of `fut`
+    /// and left before the fiber parks between polls, so `fut`'s `poll` must not call fibra's
+    /// blocking operations (a nested `block_on`, a fibra lock or channel), which may suspend
+    /// the fiber even when they need not wait: the worker's other fibers would run inside the
+    /// context meanwhile.
     ///
     /// # Panics
     ///
-    /// After the runtime has shut down.
+    /// After the runtime has shut down; in a fiber of another runtime, when a poll of `fut`
+    /// suspended the fiber.
     ///
     /// ```
     /// let runtime = fibra::Runtime::new()?.into_background()?;
@@ -907,16 +911,32 @@ impl Handle {
             !self.shared.is_shut_down(),
             "fibra: Handle::block_on called after the runtime shut down"
         );
-        if crate::wait::in_fiber() {
+        let own_fiber =
+            with_running(|core| core.is_some_and(|core| Arc::ptr_eq(&core.shared, &self.shared)));
+        if own_fiber {
             return crate::block_on(fut);
         }
-        // Entered per poll: a plain thread's wait inside `fut` blocks the thread, so nothing
-        // else enters a context on it meanwhile.
+        // Entered per poll, never across a wait of the caller: a fiber's worker runs other
+        // fibers meanwhile, which must not run inside this context, nor enter and leave
+        // contexts of their own under it (tokio requires its guards to be left in reverse
+        // order). A plain thread's wait inside `fut` blocks the thread; a fiber that suspends
+        // inside it has let the worker run others, which is reported.
         let tokio = &self.shared.tokio;
         let mut fut = std::pin::pin!(fut);
         crate::block_on(std::future::poll_fn(move |cx| {
-            let _driver = tokio.enter();
-            fut.as_mut().poll(cx)
+            let resume = with_running(|core| core.map(Core::last_resumed));
+            let polled = {
+                let _driver = tokio.enter();
+                fut.as_mut().poll(cx)
+            };
+            assert!(
+                with_running(|core| core.map(Core::last_resumed)) == resume,
+                "fibra: a future given to Handle::block_on in a fiber of another runtime \
+                 suspended the fiber inside its poll (a fibra blocking operation), with the \
+                 handle's runtime context entered: the worker's other fibers ran inside it; \
+                 call fibra's blocking operations outside that future"
+            );
+            polled
         }))
     }
 

@@ -602,3 +602,50 @@ fn a_cancelled_block_on_takes_nothing_from_its_future() {
         assert_eq!(rx.try_recv(), Ok(1));
     });
 }
+
+/// Two background runtimes of one worker each.
+fn two_background_runtimes() -> [fibra_runtime::BackgroundRuntime; 2] {
+    [(); 2].map(|()| runtime(1).into_background().unwrap())
+}
+
+/// `Handle::block_on` in a fiber of another runtime ran its future in the caller's runtime's
+/// context: a listener it bound used the caller's reactor, and failed once that runtime was
+/// gone though the handle's runtime still ran.
+#[test]
+fn handle_block_on_in_a_fiber_of_another_runtime_runs_in_the_handles_runtime() {
+    bounded(MINUTE, || {
+        let [caller, callee] = two_background_runtimes();
+        let callee_handle = callee.handle();
+        let listener = caller
+            .handle()
+            .spawn(move || callee_handle.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")))
+            .join()
+            .unwrap()
+            .unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(caller);
+        let client = std::net::TcpStream::connect(address).unwrap();
+        let (accepted, _) = callee.handle().block_on(listener.accept()).unwrap();
+        assert_eq!(accepted.peer_addr().unwrap(), client.local_addr().unwrap());
+    });
+}
+
+/// A future given to another runtime's `Handle::block_on` that suspends its fiber inside its
+/// poll has let the worker's other fibers run inside that runtime's context: it panics.
+#[test]
+fn handle_block_on_of_another_runtime_refuses_a_future_that_suspends_its_fiber() {
+    let [caller, callee] = two_background_runtimes();
+    let callee_handle = callee.handle();
+    let outcome = caller
+        .handle()
+        .spawn(move || {
+            callee_handle.block_on(async { fibra_runtime::yield_now() });
+        })
+        .join();
+    let payload = outcome.unwrap_err().into_panic();
+    let message = payload.downcast_ref::<&str>().unwrap();
+    assert!(
+        message.contains("suspended the fiber inside its poll"),
+        "{message}"
+    );
+}

@@ -190,6 +190,12 @@ impl Core {
         self.last_resumed.set(resumes);
     }
 
+    /// Its home worker's resume that it runs in: changes whenever it suspends and runs again.
+    #[inline]
+    pub(crate) fn last_resumed(&self) -> u32 {
+        self.last_resumed.get()
+    }
+
     /// How many resumes its home worker, now at `resumes`, has made since it last resumed
     /// this fiber: the other fibers that ran in between, whose memory may have pushed its own
     /// out of the cache.
