@@ -892,8 +892,9 @@ impl Handle {
     ///
     /// # Panics
     ///
-    /// After the runtime has shut down; in a fiber of another runtime, when a poll of `fut`
-    /// suspended the fiber.
+    /// After the runtime has shut down, also when it shuts down while `fut` waits and `fut`
+    /// then panics (tokio's futures do once their driver is gone); in a fiber of another
+    /// runtime, when a poll of `fut` suspended the fiber.
     ///
     /// ```
     /// let runtime = fibra::Runtime::new()?.into_background()?;
@@ -927,7 +928,7 @@ impl Handle {
             let resume = with_running(|core| core.map(Core::last_resumed));
             let polled = {
                 let _driver = tokio.enter();
-                fut.as_mut().poll(cx)
+                panic::catch_unwind(panic::AssertUnwindSafe(|| fut.as_mut().poll(cx)))
             };
             assert!(
                 with_running(|core| core.map(Core::last_resumed)) == resume,
@@ -936,7 +937,7 @@ impl Handle {
                  handle's runtime context entered: the worker's other fibers ran inside it; \
                  call fibra's blocking operations outside that future"
             );
-            polled
+            polled.unwrap_or_else(|payload| rethrow_after_shutdown(&self.shared, payload))
         }))
     }
 
@@ -967,6 +968,24 @@ impl Handle {
     pub fn worker_loads(&self) -> Vec<usize> {
         self.shared.worker_loads()
     }
+}
+
+/// Re-raises the panic of a future polled by [`Handle::block_on`] outside the runtime's fibers:
+/// one that came after the runtime shut down (tokio's futures panic once their driver is
+/// gone) says that the runtime shut down while the caller waited.
+fn rethrow_after_shutdown(shared: &Shared, payload: Box<dyn std::any::Any + Send>) -> ! {
+    if !shared.is_shut_down() || crate::is_cancellation(&*payload) {
+        panic::resume_unwind(payload);
+    }
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic of another type");
+    panic!(
+        "fibra: the runtime shut down while Handle::block_on waited on a future, which then \
+         panicked: {message}"
+    );
 }
 
 impl fmt::Debug for Handle {

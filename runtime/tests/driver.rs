@@ -649,3 +649,29 @@ fn handle_block_on_of_another_runtime_refuses_a_future_that_suspends_its_fiber()
         "{message}"
     );
 }
+
+/// A plain thread in `Handle::block_on` of a tokio sleep when its runtime shuts down: the
+/// sleep panics, its driver gone, and the panic said only that a tokio context was being shut
+/// down.
+#[test]
+fn handle_block_on_interrupted_by_shutdown_panics_saying_so() {
+    let runtime = runtime(1).into_background().unwrap();
+    let handle = runtime.handle();
+    let (polled_tx, polled) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        handle.block_on(async move {
+            polled_tx.send(()).unwrap();
+            tokio::time::sleep(HOUR).await;
+        });
+    });
+    // Dropped during the first poll or after it, the sleep panics either way: its timer
+    // cannot be set, or is ended, once the driver is gone.
+    polled.recv().unwrap();
+    drop(runtime);
+    let payload = waiter.join().unwrap_err();
+    let message = payload.downcast_ref::<String>().unwrap();
+    assert!(
+        message.contains("the runtime shut down while Handle::block_on waited"),
+        "{message}"
+    );
+}
