@@ -448,12 +448,26 @@ impl Local {
     /// are `remote`) to its own worker for now: it is alone there and was seen first only just
     /// now (see `steal_grace`).
     fn lone_fiber_left(&self, victim: usize, remote: &Remote) -> bool {
-        if remote.stealer.len() != 1 {
-            self.sightings.forget(victim);
-            return false;
+        // The length is two loads (the queue's front, then its back) that the owner's pops
+        // and pushes may fall between, so a look that a push overlaps can count one fiber as
+        // none or as two: it leaves the queue alone, and the next look counts again.
+        let queued = remote.queued.get();
+        let len = remote.stealer.len();
+        if remote.queued.get() != queued {
+            return true;
         }
-        self.sightings
-            .leave(victim, remote.queued.get(), Instant::now())
+        match len {
+            // Nothing queued, or a push this look did not see: nothing to steal unseen.
+            0 => {
+                self.sightings.forget(victim);
+                true
+            }
+            1 => self.sightings.leave(victim, queued, Instant::now()),
+            _ => {
+                self.sightings.forget(victim);
+                false
+            }
+        }
     }
 
     /// Unstarted fibers from the injector or other workers, starting with the next worker.
