@@ -11,13 +11,6 @@ fn counts(permits: &[fibra_sync::Permit<'_>]) -> Vec<usize> {
     permits.iter().map(|p| p.count()).collect()
 }
 
-fn tokio_multi_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn acquire_all_async_owns_its_request_list_and_takes_everything() {
     let (a, b) = (Semaphore::new(2), Semaphore::new(1));
@@ -120,7 +113,7 @@ fn a_dropped_acquire_all_async_holds_nothing_and_passes_grants_on() {
 /// A fiber releases what a tokio task's `acquire_all_async` waits for.
 #[test]
 fn a_tokio_task_acquires_all_that_a_fiber_releases() {
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let (a, b) = (Arc::new(Semaphore::new(1)), Arc::new(Semaphore::new(2)));
         let held = b.acquire_n(2);
@@ -138,7 +131,7 @@ fn a_tokio_task_acquires_all_that_a_fiber_releases() {
 /// A tokio task releases what a fiber's `acquire_all_async` waits for.
 #[test]
 fn a_fiber_acquires_all_that_a_tokio_task_releases() {
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let (a, b) = (Arc::new(Semaphore::new(1)), Arc::new(Semaphore::new(2)));
         let (taken, release) = (Arc::new(Event::new()), Arc::new(Event::new()));

@@ -61,13 +61,6 @@ async fn signalling_pending<F: Future>(future: F, pending: &Event) -> F::Output 
     .await
 }
 
-fn tokio_multi_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn a_condvar_future_holds_the_guard_until_its_first_poll() {
     let (m, cv) = (Mutex::new(0), Condvar::new());
@@ -234,7 +227,7 @@ fn fibers_and_async_waiters_are_notified_in_the_order_they_started_waiting() {
 
 #[test]
 fn a_fiber_notifies_a_waiting_tokio_task() {
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let state = Arc::new((Mutex::new(false), Condvar::new(), Event::new()));
         let task = tokio.spawn({
@@ -255,7 +248,7 @@ fn a_fiber_notifies_a_waiting_tokio_task() {
 
 #[test]
 fn a_tokio_task_notifies_waiting_fibers_blocking_and_awaiting() {
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let state = Arc::new((Mutex::new(false), Condvar::new()));
         let blocking = {
@@ -293,7 +286,7 @@ fn a_tokio_task_notifies_waiting_fibers_blocking_and_awaiting() {
 #[test]
 fn a_fiber_and_a_tokio_task_take_turns_without_losing_a_notification() {
     const TURNS: u32 = 500;
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let state = Arc::new((Mutex::new(0u32), Condvar::new()));
         let task = tokio.spawn({
@@ -452,7 +445,7 @@ fn a_panicking_action_of_an_async_leader_breaks_the_barrier_and_propagates() {
 #[test]
 fn fibers_and_tokio_tasks_complete_cycles_together() {
     const ROUNDS: usize = 4;
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let barrier = Arc::new(Barrier::new(4));
         let actions = Arc::new(AtomicUsize::new(0));

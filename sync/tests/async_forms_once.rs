@@ -18,13 +18,6 @@ fn message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-fn tokio_multi_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap()
-}
-
 /// An initializer that counts its runs and, once started, finishes with `value` only after
 /// `gate` is set.
 async fn gated(runs: &AtomicUsize, gate: &Event, value: u32) -> u32 {
@@ -114,7 +107,7 @@ fn a_fiber_takes_over_from_a_dropped_initializing_future() {
 /// A tokio task waits in `get_or_init_async` while a fiber runs the initializer.
 #[test]
 fn a_tokio_task_waits_for_a_fibers_initializer() {
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let cell = Arc::new(OnceCell::new());
         let (started, release) = (Arc::new(Event::new()), Arc::new(Event::new()));
@@ -143,7 +136,7 @@ fn a_tokio_task_waits_for_a_fibers_initializer() {
 /// A fiber waits in `get_or_init` while a tokio task's future runs the initializer.
 #[test]
 fn a_fiber_waits_for_a_tokio_tasks_initializer() {
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let cell = Arc::new(OnceCell::new());
         let (started, release) = (Arc::new(Event::new()), Arc::new(Event::new()));
@@ -263,7 +256,7 @@ fn a_once_poisoned_by_call_once_panics_for_async_callers_with_the_same_message()
 /// initializer runs once.
 #[test]
 fn lazy_force_async_waits_for_a_fiber_and_a_fiber_for_it() {
-    let tokio = tokio_multi_thread();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let (started, release) = (Arc::new(Event::new()), Arc::new(Event::new()));
         let runs = Arc::new(AtomicUsize::new(0));

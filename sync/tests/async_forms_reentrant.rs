@@ -83,10 +83,7 @@ fn a_dropped_lock_future_gives_its_place_and_its_grant_on() {
 /// A fiber unlocks what a tokio task's `lock_async` waits for.
 #[test]
 fn a_tokio_task_locks_what_a_fiber_unlocks() {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap();
+    let tokio = fibra_testing::tokio_multi_thread();
     on_each_worker_count(|_| {
         let m = Arc::new(ReentrantMutex::new(3));
         let held = m.lock();

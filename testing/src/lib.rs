@@ -49,6 +49,20 @@ pub fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
     std::pin::Pin::new(future).poll(&mut Context::from_waker(Waker::noop()))
 }
 
+/// A tokio multi-thread runtime of two worker threads, for tests whose tokio tasks wait on
+/// fibers or wake them.
+///
+/// ```
+/// let tokio = fibra_testing::tokio_multi_thread();
+/// assert_eq!(tokio.block_on(async { 7 }), 7);
+/// ```
+pub fn tokio_multi_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("a tokio runtime for the test")
+}
+
 /// A waker whose last handle panics when it is dropped: a user's waker misbehaving where a
 /// primitive drops it (a given-up or stale waiter's).
 pub fn panics_on_drop() -> Waker {
