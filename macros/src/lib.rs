@@ -72,6 +72,9 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// stderr. A deadlock found in the test panics (`fibra::Deadlock::Panic`) unless the
 /// environment variable `FIBRA_DEADLOCK` says otherwise.
 ///
+/// (The examples below are compiled but not run as doctests: rustdoc leaves out `#[test]`
+/// functions. In a crate's tests they run as any test does.)
+///
 /// ```
 /// #[fibra::test(workers = 2, timeout = "5s")]
 /// fn ping_pong() {
