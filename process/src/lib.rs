@@ -78,4 +78,6 @@ pub use registry::{
 };
 pub use signal::Signal;
 pub use spawn::{spawn, spawn_link, spawn_monitor, Builder, SpawnError};
-pub use supervisor::{ChildSpec, Restart, Shutdown, Strategy, Supervisor, SupervisorRequest};
+pub use supervisor::{
+    ChildSpec, ChildState, Restart, Shutdown, Strategy, Supervisor, SupervisorRequest,
+};

@@ -143,7 +143,7 @@ impl ChildSpec {
     ///         .spawn_link();
     ///     let child = || {
     ///         let which = SupervisorRequest::WhichChildren;
-    ///         process::call(&sup, which, Duration::from_secs(5)).unwrap()[0].1.clone()
+    ///         process::call(&sup, which, Duration::from_secs(5)).unwrap()[0].1.pid().cloned()
     ///     };
     ///     let first = child().unwrap();
     ///     process::exit(&first, Reason::custom("crash"));
@@ -220,10 +220,61 @@ impl fmt::Debug for ChildSpec {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SupervisorRequest {
-    /// Each child's id and running process, in start order (`None` while not running, also
-    /// while a restart that failed waits to be tried again; a [`Restart::Temporary`] child
-    /// that ended is not listed).
-    WhichChildren(ReplyTo<Vec<(String, Option<ProcessId>)>>),
+    /// Each child's id and state, in start order (a [`Restart::Temporary`] child that ended
+    /// is not listed).
+    WhichChildren(ReplyTo<Vec<(String, ChildState)>>),
+}
+
+/// What a supervisor reports of one of its children (the child part of OTP's
+/// `which_children` entries).
+///
+/// ```
+/// use fibra::process::{self as process, ChildSpec, ChildState, Inbox, Strategy, Supervisor};
+/// use fibra::process::SupervisorRequest;
+/// use std::time::Duration;
+///
+/// process::run(|_: Inbox<()>| {
+///     let sup = Supervisor::new(Strategy::OneForOne)
+///         .child(ChildSpec::new("worker", || {
+///             process::spawn_link(|inbox: Inbox<()>| loop {
+///                 inbox.recv();
+///             })
+///             .id()
+///         }))
+///         .spawn_link();
+///     let children =
+///         process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5)).unwrap();
+///     assert!(matches!(&children[0], (id, ChildState::Running(_)) if id == "worker"));
+///     assert!(children[0].1.pid().is_some());
+/// });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChildState {
+    /// Running as this process.
+    Running(ProcessId),
+    /// Its restart failed (its start panicked) and is tried again once the supervisor has
+    /// handled what came before (OTP's `restarting`).
+    Restarting,
+    /// Not running: a child that ended and is not restarted, or one terminated while a
+    /// sibling's failed restart waits to be tried again (OTP's `undefined`).
+    Stopped,
+}
+
+impl ChildState {
+    /// The child's process, if it is running.
+    ///
+    /// ```
+    /// use fibra::process::ChildState;
+    ///
+    /// assert_eq!(ChildState::Restarting.pid(), None);
+    /// ```
+    pub fn pid(&self) -> Option<&ProcessId> {
+        match self {
+            ChildState::Running(pid) => Some(pid),
+            ChildState::Restarting | ChildState::Stopped => None,
+        }
+    }
 }
 
 /// A supervisor: a process that traps exits, starts its children in order, and restarts
@@ -259,13 +310,13 @@ pub enum SupervisorRequest {
 ///         .spawn_link();
 ///     let children =
 ///         process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5)).unwrap();
-///     let first = children[0].1.clone().unwrap();
+///     let first = children[0].1.pid().unwrap().clone();
 ///     process::exit(&first, process::Reason::custom("crash"));
 ///     // The supervisor restarted it: a new process under the same id.
 ///     loop {
 ///         let now =
 ///             process::call(&sup, SupervisorRequest::WhichChildren, Duration::from_secs(5)).unwrap();
-///         match &now[0].1 {
+///         match now[0].1.pid() {
 ///             Some(pid) if *pid != first => break,
 ///             _ => fibra::yield_now(),
 ///         }
@@ -301,7 +352,32 @@ impl Supervisor {
     }
 
     /// Adds a child, started after those added before it.
+    ///
+    /// # Panics
+    ///
+    /// If a child with the same id was added before: the ids name the children (in
+    /// [`SupervisorRequest::WhichChildren`]) and must be distinct, as OTP refuses to start a
+    /// supervisor whose child specs share one.
+    ///
+    /// ```should_panic
+    /// use fibra::process::{ChildSpec, ProcessId, Strategy, Supervisor};
+    ///
+    /// fn start() -> ProcessId {
+    ///     unreachable!("never started")
+    /// }
+    /// // Panics: `worker` twice.
+    /// let _ = Supervisor::new(Strategy::OneForOne)
+    ///     .child(ChildSpec::new("worker", start))
+    ///     .child(ChildSpec::new("worker", start));
+    /// ```
+    #[track_caller]
     pub fn child(mut self, child: ChildSpec) -> Supervisor {
+        assert!(
+            self.children.iter().all(|added| added.id != child.id),
+            "Supervisor::child: a child with id `{}` was added already; a supervisor's \
+             children need distinct ids",
+            child.id
+        );
         self.children.push(child);
         self
     }
@@ -344,7 +420,7 @@ impl Supervisor {
             let (from, reason) = match inbox.recv() {
                 Signal::Msg(SupervisorRequest::WhichChildren(reply)) => {
                     let ids = self.children.iter().map(|child| child.id.clone());
-                    reply.reply(ids.zip(slots.iter().map(Slot::running)).collect());
+                    reply.reply(ids.zip(slots.iter().map(Slot::state)).collect());
                     continue;
                 }
                 Signal::Exit { from, reason } => (from, reason),
@@ -496,10 +572,11 @@ enum Slot {
 }
 
 impl Slot {
-    fn running(&self) -> Option<ProcessId> {
+    fn state(&self) -> ChildState {
         match self {
-            Slot::Running(child) => Some(child.clone()),
-            Slot::Stopped | Slot::Restarting(_) => None,
+            Slot::Running(child) => ChildState::Running(child.clone()),
+            Slot::Restarting(_) => ChildState::Restarting,
+            Slot::Stopped => ChildState::Stopped,
         }
     }
 

@@ -4,8 +4,8 @@ mod common;
 
 use common::program;
 use fibra_process::{
-    self as process, ChildSpec, Inbox, Pid, ProcessId, Reason, Restart, Shutdown, Signal, Strategy,
-    Supervisor, SupervisorRequest,
+    self as process, ChildSpec, ChildState, Inbox, Pid, ProcessId, Reason, Restart, Shutdown,
+    Signal, Strategy, Supervisor, SupervisorRequest,
 };
 use fibra_testing::WORKER_COUNTS;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -23,7 +23,7 @@ fn worker(id: &str) -> ChildSpec {
 }
 
 /// Each child's id and running process, as the supervisor lists them.
-fn listed(sup: &Pid<SupervisorRequest>) -> Vec<(String, Option<ProcessId>)> {
+fn listed(sup: &Pid<SupervisorRequest>) -> Vec<(String, ChildState)> {
     let which = process::call(
         sup,
         SupervisorRequest::WhichChildren,
@@ -32,12 +32,15 @@ fn listed(sup: &Pid<SupervisorRequest>) -> Vec<(String, Option<ProcessId>)> {
     which.unwrap()
 }
 
-fn ids(listed: &[(String, Option<ProcessId>)]) -> Vec<&str> {
+fn ids(listed: &[(String, ChildState)]) -> Vec<&str> {
     listed.iter().map(|(id, _)| id.as_str()).collect()
 }
 
 fn children(sup: &Pid<SupervisorRequest>) -> Vec<Option<ProcessId>> {
-    listed(sup).into_iter().map(|(_, pid)| pid).collect()
+    listed(sup)
+        .into_iter()
+        .map(|(_, state)| state.pid().cloned())
+        .collect()
 }
 
 /// Waits until the supervisor reports children that satisfy `done`.
@@ -207,8 +210,8 @@ fn a_temporary_child_that_ended_is_no_longer_listed() {
         process::exit(&before[1], Reason::custom("crash"));
         let after = listed(&sup);
         assert_eq!(ids(&after), ["a", "c"]);
-        assert_eq!(after[0].1.as_ref(), Some(&before[0]));
-        assert_eq!(after[1].1.as_ref(), Some(&before[2]));
+        assert_eq!(after[0].1.pid(), Some(&before[0]));
+        assert_eq!(after[1].1.pid(), Some(&before[2]));
 
         // Terminated by the restart of a child started before it.
         let sup = supervise(
@@ -221,7 +224,7 @@ fn a_temporary_child_that_ended_is_no_longer_listed() {
         assert_eq!(ids(&after), ["a", "c"]);
         assert!(after
             .iter()
-            .all(|(_, pid)| pid.as_ref().is_some_and(process::is_alive)));
+            .all(|(_, state)| state.pid().is_some_and(process::is_alive)));
         assert!(!process::is_alive(&before[1]));
 
         // Terminated by the restart of a child started after it.
@@ -232,7 +235,7 @@ fn a_temporary_child_that_ended_is_no_longer_listed() {
         assert_eq!(ids(&after), ["b", "c"]);
         assert!(after
             .iter()
-            .all(|(_, pid)| pid.as_ref().is_some_and(process::is_alive)));
+            .all(|(_, state)| state.pid().is_some_and(process::is_alive)));
         assert!(before.iter().all(|pid| !process::is_alive(pid)));
     });
     assert_eq!(status, 0);
@@ -799,6 +802,44 @@ fn a_failed_rest_for_one_restart_restarts_from_the_child_that_failed() {
     a_failed_restart_restarts_the_group_consistently(Strategy::RestForOne, [2, 4, 2]);
 }
 
+/// While a restart keeps failing, the child is listed as restarting and the siblings its
+/// group restart stopped as stopped (OTP's `restarting` and `undefined`); once a try
+/// succeeds, all run again.
+#[test]
+fn a_child_whose_restart_failed_is_listed_as_restarting() {
+    for workers in WORKER_COUNTS {
+        let status = program(workers, |_: Inbox<()>| {
+            let can_start = Arc::new(AtomicBool::new(true));
+            let flaky = {
+                let can_start = can_start.clone();
+                ChildSpec::new("flaky", move || {
+                    assert!(can_start.load(Ordering::SeqCst), "flaky cannot start now");
+                    process::spawn_link(idle).id()
+                })
+            };
+            let sup = Supervisor::new(Strategy::RestForOne)
+                .intensity(1_000_000, Duration::from_secs(3600))
+                .child(worker("a"))
+                .child(flaky)
+                .child(worker("c"))
+                .spawn();
+            let before = running(&sup, |_| true);
+            can_start.store(false, Ordering::SeqCst);
+            process::exit(&before[0], Reason::custom("crash"));
+            let during = listed(&sup);
+            assert_eq!(ids(&during), ["a", "flaky", "c"]);
+            assert!(matches!(&during[0].1, ChildState::Running(a) if *a != before[0]));
+            assert_eq!(during[1].1, ChildState::Restarting);
+            assert_eq!(during[2].1, ChildState::Stopped);
+            can_start.store(true, Ordering::SeqCst);
+            let after = running(&sup, |_| true);
+            assert_eq!(after[0], *during[0].1.pid().unwrap());
+            assert!(after.iter().all(process::is_alive));
+        });
+        assert_eq!(status, 0, "under {workers} workers");
+    }
+}
+
 /// An exit signal that comes while a restart keeps failing is handled before the next try.
 #[test]
 fn a_supervisor_whose_restart_keeps_failing_still_shuts_down() {
@@ -855,4 +896,13 @@ fn a_supervisor_whose_restart_keeps_failing_still_shuts_down() {
         });
         assert_eq!(status, 0, "under {workers} workers");
     }
+}
+
+#[test]
+#[should_panic(expected = "a child with id `b` was added already")]
+fn children_with_the_same_id_are_refused() {
+    let _ = Supervisor::new(Strategy::OneForOne)
+        .child(worker("a"))
+        .child(worker("b"))
+        .child(worker("b"));
 }
