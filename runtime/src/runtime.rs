@@ -311,6 +311,10 @@ impl RuntimeBuilder {
     /// [`build`](Self::build) fails for a current-thread runtime, whose one thread fibra's
     /// workers would block.
     ///
+    /// The tokio runtime must outlive this one, as it must outlive its own tasks: once it is
+    /// shut down, a fiber's timer or socket wait panics with tokio's message that its runtime
+    /// is shutting down (as a tokio task's would).
+    ///
     /// ```
     /// let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     /// let runtime = fibra::Runtime::builder()
