@@ -66,10 +66,11 @@ pub fn park() {
 ///
 /// # Order
 ///
-/// Every other runnable fiber of the worker runs before the caller runs again: the fibers
-/// woken before the call, the fibers spawned on this worker that have not started yet
-/// (including the caller's own), and the fibers that yielded earlier, in that order; fibers
-/// that yield take turns in the order they yielded.
+/// Every other runnable fiber of the worker runs before the caller runs again: first the
+/// fibers woken before the call and the fibers spawned on this worker that have not started
+/// yet, in the order described under [`spawn`](crate::spawn) (the caller's own spawns since it
+/// last suspended start first, as the newest batch), then the fibers that yielded earlier;
+/// fibers that yield take turns in the order they yielded.
 ///
 /// A fiber that yields is not woken early by wakes or spawns that come after its call, but
 /// neither does a steady stream of them keep it waiting for ever: every few dozen scheduling

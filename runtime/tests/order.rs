@@ -61,6 +61,65 @@ fn children_spawned_then_joined_start_in_spawn_order() {
     assert_eq!(log, expected);
 }
 
+/// More children than the worker's steps between two periodic checks, which look at the
+/// bottom of the unstarted queue for a batch starved by newer ones: with one batch queued,
+/// nothing is starved and the batch keeps its order.
+#[test]
+fn a_batch_longer_than_the_check_interval_starts_in_spawn_order() {
+    let started = on(1, || {
+        let started = Arc::new(Mutex::new(Vec::new()));
+        let children: Vec<_> = (0..200)
+            .map(|i| {
+                let started = started.clone();
+                spawn(move || started.lock().unwrap().push(i))
+            })
+            .collect();
+        for child in children {
+            child.join().unwrap();
+        }
+        let started = started.lock().unwrap().clone();
+        started
+    });
+    assert_eq!(started, (0..200).collect::<Vec<_>>());
+}
+
+/// The caller's own new batch starts first (newest batch first), then the fiber woken before
+/// the call, then the earlier yielder, then the caller.
+#[test]
+fn a_yield_runs_its_own_spawns_then_earlier_wakes_then_earlier_yielders() {
+    let log = on(1, || {
+        let log = Log::default();
+        let woken = {
+            let log = log.clone();
+            spawn(move || {
+                fibra_runtime::park();
+                note(&log, "woken");
+            })
+        };
+        let yielder = {
+            let log = log.clone();
+            spawn(move || {
+                yield_now();
+                note(&log, "earlier yielder");
+            })
+        };
+        // `woken` parks, `yielder` yields.
+        yield_now();
+        woken.fiber().unpark();
+        let spawned = {
+            let log = log.clone();
+            spawn(move || note(&log, "spawned"))
+        };
+        yield_now();
+        note(&log, "caller");
+        for fiber in [woken, yielder, spawned] {
+            fiber.join().unwrap();
+        }
+        taken(&log)
+    });
+    assert_eq!(log, ["spawned", "woken", "earlier yielder", "caller"]);
+}
+
 #[test]
 fn a_childs_own_children_start_before_its_younger_siblings() {
     let log = on(1, || {

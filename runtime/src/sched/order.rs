@@ -116,6 +116,12 @@ impl<T> RunOrder<T> {
         }
     }
 
+    /// Fibers of the top level's batch still queued, as far as this worker knows (too many
+    /// if thieves took some): unstarted fibers beyond these belong to older batches.
+    pub(crate) fn top_batch_queued(&self) -> usize {
+        self.above.last().map_or(0, |top| top.queued)
+    }
+
     /// Fibers woken and waiting to run.
     #[inline]
     pub(crate) fn woken_len(&self) -> usize {

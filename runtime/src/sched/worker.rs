@@ -294,12 +294,17 @@ impl Local {
             // A fiber a check wakes is queued here, and found below.
             let _ = crate::diag::run_periodic_checks(&self.checks, now);
             self.drain_inbox(own);
-            // Fibers handed here, then the oldest unstarted fiber, which newest-batch-first
-            // popping could starve, then the oldest yielder, which wakes and spawns could.
+            // Fibers handed here, then the bottom of the unstarted queue (the oldest batch's
+            // newest fiber), which newest-batch-first popping could starve, then the oldest
+            // yielder, which wakes and spawns could. A queue that holds only the top batch
+            // starves nothing, and that batch keeps its spawn order.
             if let Some(core) = self.take_handed_off(own) {
                 return Some(core);
             }
-            while let Some(core) = retry_steal(|| own.stealer.steal()) {
+            while self.unstarted.len() > self.order.borrow().top_batch_queued() {
+                let Some(core) = retry_steal(|| own.stealer.steal()) else {
+                    break;
+                };
                 if let Some(core) = self.place(core) {
                     return Some(core);
                 }

@@ -371,7 +371,9 @@ impl Builder {
 ///
 /// The fibers one fiber spawns between two of its suspensions (parks, yields, its end) form a
 /// batch. On the worker that spawned them, the fibers of a batch start in spawn order, and the
-/// newest batch starts first, so a tree of spawns and joins runs depth first. A fiber woken
+/// newest batch starts first, so a tree of spawns and joins runs depth first; so that newer
+/// batches cannot starve an older one, every few dozen scheduling steps the last fiber of the
+/// oldest batch queued below them starts out of turn. A fiber woken
 /// while a batch is starting runs once the rest of that batch has started; a fiber that
 /// yields runs after all of these (see [`yield_now`](crate::yield_now)). Other workers take
 /// unstarted fibers oldest first, so with more than one worker the start order is not fixed.
