@@ -698,6 +698,37 @@ fn a_fibers_own_bindings_drop_in_it_before_its_joiner_sees_the_result() {
     }
 }
 
+/// A fiber cancelled before it started has no end of its own: its bindings still go before
+/// its joiner sees `Cancelled`, not when the last handle to the fiber goes.
+#[test]
+fn the_bindings_of_a_fiber_cancelled_unstarted_drop_before_its_joiner_sees_it() {
+    static DROPPED: AtomicUsize = AtomicUsize::new(0);
+    struct Binding;
+    impl Drop for Binding {
+        fn drop(&mut self) {
+            DROPPED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    fibra_runtime::fiber_local! {
+        static SHARED: Option<Arc<Binding>> = None;
+    }
+    for workers in [1, 2, 4] {
+        DROPPED.store(0, Ordering::SeqCst);
+        on(workers, || {
+            let (child, kept) = SHARED.scope(Some(Arc::new(Binding)), || {
+                let child = fibra_runtime::spawn(|| SHARED.with(|_| ()));
+                let kept = child.fiber().clone();
+                child.abort();
+                (child, kept)
+            });
+            // Only the child's snapshot holds the binding now.
+            assert!(child.join().unwrap_err().is_cancelled());
+            assert_eq!(DROPPED.load(Ordering::SeqCst), 1, "dropped before the join");
+            drop(kept);
+        });
+    }
+}
+
 #[test]
 fn one_token_cancels_a_tokio_task_and_a_fiber_scope() {
     let tokio = tokio::runtime::Builder::new_multi_thread()

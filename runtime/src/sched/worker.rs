@@ -573,11 +573,14 @@ impl Local {
                     bump(&self.counters().finished, 1);
                     self.shared.loads.remove(self.index);
                     drop(ticket);
+                    // The fiber-locals it was given and its cancel scope go before its joiner
+                    // sees the outcome, as a started fiber's do as it ends, not with the last
+                    // reference (a kept `Fiber` handle may hold that for long).
+                    let ctx = core.ctx.take();
+                    contain("a fiber that could not start's fiber-locals", || drop(ctx));
                     contain("a fiber that could not start", || {
                         entry.call(Err(error), fiber)
                     });
-                    // The last reference drops the fiber-locals it was given, user values
-                    // (a started fiber drops them as it ends).
                     contain("a fiber that could not start's drop", || drop(core));
                     self.note_unwind_progress();
                     return;
