@@ -148,8 +148,10 @@ fn wait_for<F: Future>(
         WaitKind::Blocking => HoldKind::Blocking,
         _ => HoldKind::Future,
     });
-    let _published = Published::new(&WaitSite::new(kind, &*fut), deadline.instant().is_some());
+    let timed = deadline.instant().is_some();
     if nesting == Nesting::Leaf {
+        // A leaf future's poll never waits itself, so the wait is published once for all.
+        let _published = Published::new(&WaitSite::new(kind, &*fut), timed);
         // The future holds the caller's waker from the first poll, and nothing but its wake
         // takes the unpark token meant for this loop: any return from the park is worth a poll.
         loop {
@@ -184,6 +186,9 @@ fn wait_for<F: Future>(
             let_others_run();
             continue;
         }
+        // Published only while parked here: a poll may wait itself (a nested `block_on`, a
+        // lock), and while it does, that wait is what the fiber waits on.
+        let _published = Published::new(&WaitSite::new(kind, &*fut), timed);
         loop {
             if deadline.has_passed() {
                 return Err(TimedOut);

@@ -103,3 +103,69 @@ fn a_caller_waiting_for_another_to_initialise_a_cell_shows_a_once_wait() {
         assert_eq!(waiter.join().unwrap(), 5);
     });
 }
+
+/// A lock taken inside a later poll of `block_on` is recorded as a mutex wait while the fiber
+/// waits for it, and the `block_on`'s own wait once the fiber parks there again, holding the
+/// lock: no false cycle of the fiber with itself, and no wait left recorded after either.
+#[test]
+fn a_wait_inside_a_poll_of_block_on_is_recorded_as_itself_and_ends_with_it() {
+    use std::future::poll_fn;
+    use std::task::Poll;
+
+    for workers in [1, 2] {
+        let runtime = fibra::Runtime::builder()
+            .workers(workers)
+            .on_deadlock(fibra::Deadlock::Panic)
+            .build()
+            .unwrap();
+        let handle = runtime.handle();
+        let seen = runtime.block_on(|| {
+            let lock = Arc::new(fibra::sync::Mutex::new(()));
+            let (taken_tx, taken) = fibra::chan::bounded(1);
+            let (waker_tx, wakers) = fibra::chan::bounded::<std::task::Waker>(1);
+            let me = fibra::current();
+            let holder = {
+                let lock = lock.clone();
+                fibra::spawn(move || {
+                    let guard = lock.lock();
+                    taken_tx.send(()).unwrap();
+                    let inner = parked_wait(&me).kind;
+                    drop(guard);
+                    // Sent once the fiber holds the lock, from the poll that took it.
+                    let waker = wakers.recv().unwrap();
+                    let outer = parked_wait(&me).kind;
+                    waker.wake();
+                    [inner, outer]
+                })
+            };
+            taken.recv().unwrap();
+            let mut polls = 0;
+            let mut guard = None;
+            fibra::block_on(poll_fn(|cx| {
+                polls += 1;
+                match polls {
+                    1 => {
+                        cx.waker().wake_by_ref();
+                        Poll::Pending
+                    }
+                    2 => {
+                        guard = Some(lock.lock());
+                        waker_tx.send(cx.waker().clone()).unwrap();
+                        Poll::Pending
+                    }
+                    _ => Poll::Ready(()),
+                }
+            }));
+            drop(guard);
+            let mine = fibra::dump().fiber(fibra::current().id().as_u64()).cloned();
+            assert!(mine.unwrap().wait.is_none(), "no wait left recorded");
+            holder.join().unwrap()
+        });
+        assert_eq!(
+            seen,
+            [WaitKind::Mutex, WaitKind::BlockOn],
+            "{workers} workers"
+        );
+        assert_eq!(handle.metrics().deadlocks, 0, "{workers} workers");
+    }
+}

@@ -86,7 +86,7 @@ impl Published {
         if !RECORDS_WAITS {
             return Some(Published { core, ending: None });
         }
-        let ending = Some(core.diag.publish(site, timed, since));
+        let ending = core.diag.publish(site, timed, since);
         Some(Published { core, ending })
     }
 }

@@ -245,12 +245,17 @@ impl Record {
         self.seq.load(Ordering::Acquire)
     }
 
-    /// Publishes a wait; what it returns ends it ([`clear`](Self::clear)).
+    /// Publishes a wait; what it returns ends it ([`clear`](Self::clear)). `None`, publishing
+    /// nothing, while a wait is published already: a wait made inside another (code that a
+    /// wait runs, such as a primitive's own `Waitable::woken`, waiting in turn) leaves the
+    /// outer one recorded, and the sequence never goes back to a value a reader has seen.
     #[inline]
-    pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> Ending {
-        // Only the fiber itself writes, and no wait is published (the sequence is even).
+    pub(crate) fn publish(&self, site: &WaitSite<'_>, timed: bool, since: u64) -> Option<Ending> {
+        // Only the fiber itself writes.
         let seq = self.seq.load(Ordering::Relaxed);
-        debug_assert!(seq % 2 == 0, "a wait published twice");
+        if seq % 2 != 0 {
+            return None;
+        }
         // Orders the end of the last wait (the even store) before these field stores: a
         // reader that sees one of them sees the sequence moved past its odd value.
         fence(Ordering::Release);
@@ -262,10 +267,10 @@ impl Record {
         self.location.store(location.cast_mut(), Ordering::Relaxed);
         self.since.store(since, Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Release);
-        Ending {
+        Some(Ending {
             seq: seq + 2,
             holder: Shape::tag(site.shape) == Tag::Holder,
-        }
+        })
     }
 
     /// Ends the wait `publish` returned `ending` for.
@@ -446,7 +451,9 @@ mod tests {
                     } else {
                         (&second_site, 20)
                     };
-                    let ending = record.publish(site, round % 2 == 1, since);
+                    let ending = record
+                        .publish(site, round % 2 == 1, since)
+                        .expect("nothing published");
                     record.clear(ending);
                     round += 1;
                 }
@@ -475,7 +482,7 @@ mod tests {
         let record = Record::new();
         let (holder, object) = (Holder::new(), 3u8);
         let site = WaitSite::new(WaitKind::Mutex, &object).held_by(&holder);
-        let ending = record.publish(&site, false, 1);
+        let ending = record.publish(&site, false, 1).expect("nothing published");
         let released = AtomicBool::new(false);
         let looking = Looking::enter();
         let pin = record.pin.lock();
@@ -497,6 +504,27 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_made_inside_another_leaves_the_outer_one_recorded() {
+        let record = Record::new();
+        let (outer, inner) = (1u8, 2u8);
+        let outer_site = WaitSite::new(WaitKind::BlockOn, &outer);
+        let ending = record
+            .publish(&outer_site, false, 1)
+            .expect("nothing published");
+        let before = record.read_stable().expect("published");
+        assert!(record
+            .publish(&WaitSite::new(WaitKind::Mutex, &inner), false, 2)
+            .is_none());
+        let during = record.read_stable().expect("still published");
+        assert_eq!(
+            (during.kind, during.object, during.generation),
+            (WaitKind::BlockOn, before.object, before.generation)
+        );
+        record.clear(ending);
+        assert_eq!(record.read_stable(), None);
+    }
+
+    #[test]
     fn a_shape_unpacks_to_what_was_packed() {
         for kind in WAIT_KINDS {
             for timed in [false, true] {
@@ -514,7 +542,7 @@ mod tests {
         assert_eq!(record.read_stable(), None);
         let object = 7u32;
         let site = WaitSite::new(WaitKind::Sleep, &object);
-        let ending = record.publish(&site, true, 5);
+        let ending = record.publish(&site, true, 5).expect("nothing published");
         let waiting = record.read_stable().expect("published");
         assert_eq!(
             (waiting.kind, waiting.since, waiting.timed),
@@ -522,7 +550,7 @@ mod tests {
         );
         record.clear(ending);
         assert_eq!(record.read_stable(), None);
-        let ending = record.publish(&site, false, 6);
+        let ending = record.publish(&site, false, 6).expect("nothing published");
         let again = record.read_stable().expect("published again");
         assert_ne!(again.generation, waiting.generation, "waits are told apart");
         record.clear(ending);
@@ -542,7 +570,7 @@ mod tests {
             (&joining, false, true),
         ] {
             assert_eq!(record.check_due(), None);
-            let ending = record.publish(site, timed, 0);
+            let ending = record.publish(site, timed, 0).expect("nothing published");
             assert_eq!(
                 record.check_due().is_some(),
                 due,
@@ -559,7 +587,7 @@ mod tests {
         let record = Record::new();
         let object = 2u8;
         let site = WaitSite::new(WaitKind::Join, &object).ended_by(crate::FiberId(7));
-        let ending = record.publish(&site, false, 0);
+        let ending = record.publish(&site, false, 0).expect("nothing published");
         let looking = Looking::enter();
         let (waiting, owner) = record.read(&looking, |_| false).expect("published");
         assert_eq!(waiting.resource, Some(Resource::Fiber(7)));
