@@ -213,8 +213,10 @@ struct Pending<M> {
     first: Option<Signal<M>>,
     /// The signals after `first`, in order; empty while `first` is.
     rest: Vec<Signal<M>>,
-    /// The owner's waker, kept from its first wait to its end: a receive that waits sets
-    /// `waiting` rather than registering a waker each time.
+    /// The waker of the fiber that last waited, kept until its process ends: a receive that
+    /// waits in the same fiber as the last one sets `waiting` rather than registering a waker.
+    /// It is replaced when another fiber waits (one the inbox was lent to, or the process
+    /// again after it), which would otherwise never be woken.
     owner: Option<Waker>,
     /// Whether the owner waits for an arrival: the next push wakes it. Set and cleared under
     /// the lock, with the pushes, so no push falls between the owner's last look and its wait.
@@ -290,15 +292,22 @@ impl<M> Arrivals<M> {
     }
 
     /// The owner's step before it parks: false if something arrived since its last look
-    /// (it looks again instead), else it is marked waiting, with `waker` (called once per
-    /// process) as its waker, and the next push wakes it.
-    pub(crate) fn wait(&self, waker: impl FnOnce() -> Waker) -> bool {
+    /// (it looks again instead), else it is marked waiting, with `waker` (the waiting fiber's)
+    /// as its waker, and the next push wakes it.
+    pub(crate) fn wait(&self, waker: Waker) -> bool {
         let mut pending = self.lock();
         if pending.first.is_some() {
             return false;
         }
-        pending.owner.get_or_insert_with(waker);
+        let stale = match &pending.owner {
+            Some(owner) if owner.will_wake(&waker) => None,
+            _ => pending.owner.replace(waker),
+        };
         pending.waiting = true;
+        drop(pending);
+        // A waker runs user code when dropped (it may be the last handle on a finished fiber):
+        // not under the lock.
+        drop(stale);
         true
     }
 
@@ -401,10 +410,10 @@ mod tests {
         }
     }
 
-    fn owner() -> (Arc<Count>, impl FnOnce() -> Waker) {
+    fn owner() -> (Arc<Count>, Waker) {
         let count = Arc::new(Count::default());
         let waker = Waker::from(count.clone());
-        (count, move || waker)
+        (count, waker)
     }
 
     fn msgs(arrivals: &Arrivals<u32>) -> Vec<u32> {
@@ -424,19 +433,40 @@ mod tests {
         let arrivals = Arrivals::default();
         let (wakes, waker) = owner();
         arrivals.push(Signal::Msg(0));
-        assert!(
-            !arrivals.wait(|| unreachable!("no waker is needed")),
-            "something arrived: no wait"
-        );
+        assert!(!arrivals.wait(waker.clone()), "something arrived: no wait");
         assert_eq!(msgs(&arrivals), [0]);
-        assert!(arrivals.wait(waker));
+        assert!(arrivals.wait(waker.clone()));
         arrivals.push(Signal::Msg(1));
         arrivals.push(Signal::Msg(2));
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the first waker is kept");
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
         assert_eq!(msgs(&arrivals), [1, 2]);
-        assert!(arrivals.wait(|| unreachable!("the waker is kept")));
+        assert!(arrivals.wait(waker));
         arrivals.push(Signal::Msg(3));
         assert_eq!(wakes.0.load(Ordering::SeqCst), 2);
+    }
+
+    /// An inbox lent to another fiber: each wait is woken through the waker of the fiber that
+    /// made it, whichever waited before.
+    #[test]
+    fn a_wait_with_another_waker_is_woken_through_it() {
+        let arrivals = Arrivals::default();
+        let (first_wakes, first) = owner();
+        let (second_wakes, second) = owner();
+        assert!(arrivals.wait(first.clone()));
+        arrivals.push(Signal::Msg(1));
+        assert_eq!(msgs(&arrivals), [1]);
+        assert!(arrivals.wait(second));
+        arrivals.push(Signal::Msg(2));
+        assert_eq!(msgs(&arrivals), [2]);
+        assert!(arrivals.wait(first));
+        arrivals.push(Signal::Msg(3));
+        let wakes = |count: &Count| count.0.load(Ordering::SeqCst);
+        assert_eq!((wakes(&first_wakes), wakes(&second_wakes)), (2, 1));
+        assert_eq!(
+            Arc::strong_count(&second_wakes),
+            1,
+            "the replaced waker was dropped"
+        );
     }
 
     #[test]

@@ -288,7 +288,7 @@ impl<M: Send + 'static> Inbox<M> {
                 (Some(timeout), None) => *deadline.insert(Deadline::after(timeout)),
             };
             let arrivals = &self.proc.mailbox.arrivals;
-            if !arrivals.wait(fibra_runtime::wait::current_waker) {
+            if !arrivals.wait(fibra_runtime::wait::current_waker()) {
                 continue;
             }
             fibra_runtime::wait::park_current_until(deadline);

@@ -374,3 +374,49 @@ fn a_receive_while_another_fiber_receives_from_the_same_inbox_panics_saying_so()
     });
     assert_eq!(status, 0);
 }
+
+/// Sends `n` to `to` from a new process once `waiter` has parked: the send must wake it.
+fn send_once_parked(waiter: fibra_runtime::Fiber, to: process::Pid<u32>, n: u32) {
+    process::spawn(move |_: Inbox<()>| {
+        fibra_testing::until_parked(&waiter);
+        to.send(n);
+    });
+}
+
+/// An inbox lent to a fiber that is the first to wait on it, then received from by its
+/// process: the process's wait is woken by the next send, not the lent fiber's (finished).
+#[test]
+fn a_receive_after_a_lent_fiber_waited_first_is_woken() {
+    let status = fibra_testing::bounded(Duration::from_secs(60), || {
+        program(1, |inbox: Inbox<u32>| {
+            let inbox = std::rc::Rc::new(inbox);
+            let lent = inbox.clone();
+            let first = fibra_runtime::spawn_local(move || lent.recv().into_msg());
+            fibra_testing::until_parked(first.fiber());
+            inbox.pid().send(1);
+            assert_eq!(first.join().unwrap(), Some(1));
+            send_once_parked(fibra_runtime::current(), inbox.pid(), 2);
+            assert_eq!(inbox.recv().into_msg(), Some(2));
+        })
+    });
+    assert_eq!(status, 0);
+}
+
+/// The other order: the process waits first, then lends its inbox to a fiber that waits on
+/// it; the next send wakes that fiber.
+#[test]
+fn a_lent_fiber_waiting_after_its_process_waited_is_woken() {
+    let status = fibra_testing::bounded(Duration::from_secs(60), || {
+        program(1, |inbox: Inbox<u32>| {
+            send_once_parked(fibra_runtime::current(), inbox.pid(), 1);
+            assert_eq!(inbox.recv().into_msg(), Some(1));
+            let inbox = std::rc::Rc::new(inbox);
+            let lent = inbox.clone();
+            let second = fibra_runtime::spawn_local(move || lent.recv().into_msg());
+            fibra_testing::until_parked(second.fiber());
+            inbox.pid().send(2);
+            assert_eq!(second.join().unwrap(), Some(2));
+        })
+    });
+    assert_eq!(status, 0);
+}
