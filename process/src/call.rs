@@ -14,8 +14,10 @@ use std::time::Duration;
 /// Where a [`call`]'s reply goes: put it in a request message, and the callee answers with
 /// [`reply`](ReplyTo::reply). Dropping it unanswered makes the call fail with
 /// [`CallError::NoReply`] at once — unless a process drops it while it unwinds: then the
-/// call fails when the panic is settled, with [`CallError::Down`] if it ends the process,
-/// or with [`CallError::NoReply`] at the process's next receive if the process catches it.
+/// call fails when the panic is settled, as the process ends if it does (with
+/// [`CallError::Down`] if it is the process called, else — a request forwarded to it — with
+/// [`CallError::NoReply`]), or with [`CallError::NoReply`] at the process's next receive if
+/// the process catches it.
 ///
 /// ```
 /// use fibra::process::{self as process, CallError, Inbox, ReplyTo, Signal};
@@ -170,8 +172,9 @@ impl<R> Drop for ReplyTo<R> {
             self.slot.refuse();
             return;
         }
-        // Dropped by an unwinding process: its end, if the panic ends it, settles the call
-        // with the reason; if it catches the panic, its next receive refuses the call.
+        // Dropped by an unwinding process: its end, if the panic ends it (or ended it: a kill
+        // unwinds it afterwards), refuses the call after its `Down`s, so a call on it fails
+        // with its reason; if it catches the panic, its next receive refuses the call.
         match current::try_current() {
             Some(me) => {
                 let refusal = self.slot.clone().into_refusal();

@@ -138,9 +138,15 @@ impl Core {
     }
 
     /// Keeps `fail` (which fails a call this process dropped unanswered while unwinding)
-    /// until the process next receives.
+    /// until the process next receives or ends. Run at once if it has ended: a process killed
+    /// while it waits unwinds after its end, which so cannot run what it drops then.
     pub(crate) fn defer_unanswered(&self, fail: Box<dyn FnOnce() + Send>) {
         let mut state = self.lock();
+        if state.reason.is_some() {
+            drop(state);
+            fail();
+            return;
+        }
         state.unanswered.push(fail);
         self.has_unanswered.store(true, Ordering::Release);
     }
@@ -151,14 +157,16 @@ impl Core {
         if !self.has_unanswered.load(Ordering::Acquire) {
             return;
         }
-        let unanswered = {
-            let mut state = self.lock();
-            self.has_unanswered.store(false, Ordering::Release);
-            mem::take(&mut state.unanswered)
-        };
+        let unanswered = self.take_unanswered(&mut self.lock());
         for fail in unanswered {
             fail();
         }
+    }
+
+    /// What `defer_unanswered` kept, under the process's lock, to be run after it.
+    pub(crate) fn take_unanswered(&self, state: &mut State) -> Vec<Box<dyn FnOnce() + Send>> {
+        self.has_unanswered.store(false, Ordering::Release);
+        mem::take(&mut state.unanswered)
     }
 
     /// Waits until the end of this process, which has been marked ended, is complete (see

@@ -12,8 +12,9 @@ use std::fmt;
 ///
 /// For each process, in order: it is marked ended and its fiber cancelled (it unwinds at its
 /// next cancellation point, so it sends, spawns or links nothing more meanwhile), the monitors
-/// it holds are dropped, its name is freed, its monitors get their `Down`, its links get their
-/// signals in link order, and its `settled` gate opens.
+/// it holds are dropped, its name is freed, its monitors get their `Down`, the calls whose
+/// request it dropped unanswered as it unwound fail, its links get their signals in link
+/// order, and its `settled` gate opens.
 ///
 /// Each process ended costs the caller a reduction, so a long cascade is spread over the
 /// caller's slices (other fibers run between them) instead of holding its worker. The caller
@@ -46,14 +47,15 @@ fn end_shielded(first: ProcessId, reason: Reason) {
         for (mref, target) in held {
             monitor::unwatch(&target, mref);
         }
-        let (watchers, links) = {
+        let (watchers, links, unanswered) = {
             let mut state = core.lock();
             if let Some(name) = state.name.take() {
                 registry::release(&name, &id);
             }
             state.flushed.clear();
             let watchers = state.watchers.take().collect::<Vec<_>>();
-            (watchers, state.links.take().collect::<Vec<_>>())
+            let links = state.links.take().collect::<Vec<_>>();
+            (watchers, links, core.take_unanswered(&mut state))
         };
         // Told after the lock is released: a watcher's id may be the last of its process,
         // whose drop can drop messages still in its mailbox, and a message's drop may park.
@@ -66,6 +68,11 @@ fn end_shielded(first: ProcessId, reason: Reason) {
                 }),
                 Watcher::Call(sink) => sink.down(&reason),
             }
+        }
+        // After the `Down`s: a call on this process fails with its end, not as unanswered. A
+        // request forwarded to it is failed only here (its caller does not watch it).
+        for fail in unanswered {
+            fail();
         }
         id.proc().discard_mailbox();
         for link in links {

@@ -202,3 +202,63 @@ fn a_call_answered_by_a_process_on_the_same_worker_does_not_park_the_caller() {
     });
     assert_eq!(status, 0);
 }
+
+/// A server that forwards each request to `worker`, which answers it (or not) in its stead.
+fn forwarder(worker: Pid<ReplyTo<u64>>) -> Pid<ReplyTo<u64>> {
+    process::spawn(move |inbox: Inbox<ReplyTo<u64>>| loop {
+        if let Signal::Msg(reply) = inbox.recv() {
+            worker.send(reply);
+        }
+    })
+}
+
+/// A request forwarded to a worker process that panics while holding it: the caller watches
+/// the server, not the worker, so only the worker's end can fail the call.
+#[test]
+fn a_forwarded_request_held_by_a_worker_that_panics_is_no_reply() {
+    let status = program(2, |_: Inbox<()>| {
+        let worker = process::spawn(|inbox: Inbox<ReplyTo<u64>>| {
+            if let Signal::Msg(reply) = inbox.recv() {
+                let _reply = reply;
+                panic!("the worker crashes holding the request");
+            }
+        });
+        let server = forwarder(worker);
+        assert_eq!(process::call(&server, |r| r, LONG), Err(CallError::NoReply));
+    });
+    assert_eq!(status, 0);
+}
+
+/// The same with the worker killed while it waits holding the request: it drops the request
+/// as it unwinds, after its end.
+#[test]
+fn a_forwarded_request_held_by_a_worker_that_is_killed_is_no_reply() {
+    enum Note {
+        Holding,
+        Called(Result<u64, CallError>),
+    }
+    let status = program(2, |main: Inbox<Note>| {
+        let me = main.pid();
+        let worker = process::spawn(move |inbox: Inbox<ReplyTo<u64>>| {
+            if let Signal::Msg(reply) = inbox.recv() {
+                let _reply = reply;
+                me.send(Note::Holding);
+                loop {
+                    inbox.recv();
+                }
+            }
+        });
+        let server = forwarder(worker.clone());
+        let me = main.pid();
+        process::spawn(move |_: Inbox<()>| {
+            me.send(Note::Called(process::call(&server, |r| r, LONG)));
+        });
+        assert!(matches!(main.recv(), Signal::Msg(Note::Holding)));
+        process::exit(&worker, Reason::Kill);
+        match main.recv() {
+            Signal::Msg(Note::Called(called)) => assert_eq!(called, Err(CallError::NoReply)),
+            _ => unreachable!("only the caller sends a result"),
+        }
+    });
+    assert_eq!(status, 0);
+}
