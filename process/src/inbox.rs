@@ -3,9 +3,11 @@
 use crate::core::{Proc, Taken};
 use crate::{Pid, Signal};
 use fibra_runtime::wait::Deadline;
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,12 +58,11 @@ struct Queue<M> {
 
 impl<M> Queue<M> {
     /// Drops holes at the front, and all of them once they are half the slots. Moves slots:
-    /// only between receives. `holes` may count too few (a receive's test that panicked after
-    /// taking a signal out), which only delays a compaction.
+    /// only between receives.
     fn trim(&mut self) {
         while let Some(None) = self.slots.front() {
             self.slots.pop_front();
-            self.holes = self.holes.saturating_sub(1);
+            self.holes -= 1;
         }
         if self.holes * 2 > self.slots.len() {
             self.slots.retain(Option::is_some);
@@ -194,20 +195,27 @@ impl<M: Send + 'static> Inbox<M> {
     }
 
     /// The selective receive under [`receive!`](crate::receive!): offers each signal, oldest
-    /// first, to `test`, which takes it (`Ok`) or hands it back (`Err`); waits for arrivals
-    /// when all were examined, at most `timeout` from the first wait.
+    /// first, to `test`, which tries the arms on it, notes in [`ReceiveArms`] the one that
+    /// matched, if any, and hands it back; returns the first signal an arm matched, with the
+    /// arm. Waits for arrivals when all were examined, at most `timeout` from the first wait.
     #[doc(hidden)]
-    pub fn select<R>(
+    pub fn select(
         &self,
         timeout: Option<Duration>,
-        mut test: impl FnMut(Signal<M>) -> Result<R, Signal<M>>,
-    ) -> Option<R> {
-        self.scan(timeout, |slot| match test(slot.take()?) {
-            Ok(taken) => Some(taken),
-            Err(signal) => {
-                *slot = Some(signal);
-                None
+        mut test: impl FnMut(Signal<M>, &mut ReceiveArms) -> Signal<M>,
+    ) -> Option<(usize, Signal<M>)> {
+        self.scan(timeout, |slot| {
+            let mut arms = ReceiveArms::default();
+            let signal = test(slot.take()?, &mut arms);
+            if let Some(arm) = arms.matched {
+                return Some((arm, signal));
             }
+            *slot = Some(signal);
+            if let Some(panic) = arms.panic {
+                // Only now that the signal is back in its place.
+                std::panic::resume_unwind(panic);
+            }
+            None
         })
     }
 
@@ -366,6 +374,39 @@ impl<M: Send + 'static> Inbox<M> {
         state.flushed.swap_remove(at);
         core.flushed.fetch_sub(1, Ordering::AcqRel);
         true
+    }
+}
+
+/// What [`receive!`](crate::receive!)'s arms found in one signal: the first arm that matched,
+/// or the panic of a guard. A guard runs here rather than in the arms' `match`, which owns the
+/// signal, so a guard that panics loses nothing: the panic is kept, the signal handed back and
+/// put in its place, and only then the panic resumed.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct ReceiveArms {
+    matched: Option<usize>,
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+impl ReceiveArms {
+    /// Whether the next arm is to be tried: none matched and no guard panicked.
+    pub fn trying(&self) -> bool {
+        self.matched.is_none() && self.panic.is_none()
+    }
+
+    /// The value of an arm's guard; a guard that panics counts as false, and ends the trying.
+    pub fn guard(&mut self, guard: impl FnOnce() -> bool) -> bool {
+        std::panic::catch_unwind(AssertUnwindSafe(guard)).unwrap_or_else(|panic| {
+            self.panic = Some(panic);
+            false
+        })
+    }
+
+    /// Notes that arm `arm` matched. False, so the `match` ends in its catch-all arm, which
+    /// hands the signal back without a move in the matching arm.
+    pub fn matched(&mut self, arm: usize) -> bool {
+        self.matched = Some(arm);
+        false
     }
 }
 

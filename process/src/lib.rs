@@ -69,6 +69,8 @@ pub use current::{self_id, self_pid};
 pub use exits::{exit, exit_self, is_alive, link, trap_exit, unlink, NoProc};
 pub use id::{MonitorRef, Pid, ProcessId};
 pub use inbox::Inbox;
+#[doc(hidden)]
+pub use inbox::ReceiveArms;
 pub use monitor::{demonitor, monitor, monitor_name};
 pub use node::{halt, run, RUNTIME_ERROR_STATUS};
 pub use port::{open_port, Port, PortEvent};

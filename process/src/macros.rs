@@ -17,7 +17,9 @@
 /// was examined) and is not restarted by arrivals that match nothing; `after
 /// Duration::ZERO` polls. With only an `after` arm it is a sleep that leaves the mailbox
 /// alone. Bodies run in the caller's context: `break`, `continue`, `return` and `?` act on
-/// the enclosing code. Guards are evaluated while scanning and must not receive themselves.
+/// the enclosing code. Guards are evaluated while scanning and must not receive themselves;
+/// a guard that panics leaves every signal where it was, and the panic goes on from the
+/// `receive!`.
 ///
 /// ```
 /// use fibra::process::{self as process, Inbox, Signal};
@@ -49,10 +51,7 @@
 #[macro_export]
 macro_rules! receive {
     ($inbox:expr, after $timeout:expr => $after:expr $(,)?) => {{
-        let _ = (&$inbox).select(
-            ::core::option::Option::Some($timeout),
-            ::core::result::Result::Err::<(), _>,
-        );
+        let _ = (&$inbox).select(::core::option::Option::Some($timeout), |__signal, _| __signal);
         $after
     }};
     ($inbox:expr, $($arms:tt)+) => {
@@ -99,29 +98,24 @@ macro_rules! __receive_arms {
 }
 
 /// Expands `receive!`: the scan tests each signal by value against the arms without moving
-/// out of it (every guard ends false after noting the first arm that matched), then the
-/// taken signal is matched again against that arm alone, outside any closure or loop of
-/// ours, so the bodies' control flow is the caller's.
+/// out of it (every guard ends false after noting the first arm that matched; a guard runs
+/// through `ReceiveArms::guard`, which keeps its panic until the signal is back in its place),
+/// then the taken signal is matched again against that arm alone, outside any closure or
+/// loop of ours, so the bodies' control flow is the caller's.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __receive_emit {
     ([$inbox:expr] [$timeout:expr] [$after:expr]
         [$([($($idx:tt)*) ($pat:pat) ($($guard:expr)?) ($body:expr)])*]) => {{
-        let __found = (&$inbox).select($timeout, |__signal| {
-            let mut __which: ::core::option::Option<usize> = ::core::option::Option::None;
+        let __found = (&$inbox).select($timeout, |__signal, __arms| {
             #[allow(unused_variables)]
-            let __signal = match __signal {
+            match __signal {
                 $(
-                    $pat if __which.is_none() $(&& ($guard))? && {
-                        __which = ::core::option::Option::Some($($idx)*);
-                        false
-                    } => ::core::unreachable!(),
+                    $pat if __arms.trying()
+                        $(&& __arms.guard(|| $guard))?
+                        && __arms.matched($($idx)*) => ::core::unreachable!(),
                 )*
                 __signal => __signal,
-            };
-            match __which {
-                ::core::option::Option::Some(__arm) => ::core::result::Result::Ok((__arm, __signal)),
-                ::core::option::Option::None => ::core::result::Result::Err(__signal),
             }
         });
         match __found {

@@ -420,3 +420,64 @@ fn a_lent_fiber_waiting_after_its_process_waited_is_woken() {
     });
     assert_eq!(status, 0);
 }
+
+/// A `receive!` guard that panics loses none of the queued signals: the one it tested stays
+/// in its place, and the panic reaches the caller.
+#[test]
+fn a_panicking_receive_guard_loses_no_signal() {
+    let status = program(1, |inbox: Inbox<u32>| {
+        let me = inbox.pid();
+        for n in 1..=3 {
+            me.send(n);
+        }
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            receive! { inbox,
+                Signal::Msg(n) if n > 2 => n,
+                Signal::Msg(n) if { assert_ne!(n, 2, "no twos"); false } => n,
+                after Duration::ZERO => 0,
+            }
+        }));
+        let payload = panicked.expect_err("the guard's panic reaches the caller");
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(message.contains("no twos"), "{message}");
+        assert_eq!(drain(&inbox), [1, 2, 3]);
+    });
+    assert_eq!(status, 0);
+}
+
+/// The same for lone arrivals, offered before they are queued: each stays in the mailbox,
+/// counted, so guards that panic cannot use up a mailbox limit.
+#[test]
+fn a_panicking_receive_guard_loses_no_lone_arrival() {
+    const LIMIT: usize = 2;
+    let status = program(1, |main: Inbox<()>| {
+        let (_, monitor) = process::Builder::new()
+            .mailbox_limit(LIMIT)
+            .spawn_monitor(|inbox: Inbox<u32>| {
+                let me = inbox.pid();
+                for n in 0..2 * LIMIT as u32 {
+                    me.send(n);
+                    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        receive! { inbox,
+                            Signal::Msg(_) if panic!("guard") => (),
+                            after Duration::ZERO => (),
+                        }
+                    }));
+                    assert!(panicked.is_err());
+                    assert_eq!(inbox.try_recv().and_then(Signal::into_msg), Some(n));
+                }
+            })
+            .unwrap();
+        match main.recv() {
+            Signal::Down { mref, reason, .. } => {
+                assert_eq!(mref, monitor);
+                assert!(reason.is_normal(), "{reason:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+    });
+    assert_eq!(status, 0);
+}
