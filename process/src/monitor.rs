@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// `Signal::Down { mref, pid, reason }` with its exit reason — at once, with
 /// [`Reason::Noproc`], if it has already ended. Every call makes a monitor of its own; a
 /// process's `Down`s go out in the order its monitors were made. Monitoring oneself does
-/// nothing. The monitors a process holds are dropped when it ends.
+/// nothing. The monitors a process holds are dropped when it ends. A cancellation point.
 ///
 /// # Panics
 ///
@@ -38,17 +38,13 @@ use std::sync::Arc;
 pub fn monitor(pid: impl Into<ProcessId>) -> MonitorRef {
     let target = pid.into();
     let me = current("monitor");
+    // A process ended while busy runs on to its next cancellation point: it makes no monitor.
+    fibra_runtime::checkpoint();
     let mref = next_number();
     if target == me {
         return MonitorRef(mref);
     }
-    // Held first: a `Down` that arrives at once can still be flushed by `demonitor`.
-    me.proc().core().lock().held.insert(mref, target.clone());
-    let watcher = Watcher::Process {
-        mref,
-        watcher: me.clone(),
-    };
-    if watch(&target, mref, watcher).is_err() {
+    if add(&me, &target, mref).is_err() {
         me.proc().post(System::Down {
             mref: MonitorRef(mref),
             pid: target,
@@ -56,6 +52,36 @@ pub fn monitor(pid: impl Into<ProcessId>) -> MonitorRef {
         });
     }
     MonitorRef(mref)
+}
+
+/// Makes monitor `mref` of `me`, the calling process, on `target`; `Err` if `target` has
+/// ended. Held by `me` first: a `Down` that arrives at once can still be flushed by
+/// `demonitor`. Unwinds the caller if it has been ended (by another fiber, since its last
+/// cancellation point): its end drops the monitors it holds, and one made after it would stay
+/// on the target until the target ends.
+pub(crate) fn add(me: &ProcessId, target: &ProcessId, mref: u64) -> Result<(), ()> {
+    {
+        let mut state = me.proc().core().lock();
+        if state.reason.is_some() {
+            drop(state);
+            // In a shield, which does not unwind: no monitor.
+            fibra_runtime::checkpoint();
+            return Ok(());
+        }
+        state.held.insert(mref, target.clone());
+    }
+    let watcher = Watcher::Process {
+        mref,
+        watcher: me.clone(),
+    };
+    let watched = watch(target, mref, watcher);
+    if !me.proc().core().is_alive() {
+        // Ended meanwhile: its end may have taken the monitors it held before this one was
+        // on the target.
+        unwatch(target, mref);
+        fibra_runtime::checkpoint();
+    }
+    watched
 }
 
 /// [`monitor`] of the process registered as `name`, resolved now. If there is none, the
@@ -160,6 +186,8 @@ pub(crate) fn unwatch(target: &ProcessId, mref: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::{Inbox, Reason, Signal};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
 
     #[test]
     fn the_monitors_an_ended_process_held_are_removed_from_their_targets() {
@@ -175,6 +203,47 @@ mod tests {
             assert!(matches!(inbox.recv(), Signal::Down { .. }));
             assert_eq!(target.id().proc().core().lock().watchers.take().count(), 0);
             crate::exit(&target, Reason::Kill);
+        });
+        assert_eq!(status, 0);
+    }
+
+    /// A process ended while busy runs on to its next cancellation point: a `monitor` there
+    /// unwinds it, rather than leaving a watcher of an ended process on a live target.
+    #[test]
+    fn a_process_ended_while_busy_unwinds_at_monitor_and_leaves_no_watcher() {
+        let runtime = fibra_runtime::Runtime::builder()
+            .workers(2)
+            .build()
+            .unwrap();
+        let status = runtime.block_on(|| {
+            crate::run(|_: Inbox<()>| {
+                let target = crate::spawn(|inbox: Inbox<()>| loop {
+                    inbox.recv();
+                });
+                let [started, go, past] = [(); 3].map(|()| Arc::new(AtomicBool::new(false)));
+                let busy = crate::spawn({
+                    let (started, go, past, target) =
+                        (started.clone(), go.clone(), past.clone(), target.id());
+                    move |_: Inbox<()>| {
+                        started.store(true, Ordering::SeqCst);
+                        // Busy: no cancellation point until `monitor`.
+                        while !go.load(Ordering::SeqCst) {
+                            std::hint::spin_loop();
+                        }
+                        crate::monitor(&target);
+                        past.store(true, Ordering::SeqCst);
+                    }
+                });
+                while !started.load(Ordering::SeqCst) {
+                    fibra_runtime::yield_now();
+                }
+                crate::exit(&busy, Reason::Kill);
+                go.store(true, Ordering::SeqCst);
+                busy.id().proc().core().ran.wait();
+                assert!(!past.load(Ordering::SeqCst), "it ran on past `monitor`");
+                assert_eq!(target.id().proc().core().lock().watchers.take().count(), 0);
+                crate::exit(&target, Reason::Kill);
+            })
         });
         assert_eq!(status, 0);
     }

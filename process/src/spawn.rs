@@ -1,6 +1,6 @@
 //! Starting processes.
 
-use crate::core::{Proc, Watcher};
+use crate::core::Proc;
 use crate::current::{self, current};
 use crate::exits::{end, link_pair};
 use crate::id::next_number;
@@ -335,12 +335,8 @@ where
         }
         Parent::Monitor(parent) => {
             let mref = next_number();
-            parent.proc().core().lock().held.insert(mref, id.clone());
-            let watcher = Watcher::Process {
-                mref,
-                watcher: parent.clone(),
-            };
-            monitor::watch(&id, mref, watcher).expect("a new process has not ended");
+            // Unwinds the caller if it was ended meanwhile: the new process never runs.
+            monitor::add(&parent, &id, mref).expect("a new process has not ended");
             (Some(parent), Some(MonitorRef(mref)))
         }
     };
