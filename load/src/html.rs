@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::report::Report;
+use crate::report::{Model, Report};
 use crate::summary::{show_bytes, show_duration};
 
 const WIDTH: f64 = 640.0;
@@ -146,6 +146,10 @@ impl Report {
             vec!["Bytes out".into(), show_bytes(stats.bytes_out as f64)],
             vec!["VUs (max)".into(), self.vus_max.to_string()],
         ];
+        if self.model == Model::Open {
+            summary.push(vec!["Late starts".into(), self.late_starts.to_string()]);
+            summary.push(vec!["Missed starts".into(), self.missed_starts.to_string()]);
+        }
         if self.interrupted {
             summary.push(vec!["Interrupted".into(), "yes".into()]);
         }

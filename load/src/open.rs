@@ -43,7 +43,9 @@ impl Schedule {
 }
 
 /// The open model: hands each scheduled start to an idle VU, spawning VUs while none is idle
-/// and the pool is below `vus`, and waiting for one when the pool is full.
+/// and the pool is below `vus`, and waiting for one when the pool is full. Returns how many
+/// starts were missed: due before the run's end but never begun, because every VU was still
+/// busy at the end.
 pub(crate) fn dispatch<'scope>(
     s: &'scope fibra::Scope<'scope, '_>,
     scenario: &Scenario,
@@ -51,17 +53,18 @@ pub(crate) fn dispatch<'scope>(
     schedule: &Schedule,
     vus: u64,
     done: &chan::Writer<()>,
-) {
+) -> u64 {
     let origin = shared.recorder.origin();
     let (tx, rx) = chan::bounded::<Instant>(0);
     let mut spawned = 0;
-    for i in 0u64.. {
+    let mut i = 0;
+    loop {
         let Some(offset) = schedule.offset(i) else {
-            return;
+            return 0;
         };
         let at = origin + offset;
         if !wait_until(at, &shared.stop) {
-            return;
+            return 0;
         }
         match tx.try_send(at) {
             Ok(()) => {}
@@ -74,21 +77,38 @@ pub(crate) fn dispatch<'scope>(
             }
             // Every VU busy and the pool full: wait for one, but not past the run's end, so
             // that no iteration starts after a stop.
-            Err(_) => {
-                let handed = fibra::select! {
-                    send(tx, at) -> sent => sent.is_ok(),
-                    cancelled(shared.stop) => false,
-                    default(shared.left()) => false,
-                };
-                if !handed {
-                    return;
-                }
-            }
+            Err(_) => fibra::select! {
+                send(tx, at) -> sent => if sent.is_err() {
+                    return 0;
+                },
+                cancelled(shared.stop) => return 0,
+                default(shared.left()) => return record_missed(shared, schedule, i),
+            },
         }
         if at.elapsed() > LATE_AFTER {
             shared.late.fetch_add(1, Ordering::Relaxed);
         }
+        i += 1;
     }
+}
+
+/// Counts the starts from number `first` on that the schedule still holds, all due before the
+/// end: the run ended while every VU was busy with earlier ones (a stall). Each also enters
+/// the latency histogram with the time from its intended start to now, the least it would
+/// have waited, so that a stall at the end of the run shows in the percentiles as one in its
+/// middle does.
+fn record_missed(shared: &Shared, schedule: &Schedule, first: u64) -> u64 {
+    let (origin, now) = (shared.recorder.origin(), Instant::now());
+    shared.recorder.total(|stats| {
+        let mut missed = 0;
+        while let Some(offset) = schedule.offset(first + missed) {
+            stats
+                .latency
+                .record(now.saturating_duration_since(origin + offset));
+            missed += 1;
+        }
+        missed
+    })
 }
 
 fn open_vu(

@@ -44,6 +44,11 @@ pub struct Report {
     pub interrupted: bool,
     /// Open model: starts handed to a VU more than 10 ms after their scheduled time.
     pub late_starts: u64,
+    /// Open model: starts due before the end of the run that never began, every VU being busy
+    /// until the end. Each is in the latency histogram with the time from its intended start to
+    /// the end of the run, the least it would have waited.
+    #[serde(default)]
+    pub missed_starts: u64,
     /// Requests per second over the run.
     pub rps: f64,
     /// Failed requests (no response, or status >= 400) over all requests.
@@ -64,6 +69,7 @@ impl Report {
         rate: Option<f64>,
         vus_max: u64,
         late_starts: u64,
+        missed_starts: u64,
         duration: Duration,
         interrupted: bool,
         stats: Stats,
@@ -78,6 +84,7 @@ impl Report {
             duration_s: duration.as_secs_f64(),
             interrupted,
             late_starts,
+            missed_starts,
             rps: 0.0,
             error_rate: 0.0,
             stats,
@@ -150,6 +157,7 @@ impl Report {
             merged.duration_s = merged.duration_s.max(report.duration_s);
             merged.interrupted |= report.interrupted;
             merged.late_starts += report.late_starts;
+            merged.missed_starts += report.missed_starts;
             merged.stats.merge(&report.stats);
         }
         merged.shards.sort_by_key(|s| s.index);

@@ -32,7 +32,9 @@ pub(crate) type ConnectorFactory = Arc<dyn Fn() -> BoxConnect + Send + Sync>;
 /// fixed schedule whatever the completions, drawn from a pool of at most `vus` VUs, and the
 /// first request of each iteration is timed from its intended start, so a stalled server shows
 /// in the percentiles (coordinated omission corrected as wrk2 does). Starts that could not be
-/// handed to a VU on time (every VU busy, or the generator behind) are counted as late.
+/// handed to a VU on time (every VU busy, or the generator behind) are counted as late; starts
+/// still waiting for a busy VU when the run ends are counted as missed, and each enters the
+/// latency histogram with the time from its intended start to the end of the run.
 ///
 /// ```
 /// use std::time::Duration;
@@ -253,16 +255,16 @@ impl Load {
             planned: length,
             progress: self.progress,
         };
-        fibra::scope(|s| {
+        let missed = fibra::scope(|s| {
             s.spawn(move || monitor.run(done_rx));
-            if open {
+            let missed = if open {
                 let schedule = Schedule {
                     rate: self.rate.unwrap_or(1.0),
                     stages: self.stages.clone(),
                     length,
                     iterations: self.iterations,
                 };
-                dispatch(s, scenario, &shared, &schedule, self.vus, &done_tx);
+                dispatch(s, scenario, &shared, &schedule, self.vus, &done_tx)
             } else {
                 for index in 0..self.vus as usize {
                     let (shared, done) = (shared.clone(), done_tx.clone());
@@ -270,8 +272,10 @@ impl Load {
                     let stages = self.stages.clone();
                     s.spawn(move || closed_vu(index, &shared, steps, stages, done));
                 }
-            }
+                0
+            };
             drop(done_tx);
+            missed
         });
         let duration = origin.elapsed();
         let shared = Arc::into_inner(shared).expect("every VU has ended");
@@ -286,6 +290,7 @@ impl Load {
             self.rate.filter(|_| self.stages.is_none()),
             shared.vus_max.into_inner(),
             shared.late.into_inner(),
+            missed,
             duration,
             shared.stop.is_cancelled(),
             stats,

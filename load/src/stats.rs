@@ -273,7 +273,8 @@ pub struct Stats {
     pub bytes_in: u64,
     /// Bytes sent.
     pub bytes_out: u64,
-    /// Response latencies.
+    /// Response latencies; in the open model also, for each start missed at the end of the
+    /// run, the time from its intended start to the end (see [`Report::missed_starts`](crate::Report::missed_starts)).
     pub latency: Latency,
     /// Per-step measurements, in scenario order.
     pub steps: Vec<StepStats>,

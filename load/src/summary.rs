@@ -91,6 +91,11 @@ impl Report {
                 "  Late starts:  {} (not started on time)",
                 self.late_starts
             );
+            let _ = writeln!(
+                w,
+                "  Missed:       {} (due, never started: every VU busy at the end)",
+                self.missed_starts
+            );
         }
         let latency = &stats.latency;
         let _ = writeln!(w, "\nLatency:");

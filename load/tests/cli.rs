@@ -128,6 +128,34 @@ fn open_model_shows_a_stall_that_the_closed_model_hides() {
     assert!(open.late_starts > 0);
 }
 
+/// A stall that outlasts an open-model run: the starts due while it holds the only VU are
+/// counted as missed and enter the latency histogram, so none disappears from the report.
+#[test]
+fn starts_missed_at_the_end_of_an_open_run_are_counted() {
+    let server = Server::start(Behaviour {
+        stall: Some((20, Duration::from_millis(1500))),
+        ..Behaviour::default()
+    });
+    let (output, report) = run_json(
+        "missed.json",
+        &[&server.url(), "-c", "1", "--rate", "100", "-d", "1s"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    // 100 starts were due (one every 10 ms for 1 s); each was made or missed.
+    assert_eq!(report.stats.requests, server.requests());
+    assert_eq!(report.stats.requests + report.missed_starts, 100);
+    assert!(report.missed_starts > 0, "the VU was busy at the end");
+    let responses: u64 = report.stats.status.values().sum();
+    assert_eq!(
+        report.stats.latency.count(),
+        responses + report.missed_starts,
+        "every missed start is in the histogram"
+    );
+    let summary = String::from_utf8(output.stdout).unwrap();
+    let missed = format!("Missed:       {} ", report.missed_starts);
+    assert!(summary.contains(&missed), "{summary}");
+}
+
 #[test]
 fn thresholds_pass_with_0_and_fail_with_99() {
     let server = Server::start(Behaviour::default());
