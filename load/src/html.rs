@@ -267,7 +267,7 @@ impl Report {
                 .map(|t| {
                     vec![
                         t.threshold.clone(),
-                        format!("{:.2}{}", t.actual, t.unit),
+                        t.show_actual().unwrap_or_else(|| "not measured".into()),
                         if t.passed { "pass" } else { "FAIL" }.to_string(),
                     ]
                 })

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +36,9 @@ enum Op {
 /// how many were made per second. A run that made no HTTP request (a scenario of raw TCP
 /// steps) is measured by its step runs instead — the latency of each step run, the share of
 /// step runs that returned an error, step runs per second — so that `p99<1s` or `errors<1%`
-/// is not met by measuring nothing.
+/// is not met by measuring nothing. Nor is it met when what it measures is empty: a latency
+/// threshold when no request got a response (every one timed out, say), any threshold when
+/// nothing ran at all. Its result then has no value and the summary says "not measured".
 ///
 /// ```
 /// let threshold: fibra_load::Threshold = "p99 < 50ms".parse().unwrap();
@@ -56,8 +59,9 @@ pub struct Threshold {
 pub struct ThresholdResult {
     /// The threshold as written (without spaces).
     pub threshold: String,
-    /// The measured value, in the threshold's unit (ms, % or requests per second).
-    pub actual: f64,
+    /// The measured value, in the threshold's unit (ms, % or requests per second); `None`
+    /// when there was nothing to measure, and the threshold failed.
+    pub actual: Option<f64>,
     /// The unit of `actual`.
     pub unit: String,
     /// Whether the run met it.
@@ -134,18 +138,22 @@ impl Threshold {
     pub fn check(&self, report: &Report) -> ThresholdResult {
         let measured = Measured::of(report);
         let latency = &measured.latency;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        // An empty histogram's quantiles read as zero, which would meet any `<` limit.
+        let timed = latency.count() > 0;
+        let counted = measured.count > 0;
         let (actual, unit) = match self.metric {
-            Metric::Quantile(q) => (latency.quantile(q).as_secs_f64() * 1e3, "ms"),
-            Metric::Mean => (latency.mean().as_secs_f64() * 1e3, "ms"),
-            Metric::Errors => (measured.error_percent, "%"),
-            Metric::Rps => (measured.per_second, measured.rate_unit),
+            Metric::Quantile(q) => (timed.then(|| ms(latency.quantile(q))), "ms"),
+            Metric::Mean => (timed.then(|| ms(latency.mean())), "ms"),
+            Metric::Errors => (counted.then_some(measured.error_percent), "%"),
+            Metric::Rps => (counted.then_some(measured.per_second), measured.rate_unit),
         };
-        let passed = match self.op {
+        let passed = actual.is_some_and(|actual| match self.op {
             Op::Less => actual < self.limit,
             Op::LessEqual => actual <= self.limit,
             Op::Greater => actual > self.limit,
             Op::GreaterEqual => actual >= self.limit,
-        };
+        });
         ThresholdResult {
             threshold: self.text.clone(),
             actual,
@@ -155,9 +163,19 @@ impl Threshold {
     }
 }
 
+impl ThresholdResult {
+    /// `12.50ms`, or `None` when nothing was measured.
+    pub(crate) fn show_actual(&self) -> Option<String> {
+        self.actual
+            .map(|actual| format!("{actual:.2}{}", self.unit))
+    }
+}
+
 /// What a threshold is checked against (see [`Threshold`]): the HTTP requests, or the step
 /// runs of a run that made none.
 struct Measured<'a> {
+    /// The requests, or step runs, measured.
+    count: u64,
     latency: Cow<'a, Latency>,
     error_percent: f64,
     per_second: f64,
@@ -170,6 +188,7 @@ impl Measured<'_> {
         let runs: u64 = stats.steps.iter().map(|step| step.count).sum();
         if stats.requests > 0 || runs == 0 {
             return Measured {
+                count: stats.requests,
                 latency: Cow::Borrowed(&stats.latency),
                 error_percent: report.error_rate() * 100.0,
                 per_second: report.rps(),
@@ -182,6 +201,7 @@ impl Measured<'_> {
         }
         let failed: u64 = stats.steps.iter().map(|step| step.errors).sum();
         Measured {
+            count: runs,
             latency: Cow::Owned(latency),
             error_percent: 100.0 * failed as f64 / runs as f64,
             per_second: if report.duration_s > 0.0 {

@@ -184,6 +184,44 @@ fn thresholds_pass_with_0_and_fail_with_99() {
     assert!(String::from_utf8_lossy(&fail.stdout).contains("✗ rps>1e12"));
 }
 
+/// Every request timed out: no latency was measured, so a latency threshold fails as not
+/// measured, in the run and in a merge of its report.
+#[test]
+fn a_latency_threshold_over_no_response_fails() {
+    let server = Server::start(Behaviour {
+        silent: true,
+        ..Behaviour::default()
+    });
+    let (output, report) = run_json(
+        "all-timed-out.json",
+        &[
+            &server.url(),
+            "-c",
+            "2",
+            "-n",
+            "4",
+            "--timeout",
+            "200ms",
+            "--threshold",
+            "p99<50ms",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(99));
+    assert_eq!(report.stats.errors[&fibra_load::ErrorKind::Timeout], 4);
+    assert_eq!(report.thresholds[0].actual, None);
+    assert!(!report.thresholds[0].passed);
+    let summary = String::from_utf8(output.stdout).unwrap();
+    assert!(summary.contains("✗ p99<50ms"), "{summary}");
+    assert!(summary.contains("(not measured)"), "{summary}");
+    let merge = Command::new(env!("CARGO_BIN_EXE_fibra-load"))
+        .args(["merge", temp("all-timed-out.json").to_str().unwrap()])
+        .args(["--threshold", "p99<50ms"])
+        .output()
+        .unwrap();
+    assert_eq!(merge.status.code(), Some(99));
+    assert_eq!(server.requests(), 4);
+}
+
 #[test]
 fn bad_input_exits_with_2() {
     for args in [

@@ -193,9 +193,39 @@ fn thresholds_of_a_run_without_requests_measure_its_steps() {
             ]
         );
         // Four of the eight step runs failed; every step run was timed.
-        assert_eq!(report.thresholds[0].actual, 50.0);
-        assert!(report.thresholds[1].actual > 0.0);
+        assert_eq!(report.thresholds[0].actual, Some(50.0));
+        assert!(report.thresholds[1].actual > Some(0.0));
     });
+}
+
+/// A run stopped before it began measured nothing: no threshold is met, each is reported as
+/// not measured.
+#[test]
+fn thresholds_over_a_run_that_measured_nothing_fail() {
+    let stop = fibra::CancelToken::new();
+    stop.cancel();
+    let scenario = Scenario::new("none").step("get", |vu| {
+        vu.get("http://127.0.0.1:1/")?;
+        Ok(())
+    });
+    let mut report = Load::new(scenario).stop_on(stop).run();
+    assert_eq!(report.stats.requests, 0);
+    let thresholds: Vec<fibra_load::Threshold> = ["p99<1h", "mean<1h", "errors<100%", "rps<1e9"]
+        .iter()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    assert!(!report.check(&thresholds));
+    let results: Vec<(bool, Option<f64>)> = report
+        .thresholds
+        .iter()
+        .map(|t| (t.passed, t.actual))
+        .collect();
+    assert_eq!(results, [(false, None); 4]);
+    let summary = report.summary();
+    assert!(
+        summary.contains("✗ errors<100%      (not measured)"),
+        "{summary}"
+    );
 }
 
 /// A server that answers the TLS handshake one byte every 20 ms: every read is well within

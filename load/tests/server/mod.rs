@@ -17,6 +17,8 @@ pub(crate) struct Behaviour {
     pub close_after: Option<u64>,
     /// Stall this (1-based) request for the given time before answering.
     pub stall: Option<(u64, Duration)>,
+    /// Never answer: read until the client hangs up.
+    pub silent: bool,
 }
 
 pub(crate) struct Server {
@@ -147,6 +149,10 @@ fn serve(
         buf.drain(..end + 4 + length);
         heads.lock().unwrap().push(format!("{head}\r\n\r\n{body}"));
         let number = requests.fetch_add(1, Ordering::SeqCst) + 1;
+        if behaviour.silent {
+            while matches!(conn.read(&mut chunk), Ok(n) if n > 0) {}
+            return;
+        }
         if let Some((at, stall)) = behaviour.stall {
             if number == at {
                 thread::sleep(stall);
