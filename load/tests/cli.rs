@@ -233,6 +233,9 @@ fn bad_input_exits_with_2() {
         &["http://127.0.0.1:1/", "-c", "0"],
         &["http://127.0.0.1:1/", "--rate", "-5"],
         &["http://127.0.0.1:1/", "-H", "no colon"],
+        &["http://127.0.0.1:1/", "-H", "X(1): y"],
+        &["http://127.0.0.1:1/", "-H", "X-A: 1\r\nX-B: 2"],
+        &["http://127.0.0.1:1/", "-H", ": empty name"],
         &[],
     ] {
         let output = fibra_load(args);

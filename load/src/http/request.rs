@@ -1,6 +1,7 @@
 //! HTTP/1.1 requests, encoded once and sent many times.
 
 use super::url::{Endpoint, Url};
+use crate::parse::ParseError;
 
 /// An HTTP/1.1 request: method, URL, extra headers and a body.
 ///
@@ -50,18 +51,42 @@ impl Request {
     ///
     /// # Panics
     ///
-    /// When the name is not a token or the value holds a line break.
+    /// When [`Request::check_header`] refuses it.
     pub fn header(mut self, name: &str, value: &str) -> Request {
-        assert!(
-            is_token(name),
-            "Request::header: `{name}` is not a header name"
-        );
-        assert!(
-            !value.contains(['\r', '\n']),
-            "Request::header: the value of `{name}` holds a line break"
-        );
+        if let Err(e) = Request::check_header(name, value) {
+            panic!("Request::header: {e}");
+        }
         self.headers.push((name.to_string(), value.to_string()));
         self
+    }
+
+    /// Checks a header before it is added with [`Request::header`]: the name must be an HTTP
+    /// token, and the value must not hold a line break or a NUL, which would end the header
+    /// early and let the rest of the value pass for more headers.
+    ///
+    /// ```
+    /// use fibra_load::Request;
+    ///
+    /// assert!(Request::check_header("X-Trace", "1").is_ok());
+    /// assert!(Request::check_header("X(1)", "y").is_err());
+    /// assert!(Request::check_header("X-Trace", "1\r\nX-Evil: yes").is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ParseError`] saying what is wrong with the header.
+    pub fn check_header(name: &str, value: &str) -> Result<(), ParseError> {
+        if !is_token(name) {
+            return Err(ParseError(format!(
+                "invalid header name `{name}`: expected letters, digits or !#$%&'*+-.^_`|~"
+            )));
+        }
+        if value.contains(['\r', '\n', '\0']) {
+            return Err(ParseError(format!(
+                "the value of header `{name}` holds a line break or a NUL"
+            )));
+        }
+        Ok(())
     }
 
     /// Sets the body.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use fibra_load::{Shard, Stages, Threshold, Url};
+use fibra_load::{Request, Shard, Stages, Threshold, Url};
 
 fn duration(text: &str) -> Result<Duration, String> {
     fibra_load::parse_duration(text).map_err(|e| e.to_string())
@@ -28,11 +28,9 @@ fn header(text: &str) -> Result<(String, String), String> {
     let (name, value) = text
         .split_once(':')
         .ok_or_else(|| format!("invalid header `{text}`: expected \"Name: value\""))?;
-    let name = name.trim();
-    if name.is_empty() || name.contains(char::is_whitespace) {
-        return Err(format!("invalid header name in `{text}`"));
-    }
-    Ok((name.to_string(), value.trim().to_string()))
+    let (name, value) = (name.trim(), value.trim());
+    Request::check_header(name, value).map_err(|e| e.to_string())?;
+    Ok((name.to_string(), value.to_string()))
 }
 
 fn method(text: &str) -> Result<String, String> {
