@@ -236,6 +236,9 @@ fn bad_input_exits_with_2() {
         &["http://127.0.0.1:1/", "-H", "X(1): y"],
         &["http://127.0.0.1:1/", "-H", "X-A: 1\r\nX-B: 2"],
         &["http://127.0.0.1:1/", "-H", ": empty name"],
+        &["http://127.0.0.1:1/", "-H", "Connection: close"],
+        &["http://127.0.0.1:1/", "-H", "content-length: 3"],
+        &["http://127.0.0.1:1/", "-H", "Transfer-Encoding: chunked"],
         &[],
     ] {
         let output = fibra_load(args);
@@ -407,6 +410,28 @@ fn method_headers_and_body_are_sent() {
         assert!(head.contains("\r\nContent-Length: 7\r\n"), "{head}");
         assert!(head.ends_with("\r\n\r\npayload"), "{head}");
     }
+}
+
+/// A virtual host given with -H replaces the URL's Host header instead of adding a second.
+#[test]
+fn a_host_header_replaces_the_default_one() {
+    let server = Server::start(Behaviour::default());
+    let output = fibra_load(&[
+        &server.url(),
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "-H",
+        "Host: vhost.example",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let head = server.heads().pop().unwrap();
+    let hosts: Vec<&str> = head
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().starts_with("host:"))
+        .collect();
+    assert_eq!(hosts, ["Host: vhost.example"], "{head}");
 }
 
 #[test]

@@ -17,7 +17,9 @@ pub struct Request {
     pub method: String,
     /// Where the request goes.
     pub url: Url,
-    /// Headers beyond `Host`, `User-Agent`, `Accept`, `Connection` and `Content-Length`.
+    /// Extra headers. A `Host`, `User-Agent` or `Accept` among them replaces the default one
+    /// (`Host` is the URL's authority); `Connection`, `Content-Length` and `Transfer-Encoding`
+    /// are the client's to write (see [`Request::check_header`]).
     pub headers: Vec<(String, String)>,
     /// The body; sent with a `Content-Length` when not empty.
     pub body: Vec<u8>,
@@ -62,14 +64,19 @@ impl Request {
 
     /// Checks a header before it is added with [`Request::header`]: the name must be an HTTP
     /// token, and the value must not hold a line break or a NUL, which would end the header
-    /// early and let the rest of the value pass for more headers.
+    /// early and let the rest of the value pass for more headers. `Connection`,
+    /// `Content-Length` and `Transfer-Encoding` are refused: the client writes them from the
+    /// keep-alive setting and the body, and a second, different one would make the server
+    /// and the client disagree on where a message ends or whether the connection stays open.
     ///
     /// ```
     /// use fibra_load::Request;
     ///
     /// assert!(Request::check_header("X-Trace", "1").is_ok());
+    /// assert!(Request::check_header("Host", "vhost.example").is_ok());
     /// assert!(Request::check_header("X(1)", "y").is_err());
     /// assert!(Request::check_header("X-Trace", "1\r\nX-Evil: yes").is_err());
+    /// assert!(Request::check_header("connection", "close").is_err());
     /// ```
     ///
     /// # Errors
@@ -79,6 +86,14 @@ impl Request {
         if !is_token(name) {
             return Err(ParseError(format!(
                 "invalid header name `{name}`: expected letters, digits or !#$%&'*+-.^_`|~"
+            )));
+        }
+        if let Some(why) = CLIENT_HEADERS
+            .iter()
+            .find_map(|(client, why)| name.eq_ignore_ascii_case(client).then_some(why))
+        {
+            return Err(ParseError(format!(
+                "the `{name}` header is the client's to write: {why}"
             )));
         }
         if value.contains(['\r', '\n', '\0']) {
@@ -103,7 +118,12 @@ impl Request {
             out.extend_from_slice(b"\r\n");
         };
         line(&format!("{} {} HTTP/1.1", self.method, self.url.path));
-        line(&format!("Host: {}", self.url.endpoint.authority()));
+        let host = |(name, _): &&(String, String)| name.eq_ignore_ascii_case("host");
+        // One Host only (a server answers two with 400): the last one given, else the URL's.
+        match self.headers.iter().rfind(host) {
+            Some((_, value)) => line(&format!("Host: {value}")),
+            None => line(&format!("Host: {}", self.url.endpoint.authority())),
+        }
         let has = |name: &str| {
             self.headers
                 .iter()
@@ -124,7 +144,7 @@ impl Request {
         if !self.body.is_empty() || matches!(self.method.as_str(), "POST" | "PUT" | "PATCH") {
             line(&format!("Content-Length: {}", self.body.len()));
         }
-        for (name, value) in &self.headers {
+        for (name, value) in self.headers.iter().filter(|h| !host(h)) {
             line(&format!("{name}: {value}"));
         }
         line("");
@@ -152,6 +172,16 @@ pub struct Prepared {
     /// False when the request says `Connection: close`: its connection is not reused.
     pub(crate) keep_alive: bool,
 }
+
+/// The headers the client writes, with why.
+const CLIENT_HEADERS: [(&str, &str); 3] = [
+    ("connection", "it follows the keep-alive setting"),
+    ("content-length", "it follows the body"),
+    (
+        "transfer-encoding",
+        "a body is always sent with a Content-Length",
+    ),
+];
 
 fn is_token(s: &str) -> bool {
     !s.is_empty()
@@ -181,6 +211,26 @@ mod tests {
         assert!(String::from_utf8(prepared.bytes)
             .unwrap()
             .starts_with("HEAD / HTTP/1.1\r\nHost: h:81\r\n"));
+    }
+
+    #[test]
+    fn a_host_header_replaces_the_default_one() {
+        let request = Request::get("http://127.0.0.1:8080/".parse().unwrap())
+            .header("host", "first.example")
+            .header("X-Trace", "1")
+            .header("Host", "vhost.example");
+        let text = String::from_utf8(request.encode(true)).unwrap();
+        assert_eq!(
+            text,
+            "GET / HTTP/1.1\r\nHost: vhost.example\r\nUser-Agent: fibra-load/0.1.0\r\n\
+             Accept: */*\r\nX-Trace: 1\r\n\r\n"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "is the client's to write")]
+    fn a_content_length_header_panics() {
+        Request::get("http://h/".parse().unwrap()).header("Content-Length", "3");
     }
 
     #[test]

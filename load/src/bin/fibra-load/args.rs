@@ -93,7 +93,9 @@ pub(crate) struct RunArgs {
     /// The HTTP method.
     #[arg(short = 'm', long, default_value = "GET", value_parser = method)]
     pub method: String,
-    /// A request header, "Name: value" (repeatable).
+    /// A request header, "Name: value" (repeatable). A Host, User-Agent or Accept replaces
+    /// the default one; Connection (see --no-keepalive), Content-Length and Transfer-Encoding
+    /// are written by fibra-load and refused here.
     #[arg(short = 'H', long = "header", value_parser = header)]
     pub headers: Vec<(String, String)>,
     /// The request body.
