@@ -112,6 +112,19 @@ impl Stages {
         self.0.iter().map(|s| s.target).fold(0.0, f64::max)
     }
 
+    /// The VUs the closed model runs to follow the stages: VU `i` (from 0) runs while the
+    /// target is at least `i + 0.5`, so the peak rounded to the nearest whole.
+    ///
+    /// ```
+    /// let stages: fibra_load::Stages = "10s:100,30s:100,10s:0".parse().unwrap();
+    /// assert_eq!(stages.vus(), 100);
+    /// let stages: fibra_load::Stages = "10s:2.4".parse().unwrap();
+    /// assert_eq!(stages.vus(), 2);
+    /// ```
+    pub fn vus(&self) -> u64 {
+        (self.peak() + 0.5).floor() as u64
+    }
+
     /// The interpolated target `elapsed` after the start (the last target after the end).
     pub fn target_at(&self, elapsed: Duration) -> f64 {
         let mut from = 0.0;

@@ -55,7 +55,8 @@ pub(crate) type ConnectorFactory = Arc<dyn Fn() -> BoxConnect + Send + Sync>;
 /// ```
 pub struct Load {
     scenario: Scenario,
-    vus: u64,
+    /// `None`: 1, or in the closed model with stages, as many as the stages reach.
+    vus: Option<u64>,
     duration: Option<Duration>,
     iterations: Option<u64>,
     rate: Option<f64>,
@@ -79,12 +80,13 @@ impl std::fmt::Debug for Load {
 
 impl Load {
     /// A load of `scenario` with 1 VU for 10 s in the closed model, a 5 s request timeout and
-    /// keep-alive connections.
+    /// keep-alive connections. With [`Load::stages`] in the closed model the default VU count
+    /// is the stages' ([`Stages::vus`]).
     pub fn new(scenario: Scenario) -> Load {
         Load {
             target: scenario.name().to_string(),
             scenario,
-            vus: 1,
+            vus: None,
             duration: None,
             iterations: None,
             rate: None,
@@ -105,7 +107,7 @@ impl Load {
     /// When `vus` is 0.
     pub fn vus(mut self, vus: u64) -> Load {
         assert!(vus > 0, "Load::vus: at least one VU is needed");
-        self.vus = vus;
+        self.vus = Some(vus);
         self
     }
 
@@ -136,7 +138,8 @@ impl Load {
     }
 
     /// Ramps the VU count (closed model) or the rate (open model, with [`Load::rate`] set to
-    /// any value) through `stages`; the run lasts as long as the stages.
+    /// any value) through `stages`; the run lasts as long as the stages. The closed model runs
+    /// [`Stages::vus`] VUs unless [`Load::vus`] says more.
     pub fn stages(mut self, stages: Stages) -> Load {
         self.stages = Some(stages);
         self
@@ -205,16 +208,18 @@ impl Load {
     ///
     /// # Panics
     ///
-    /// When the scenario has no steps, when a step panics (after the other VUs were
-    /// cancelled), or when no runtime can be started.
+    /// When the scenario has no steps, when the closed model's stages reach more VUs than
+    /// [`Load::vus`] gives, when a step panics (after the other VUs were cancelled), or when
+    /// no runtime can be started.
     pub fn run(self) -> Report {
         assert!(
             !self.scenario.step_names().is_empty(),
             "Load::run: the scenario `{}` has no steps",
             self.scenario.name()
         );
+        let vus = self.vu_count();
         if fibra::Handle::try_current().is_some() {
-            return self.run_here();
+            return self.run_here(vus);
         }
         let mut builder = fibra::Runtime::builder();
         if let Some(workers) = self.workers {
@@ -223,10 +228,26 @@ impl Load {
         let runtime = builder
             .build()
             .unwrap_or_else(|e| panic!("fibra-load: cannot start the runtime: {e}"));
-        runtime.block_on(move || self.run_here())
+        runtime.block_on(move || self.run_here(vus))
     }
 
-    fn run_here(self) -> Report {
+    /// How many VUs the run has (the most, in the open model).
+    fn vu_count(&self) -> u64 {
+        match (&self.stages, self.rate) {
+            (Some(stages), None) => {
+                let wanted = stages.vus();
+                let vus = self.vus.unwrap_or(wanted.max(1));
+                assert!(
+                    vus >= wanted,
+                    "Load::run: the stages reach {wanted} VUs but Load::vus gives {vus}"
+                );
+                vus
+            }
+            _ => self.vus.unwrap_or(1),
+        }
+    }
+
+    fn run_here(self, vus: u64) -> Report {
         let origin = Instant::now();
         let length = match (&self.stages, self.duration, self.iterations) {
             (Some(stages), _, _) => Some(stages.total()),
@@ -264,9 +285,9 @@ impl Load {
                     length,
                     iterations: self.iterations,
                 };
-                dispatch(s, scenario, &shared, &schedule, self.vus, &done_tx)
+                dispatch(s, scenario, &shared, &schedule, vus, &done_tx)
             } else {
-                for index in 0..self.vus as usize {
+                for index in 0..vus as usize {
                     let (shared, done) = (shared.clone(), done_tx.clone());
                     let steps = scenario.instances();
                     let stages = self.stages.clone();
@@ -286,7 +307,7 @@ impl Load {
         Report::new(
             self.target,
             if open { Model::Open } else { Model::Closed },
-            self.vus,
+            vus,
             self.rate.filter(|_| self.stages.is_none()),
             shared.vus_max.into_inner(),
             shared.late.into_inner(),
@@ -545,6 +566,25 @@ pub(crate) mod tests {
         assert_eq!(report.stats.steps[1].count, 5);
         assert_eq!(served.load(Ordering::SeqCst), 5);
         assert!(report.summary().contains("Steps:"));
+    }
+
+    #[test]
+    fn closed_stages_run_as_many_vus_as_they_reach_by_default() {
+        let served = Arc::new(AtomicUsize::new(0));
+        let stages = "100ms:3,200ms:3".parse().unwrap();
+        let report = Load::new(hello())
+            .stages(stages)
+            .connector(memory(&served))
+            .run();
+        assert_eq!(report.vus, 3);
+        assert_eq!(report.vus_max, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "the stages reach 3 VUs but Load::vus gives 2")]
+    fn closed_stages_above_the_vus_given_panic() {
+        let stages = "100ms:3".parse().unwrap();
+        Load::new(hello()).vus(2).stages(stages).run();
     }
 
     #[test]

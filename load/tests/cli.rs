@@ -230,6 +230,7 @@ fn bad_input_exits_with_2() {
         &["http://127.0.0.1:1/", "--threshold", "p99<"],
         &["http://127.0.0.1:1/", "--stages", "1s"],
         &["http://127.0.0.1:1/", "--shard", "2/2"],
+        &["http://127.0.0.1:1/", "-c", "5", "--stages", "1s:10"],
         &["http://127.0.0.1:1/", "-c", "0"],
         &["http://127.0.0.1:1/", "--rate", "-5"],
         &["http://127.0.0.1:1/", "-H", "no colon"],
@@ -354,6 +355,20 @@ fn closed_stages_reach_their_vu_counts() {
     );
     assert_eq!(report.vus_max, 4);
     assert!(report.stats.requests > 0);
+}
+
+/// Without -c the closed model runs as many VUs as its stages reach, even past the default
+/// of 50.
+#[test]
+fn closed_stages_without_c_run_as_many_vus_as_they_reach() {
+    let server = Server::start(Behaviour::default());
+    let (output, report) = run_json(
+        "stages-peak.json",
+        &[&server.url(), "--stages", "300ms:60,600ms:60"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(report.vus, 60);
+    assert_eq!(report.vus_max, 60);
 }
 
 #[test]

@@ -124,10 +124,10 @@ pub(crate) struct RunArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct LoadArgs {
-    /// Virtual users (closed model), or the most the open model's pool grows to.
-    #[arg(short = 'c', long = "vus", default_value_t = 50,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub vus: u64,
+    /// Virtual users (closed model), or the most the open model's pool grows to [default: 50;
+    /// in the closed model with --stages, as many as the stages reach].
+    #[arg(short = 'c', long = "vus", value_parser = clap::value_parser!(u64).range(1..))]
+    pub vus: Option<u64>,
     /// How long to run, e.g. 10s, 1m (default 10s; 5s for demo).
     #[arg(short = 'd', long, value_parser = duration, conflicts_with = "stages")]
     pub duration: Option<Duration>,

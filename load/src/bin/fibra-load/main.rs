@@ -253,7 +253,7 @@ impl Plan {
     /// `files_per_vu`: 2 when the server runs in this process too (the demo).
     fn new(args: &LoadArgs, files_per_vu: u64) -> Plan {
         let mut plan = Plan {
-            vus: args.vus,
+            vus: args.vus.unwrap_or(50),
             requests: args.requests,
             rate: args.rate,
             stages: args.stages.clone(),
@@ -266,6 +266,26 @@ impl Plan {
             plan.requests = plan.requests.map(|n| shard.split(n));
             plan.rate = plan.rate.map(|r| shard.split_f64(r));
             plan.stages = plan.stages.map(|s| s.for_shard(shard));
+        }
+        // The closed model follows its stages with one VU per unit of their target.
+        if let (None, Some(stages)) = (plan.rate, &plan.stages) {
+            let wanted = stages.vus();
+            match args.vus {
+                None => plan.vus = wanted.max(1),
+                Some(_) if plan.vus < wanted => {
+                    let shard = args
+                        .shard
+                        .map_or(String::new(), |s| format!(" on shard {s}"));
+                    bad_input(format!(
+                        "the stages reach {wanted} VUs{shard} but -c gives {}: \
+                         raise -c or leave it out",
+                        plan.vus
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(shard) = args.shard {
             if plan.vus == 0 || plan.requests == Some(0) || plan.rate == Some(0.0) {
                 bad_input(format!(
                     "shard {shard} gets nothing to do: use at least {} VUs and requests",
