@@ -231,6 +231,7 @@ fn bad_input_exits_with_2() {
         &["http://127.0.0.1:1/", "--stages", "1s"],
         &["http://127.0.0.1:1/", "--shard", "2/2"],
         &["http://127.0.0.1:1/", "-c", "5", "--stages", "1s:10"],
+        &["http://127.0.0.1:1/", "--stages", "1s:1", "--shard", "1/2"],
         &["http://127.0.0.1:1/", "-c", "0"],
         &["http://127.0.0.1:1/", "--rate", "-5"],
         &["http://127.0.0.1:1/", "-H", "no colon"],
@@ -504,6 +505,37 @@ fn open_stages_ramp_the_rate() {
     assert_eq!(server.requests(), 60);
     let starts: Vec<u64> = report.stats.series.iter().map(|s| s.starts).collect();
     assert!((19..=21).contains(&starts[0]), "{starts:?}");
+}
+
+/// A staged open-model run splits its stages' rates over the shards (--rate only picks the
+/// model): 0 -> 40 starts/s over 500 ms is 10 starts, 5 per shard.
+#[test]
+fn open_stages_are_split_over_shards() {
+    let server = Server::start(Behaviour::default());
+    let mut requests = Vec::new();
+    for shard in ["0/2", "1/2"] {
+        let (output, report) = run_json(
+            "open-stages-shard.json",
+            &[
+                &server.url(),
+                "--rate",
+                "1",
+                "--stages",
+                "500ms:40",
+                "--shard",
+                shard,
+            ],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{shard}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        requests.push(report.stats.requests);
+    }
+    assert_eq!(requests, [5, 5]);
+    assert_eq!(server.requests(), 10);
 }
 
 #[test]

@@ -151,7 +151,7 @@ pub(crate) struct LoadArgs {
     #[arg(long = "threshold",
           value_parser = |s: &str| s.parse::<Threshold>().map_err(|e| e.to_string()))]
     pub thresholds: Vec<Threshold>,
-    /// Run shard I of N (I from 0): VUs, rate and -n are divided exactly.
+    /// Run shard I of N (I from 0): VUs, rate, -n and the stage targets are divided exactly.
     #[arg(long, value_parser = |s: &str| s.parse::<Shard>().map_err(|e| e.to_string()))]
     pub shard: Option<Shard>,
     /// Worker threads of the fibra runtime.

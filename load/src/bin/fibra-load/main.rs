@@ -264,7 +264,10 @@ impl Plan {
         if let Some(shard) = args.shard {
             plan.vus = shard.split(plan.vus);
             plan.requests = plan.requests.map(|n| shard.split(n));
-            plan.rate = plan.rate.map(|r| shard.split_f64(r));
+            // With stages the stages are the rate, and --rate only picks the open model.
+            if plan.stages.is_none() {
+                plan.rate = plan.rate.map(|r| shard.split_f64(r));
+            }
             plan.stages = plan.stages.map(|s| s.for_shard(shard));
         }
         // The closed model follows its stages with one VU per unit of their target.
@@ -286,9 +289,11 @@ impl Plan {
             }
         }
         if let Some(shard) = args.shard {
-            if plan.vus == 0 || plan.requests == Some(0) || plan.rate == Some(0.0) {
+            let idle = plan.stages.as_ref().is_some_and(|s| s.peak() == 0.0);
+            if plan.vus == 0 || plan.requests == Some(0) || plan.rate == Some(0.0) || idle {
                 bad_input(format!(
-                    "shard {shard} gets nothing to do: use at least {} VUs and requests",
+                    "shard {shard} gets nothing to do: use at least {} VUs, requests, \
+                     starts per second and stage targets",
                     shard.count
                 ));
             }
