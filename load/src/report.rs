@@ -134,15 +134,36 @@ impl Report {
     }
 
     /// Merges shard reports into one: counters and histograms add exactly, VUs and rates add,
-    /// the duration is the longest shard's; thresholds are dropped (check them again).
+    /// the duration is the longest shard's; thresholds are dropped (check them again). The
+    /// shards may be a part of the set ([`Report::missing_shards`] says which are not there).
     ///
     /// # Errors
     ///
-    /// When `reports` is empty or mixes targets or models.
+    /// When `reports` is empty, mixes targets or models, holds a shard twice, mixes shards of
+    /// different counts, or mixes shard reports with reports of runs that were not sharded:
+    /// each would count some of the load twice or not at all.
     pub fn merge(reports: &[Report]) -> Result<Report, String> {
         let (first, rest) = reports.split_first().ok_or("no reports to merge")?;
+        let mut shards: Vec<Shard> = reports.iter().flat_map(|r| r.shards.clone()).collect();
+        shards.sort_by_key(|s| s.index);
+        if let Some(&one) = shards.first() {
+            if reports.iter().any(|r| r.shards.is_empty()) {
+                return Err(
+                    "cannot merge the report of a run without --shard with shard reports".into(),
+                );
+            }
+            if let Some(other) = shards.iter().find(|s| s.count != one.count) {
+                return Err(format!(
+                    "cannot merge shard {other} with shard {one}: they divide the load differently"
+                ));
+            }
+            if let Some(pair) = shards.windows(2).find(|w| w[0].index == w[1].index) {
+                return Err(format!("shard {} is given twice", pair[0]));
+            }
+        }
         let mut merged = first.clone();
         merged.thresholds.clear();
+        merged.shards = shards;
         for report in rest {
             if report.target != merged.target || report.model != merged.model {
                 return Err(format!(
@@ -153,16 +174,35 @@ impl Report {
             merged.vus += report.vus;
             merged.vus_max += report.vus_max;
             merged.rate = merged.rate.zip(report.rate).map(|(a, b)| a + b);
-            merged.shards.extend(report.shards.iter().copied());
             merged.duration_s = merged.duration_s.max(report.duration_s);
             merged.interrupted |= report.interrupted;
             merged.late_starts += report.late_starts;
             merged.missed_starts += report.missed_starts;
             merged.stats.merge(&report.stats);
         }
-        merged.shards.sort_by_key(|s| s.index);
         merged.derive();
         Ok(merged)
+    }
+
+    /// The shards of the set this report covers part of that it does not cover (none when
+    /// the run was not sharded).
+    ///
+    /// ```
+    /// use fibra_load::{Load, Scenario, Shard};
+    ///
+    /// let scenario = Scenario::new("idle").step("idle", |_| Ok(()));
+    /// let mut report = Load::new(scenario).iterations(1).run();
+    /// assert!(report.missing_shards().is_empty());
+    /// report.shards = vec!["1/3".parse().unwrap()];
+    /// let missing: Vec<Shard> = ["0/3", "2/3"].iter().map(|s| s.parse().unwrap()).collect();
+    /// assert_eq!(report.missing_shards(), missing);
+    /// ```
+    pub fn missing_shards(&self) -> Vec<Shard> {
+        let count = self.shards.first().map_or(0, |s| s.count);
+        (0..count)
+            .filter(|&index| !self.shards.iter().any(|s| s.index == index))
+            .map(|index| Shard { index, count })
+            .collect()
     }
 
     /// The report as pretty-printed JSON (the `--json` format).

@@ -341,6 +341,45 @@ fn shards_merge_into_the_whole() {
     assert!(html.contains(">25<"), "the request count is in the page");
 }
 
+/// A shard given twice, or shards of different counts, would be counted twice or divide the
+/// load differently: merge refuses them (exit 2). An incomplete set merges with a warning.
+#[test]
+fn merge_refuses_a_repeated_shard_and_mixed_counts_and_warns_of_a_missing_one() {
+    let server = Server::start(Behaviour::default());
+    let url = server.url();
+    let paths: Vec<String> = ["0/2", "0/3"]
+        .iter()
+        .map(|shard| {
+            let name = format!("merge-check-{}.json", shard.replace('/', "-of-"));
+            let (output, _) = run_json(&name, &[&url, "-c", "3", "-n", "6", "--shard", shard]);
+            assert_eq!(output.status.code(), Some(0));
+            temp(&name).to_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(server.requests(), 5, "3 for shard 0/2, 2 for shard 0/3");
+    let merge = |files: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fibra-load"))
+            .arg("merge")
+            .args(files)
+            .output()
+            .unwrap()
+    };
+    for (files, why) in [
+        (vec![&paths[0], &paths[0]], "shard 0/2 is given twice"),
+        (vec![&paths[0], &paths[1]], "divide the load differently"),
+    ] {
+        let files: Vec<&str> = files.iter().map(|f| f.as_str()).collect();
+        let output = merge(&files);
+        assert_eq!(output.status.code(), Some(2), "{files:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(why), "{stderr}");
+    }
+    let alone = merge(&[&paths[0]]);
+    assert_eq!(alone.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&alone.stderr);
+    assert!(stderr.contains("lacks shard 1/2"), "{stderr}");
+}
+
 #[test]
 fn closed_stages_reach_their_vu_counts() {
     let server = Server::start(Behaviour::default());

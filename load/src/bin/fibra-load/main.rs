@@ -185,6 +185,14 @@ fn run_merge(merge: MergeArgs) -> ExitCode {
         })
         .collect();
     let mut report = Report::merge(&reports).unwrap_or_else(|e| bad_input(e));
+    let missing = report.missing_shards();
+    if !missing.is_empty() {
+        let missing: Vec<String> = missing.iter().map(|s| s.to_string()).collect();
+        eprintln!(
+            "fibra-load: warning: the merged report lacks shard {}",
+            missing.join(", ")
+        );
+    }
     let passed = report.check(&merge.thresholds);
     print!("{}", report.summary());
     let written = write_outputs(&report, &merge.output);
