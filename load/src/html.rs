@@ -159,6 +159,7 @@ impl Report {
             ("mean", latency.mean()),
             ("p50", latency.quantile(0.5)),
             ("p90", latency.quantile(0.9)),
+            ("p95", latency.quantile(0.95)),
             ("p99", latency.quantile(0.99)),
             ("p99.9", latency.quantile(0.999)),
             ("max", latency.max()),

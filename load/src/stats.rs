@@ -168,6 +168,8 @@ struct LatencyJson {
     #[serde(default)]
     p90_ms: f64,
     #[serde(default)]
+    p95_ms: f64,
+    #[serde(default)]
     p99_ms: f64,
     #[serde(default, rename = "p99.9_ms")]
     p999_ms: f64,
@@ -184,6 +186,7 @@ impl Serialize for Latency {
             min_ms: ms(self.min()),
             p50_ms: ms(self.quantile(0.5)),
             p90_ms: ms(self.quantile(0.9)),
+            p95_ms: ms(self.quantile(0.95)),
             p99_ms: ms(self.quantile(0.99)),
             p999_ms: ms(self.quantile(0.999)),
             max_ms: ms(self.max()),

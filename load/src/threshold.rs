@@ -29,7 +29,7 @@ enum Op {
     GreaterEqual,
 }
 
-/// One criterion a run must meet: `p50|p90|p99|p99.9|max|mean < DURATION`, `errors < N%`,
+/// One criterion a run must meet: `p50|p90|p95|p99|p99.9|max|mean < DURATION`, `errors < N%`,
 /// `rps > N` (also `<=`, `>=`, and either direction for any metric).
 ///
 /// A threshold measures the run's HTTP requests: their latency, the share that failed, and

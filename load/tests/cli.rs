@@ -222,6 +222,31 @@ fn a_latency_threshold_over_no_response_fails() {
     assert_eq!(server.requests(), 4);
 }
 
+/// p95 is a threshold metric, so it is reported with the other percentiles.
+#[test]
+fn p95_is_reported_with_the_other_percentiles() {
+    let server = Server::start(Behaviour::default());
+    let json = temp("p95.json");
+    let output = fibra_load(&[
+        &server.url(),
+        "-n",
+        "20",
+        "--threshold",
+        "p95<10s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let summary = String::from_utf8(output.stdout).unwrap();
+    assert!(summary.contains("\n  p95    "), "{summary}");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let latency = &value["stats"]["latency"];
+    assert!(latency["p95_ms"].as_f64().unwrap() > 0.0, "{latency}");
+    let help = fibra_load(&["--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("p50|p90|p95|p99"));
+}
+
 #[test]
 fn bad_input_exits_with_2() {
     for args in [

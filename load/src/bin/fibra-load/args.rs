@@ -146,7 +146,7 @@ pub(crate) struct LoadArgs {
     /// Ramp VUs (closed) or the rate (open) linearly: "10s:100,30s:100,10s:0".
     #[arg(long, value_parser = |s: &str| s.parse::<Stages>().map_err(|e| e.to_string()))]
     pub stages: Option<Stages>,
-    /// Fail the run (exit 99) unless it holds: p50|p90|p99|p99.9|max|mean<DURATION,
+    /// Fail the run (exit 99) unless it holds: p50|p90|p95|p99|p99.9|max|mean<DURATION,
     /// errors<N% (requests without a response or with status >= 400), rps>N (repeatable).
     #[arg(long = "threshold",
           value_parser = |s: &str| s.parse::<Threshold>().map_err(|e| e.to_string()))]
