@@ -361,9 +361,17 @@ impl Shared {
         }
     }
 
+    /// Called from a VU's fiber, which flushes the recorder when it ends.
     pub(crate) fn activate(&self) {
         let now = self.active.fetch_add(1, Ordering::Relaxed) + 1;
         self.vus_max.fetch_max(now, Ordering::Relaxed);
+        // The monitor samples the VU count four times a second: a shorter run, or a VU active
+        // only between two samples, would not show in the series otherwise.
+        let second = self.recorder.origin().elapsed().as_secs() as usize;
+        self.recorder.with(|s| {
+            let second = s.second(second);
+            second.vus = second.vus.max(now);
+        });
     }
 
     pub(crate) fn deactivate(&self) {
@@ -585,6 +593,20 @@ pub(crate) mod tests {
     fn closed_stages_above_the_vus_given_panic() {
         let stages = "100ms:3".parse().unwrap();
         Load::new(hello()).vus(2).stages(stages).run();
+    }
+
+    /// A run far shorter than the monitor's sampling period still shows its VU.
+    #[test]
+    fn the_series_shows_the_vus_of_a_run_shorter_than_a_sample() {
+        let served = Arc::new(AtomicUsize::new(0));
+        let load = Load::new(hello())
+            .vus(1)
+            .iterations(1)
+            .connector(memory(&served));
+        let report = runtime(1).block_on(move || load.run());
+        assert_eq!(served.load(Ordering::SeqCst), 1);
+        let vus: Vec<u64> = report.stats.series.iter().map(|s| s.vus).collect();
+        assert_eq!(vus, [1]);
     }
 
     #[test]
