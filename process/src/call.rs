@@ -4,7 +4,7 @@ use crate::core::{DownSink, Watcher};
 use crate::current;
 use crate::id::next_number;
 use crate::{monitor, Pid, ProcessId, Reason};
-use fibra_runtime::wait::{Deadline, RetryBudget};
+use fibra_runtime::wait::{Deadline, RetryBudget, WaitKind, WaitSite};
 use futures::task::AtomicWaker;
 use std::error::Error;
 use std::fmt;
@@ -245,6 +245,7 @@ impl Drop for Watching<'_> {
 ///     assert_eq!(total, Ok(42));
 /// });
 /// ```
+#[track_caller]
 pub fn call<M, R>(
     pid: &Pid<M>,
     request: impl FnOnce(ReplyTo<R>) -> M,
@@ -290,7 +291,10 @@ where
         if deadline.has_passed() {
             break Err(CallError::Timeout);
         }
-        fibra_runtime::wait::park_current_until(deadline);
+        // Recorded for dumps, without an owner: the reply may come from another process the
+        // request was forwarded to, so a cycle of calls is no certain deadlock.
+        let site = WaitSite::new(WaitKind::Call, target.proc());
+        fibra_runtime::wait::park_current_until_at(deadline, &site);
     };
     match result {
         // A request sent to a callee that ended meanwhile is dropped unanswered: that is its

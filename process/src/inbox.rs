@@ -2,7 +2,7 @@
 
 use crate::core::{Proc, Taken};
 use crate::{Pid, Signal};
-use fibra_runtime::wait::Deadline;
+use fibra_runtime::wait::{Deadline, WaitKind, WaitSite};
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -108,6 +108,7 @@ impl<M: Send + 'static> Inbox<M> {
     ///     assert_eq!(inbox.recv().into_msg(), Some(5));
     /// });
     /// ```
+    #[track_caller]
     pub fn recv(&self) -> Signal<M> {
         self.scan(None, Option::take)
             .expect("a receive without timeout returns a signal")
@@ -138,6 +139,7 @@ impl<M: Send + 'static> Inbox<M> {
     ///     assert!(inbox.recv_timeout(Duration::from_millis(1)).is_none());
     /// });
     /// ```
+    #[track_caller]
     pub fn recv_timeout(&self, timeout: Duration) -> Option<Signal<M>> {
         self.scan(Some(timeout), Option::take)
     }
@@ -156,6 +158,7 @@ impl<M: Send + 'static> Inbox<M> {
     ///     assert_eq!(inbox.recv().into_msg(), Some('a'));
     /// });
     /// ```
+    #[track_caller]
     pub fn receive(&self, mut pred: impl FnMut(&Signal<M>) -> bool) -> Signal<M> {
         self.scan(None, |slot| slot.take_if(|s| pred(s)))
             .expect("a receive without timeout returns a signal")
@@ -175,6 +178,7 @@ impl<M: Send + 'static> Inbox<M> {
     ///     assert_eq!(inbox.recv().into_msg(), Some(1)); // still there
     /// });
     /// ```
+    #[track_caller]
     pub fn receive_timeout(
         &self,
         timeout: Duration,
@@ -199,6 +203,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// matched, if any, and hands it back; returns the first signal an arm matched, with the
     /// arm. Waits for arrivals when all were examined, at most `timeout` from the first wait.
     #[doc(hidden)]
+    #[track_caller]
     pub fn select(
         &self,
         timeout: Option<Duration>,
@@ -223,6 +228,7 @@ impl<M: Send + 'static> Inbox<M> {
     /// takes the signal out of it (and returns `Some`) or leaves it; waits for arrivals when
     /// all were examined, at most `timeout` from the first wait. A signal that is only looked
     /// at stays where it is.
+    #[track_caller]
     fn scan<R>(
         &self,
         timeout: Option<Duration>,
@@ -299,7 +305,8 @@ impl<M: Send + 'static> Inbox<M> {
             if !arrivals.wait(fibra_runtime::wait::current_waker()) {
                 continue;
             }
-            fibra_runtime::wait::park_current_until(deadline);
+            let site = WaitSite::new(WaitKind::Receive, &*self.proc);
+            fibra_runtime::wait::park_current_until_at(deadline, &site);
             if deadline.has_passed() {
                 arrivals.stop_waiting();
             }

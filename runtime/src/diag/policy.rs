@@ -10,7 +10,10 @@ use std::sync::Arc;
 /// A cycle (fibers each waiting for a mutex, reentrant mutex, `RwLock` writer or join that
 /// the next one holds) is found when the worker of its last fiber to wait next looks: before
 /// that worker sleeps, or within a few milliseconds while it stays busy. Every fiber
-/// being asleep is found when the last worker goes to sleep.
+/// being asleep is found when the last worker goes to sleep. Calls between processes
+/// (`fibra::process::call`) are not part of the cycle check: a request may be forwarded, and
+/// the reply come from a process other than the one called, so processes calling each other
+/// are no certain deadlock (a call's timeout ends such a wait); the dump shows them.
 ///
 /// A lock's owner, for the cycle check, is the fiber that took it. The guards of `Mutex` and
 /// of `RwLock`'s writer are `Send` (async code holds them across `.await`), so a guard can be

@@ -391,7 +391,7 @@ impl Record {
 }
 
 /// Every `WaitKind`, in declaration order (the index stored in a record).
-const WAIT_KINDS: [WaitKind; 21] = [
+const WAIT_KINDS: [WaitKind; 23] = [
     WaitKind::Park,
     WaitKind::Sleep,
     WaitKind::Join,
@@ -413,6 +413,8 @@ const WAIT_KINDS: [WaitKind; 21] = [
     WaitKind::Send,
     WaitKind::Select,
     WaitKind::Io,
+    WaitKind::Receive,
+    WaitKind::Call,
 ];
 
 /// Nanoseconds on the coarse monotonic clock: a few nanoseconds to read (no time-stamp

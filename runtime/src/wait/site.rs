@@ -58,6 +58,10 @@ pub enum WaitKind {
     Select,
     /// Socket or file readiness.
     Io,
+    /// A process's receive: the next message, or one that matches.
+    Receive,
+    /// A process's call, waiting for the reply.
+    Call,
 }
 
 impl WaitKind {
@@ -84,6 +88,8 @@ impl WaitKind {
             WaitKind::Send => "channel send",
             WaitKind::Select => "select",
             WaitKind::Io => "io",
+            WaitKind::Receive => "receive",
+            WaitKind::Call => "call",
         }
     }
 }
