@@ -42,7 +42,9 @@ pub struct RuntimeMetrics {
     pub live: u64,
     /// Fibers spawned, the main fiber included.
     pub spawned: u64,
-    /// Fibers that have finished (returned, panicked, unwound, or could not start).
+    /// Fibers that have finished (returned, panicked, unwound, or could not start), counted
+    /// by a fiber's worker once the fiber has switched back to it: a joiner on another worker
+    /// may see the fiber's result a moment before it is counted here.
     pub finished: u64,
     /// Each worker's counters, by index.
     pub workers: Vec<WorkerMetrics>,
