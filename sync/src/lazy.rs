@@ -159,6 +159,10 @@ impl<T, F: Fn() -> T> Initializer for LazyInit<'_, T, F> {
 }
 
 /// The future of [`Lazy::force_async`].
+///
+/// Dropped while it initialises, it lets another caller take over; forgotten
+/// (`std::mem::forget`) after its first poll, it keeps the initialisation claimed for
+/// good, and every other caller waits for ever (as with tokio's `OnceCell`).
 #[must_use = "futures do nothing unless polled"]
 pub struct LazyForce<'a, T, F> {
     lazy: &'a Lazy<T, F>,

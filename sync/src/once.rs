@@ -440,6 +440,10 @@ impl fmt::Debug for Once {
 }
 
 /// The future of [`Once::call_once_async`].
+///
+/// Dropped while it initialises, it lets another caller take over; forgotten
+/// (`std::mem::forget`) after its first poll, it keeps the initialisation claimed for
+/// good, and every other caller waits for ever (as with tokio's `OnceCell`).
 #[must_use = "futures do nothing unless polled"]
 pub struct CallOnce<'a, F, Fut> {
     run: RunAsync<'a, F, Fut>,

@@ -296,6 +296,10 @@ impl<T: fmt::Debug> fmt::Debug for OnceCell<T> {
 }
 
 /// The future of [`OnceCell::get_or_init_async`].
+///
+/// Dropped while it initialises, it lets another caller take over; forgotten
+/// (`std::mem::forget`) after its first poll, it keeps the initialisation claimed for
+/// good, and every other caller waits for ever (as with tokio's `OnceCell`).
 #[must_use = "futures do nothing unless polled"]
 pub struct GetOrInit<'a, T, F, Fut> {
     cell: &'a OnceCell<T>,
@@ -322,6 +326,10 @@ impl<T, F, Fut> fmt::Debug for GetOrInit<'_, T, F, Fut> {
 }
 
 /// The future of [`OnceCell::get_or_try_init_async`].
+///
+/// Dropped while it initialises, it lets another caller take over; forgotten
+/// (`std::mem::forget`) after its first poll, it keeps the initialisation claimed for
+/// good, and every other caller waits for ever (as with tokio's `OnceCell`).
 #[must_use = "futures do nothing unless polled"]
 pub struct GetOrTryInit<'a, T, F, Fut> {
     cell: &'a OnceCell<T>,
