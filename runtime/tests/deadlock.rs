@@ -609,6 +609,102 @@ fn waits_something_outside_the_fibers_can_end_are_not_reported_as_all_asleep() {
     }
 }
 
+/// A plain thread waits, through the tokio handle a fiber sees, for a timer on the runtime's
+/// own driver, then sends what the main fiber waits for: the driver ends the thread's wait,
+/// which is an untimed futex wait like any other (before, it was taken for blocked for good
+/// and the main fiber was unwound from its receive, a false "all fibers are asleep").
+#[test]
+fn a_thread_waiting_for_a_timer_of_the_runtimes_driver_is_not_taken_for_blocked() {
+    const TEST: &str =
+        "a_thread_waiting_for_a_timer_of_the_runtimes_driver_is_not_taken_for_blocked";
+    if in_child(TEST) {
+        let received = fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let tokio = tokio::runtime::Handle::current();
+            let (writer, reader) = fibra::chan::bounded(1);
+            let sender = std::thread::spawn(move || {
+                tokio.block_on(async { tokio::time::sleep(Duration::from_millis(300)).await });
+                writer.send(7).unwrap();
+            });
+            let received = reader.recv();
+            sender.join().unwrap();
+            received
+        });
+        assert_eq!(received, Some(7));
+        return;
+    }
+    for workers in [1, 2] {
+        let workers = workers.to_string();
+        let output = run_child(
+            TEST,
+            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+        );
+        fibra_testing::assert_passed(&output);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("deadlock"), "{stderr}");
+    }
+}
+
+/// A plain thread blocked in a fibra receive is blocked for good when only the fibers could
+/// send to it and they are all asleep: here the main fiber waits for what the thread would
+/// send after its receive.
+#[test]
+fn a_thread_blocked_in_a_fibra_receive_nobody_can_answer_is_part_of_all_asleep() {
+    const TEST: &str =
+        "a_thread_blocked_in_a_fibra_receive_nobody_can_answer_is_part_of_all_asleep";
+    if in_child(TEST) {
+        fibra::Runtime::builder().build().unwrap().block_on(|| {
+            let (_to_thread, thread_receives) = fibra::chan::bounded::<u32>(1);
+            let (writer, reader) = fibra::chan::bounded::<u32>(1);
+            std::thread::spawn(move || {
+                let _never = thread_receives.recv();
+                drop(writer);
+            });
+            let _never = reader.recv();
+        });
+        unreachable!("the main fiber unwinds from its recv");
+    }
+    for workers in WORKER_COUNTS {
+        let workers = workers.to_string();
+        let output = run_child_bounded(
+            TEST,
+            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(101), "{stderr}");
+        assert_eq!(
+            stderr
+                .matches("fibra: all fibers are asleep - deadlock!")
+                .count(),
+            1,
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("\"main\" [parked on channel recv, "),
+            "{stderr}"
+        );
+    }
+}
+
+/// [`run_child`] for a child whose regression is a hang: fails, killing the child, if it has
+/// not ended within a minute (a hang guard far above what it needs, not a timing assertion;
+/// the child cannot bound itself, since a thread of its own waiting with a timeout would
+/// keep every global check silent).
+fn run_child_bounded(test: &str, vars: &[(&str, &str)]) -> std::process::Output {
+    let child = fibra_testing::spawn_child(test, vars);
+    let pid = child.id();
+    let (done, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(child.wait_with_output()));
+    match output.recv_timeout(Duration::from_secs(60)) {
+        Ok(output) => output.expect("waiting for the child"),
+        Err(_) => {
+            // SAFETY: `kill` has no memory preconditions; `pid` is our child's, not yet
+            // reaped (its waiter has not returned), so it names no other process.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            panic!("the child hung: it did not end within a minute");
+        }
+    }
+}
+
 /// Two plain threads take turns, one waking the other and then blocking, while the main
 /// fiber waits for what one of them sends: read one after the other, both could look blocked
 /// for good though one had just been woken (a false report, before, in about one run in

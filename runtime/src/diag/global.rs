@@ -8,19 +8,24 @@
 //! - every live fiber has started and is suspended (not woken, not unstarted);
 //! - no hold is open: no timer, blocking job, future in `block_on`, socket wait (sockets
 //!   wait through `block_on`), or cancel token a foreign thread could cancel;
-//! - no thread outside the runtime is blocked in a fibra wait (`JoinHandle::join`, a lock, a
-//!   channel), and no joiner outside the runtime is registered (an async task awaiting a
-//!   `JoinHandle`);
+//! - no joiner outside the runtime is registered (an async task awaiting a `JoinHandle`);
 //! - the driver runs no tokio task but the runtime's own (the dump-signal watch, the
 //!   monitor's probes), since a task may hold a `Fiber` or a channel end; a runtime
 //!   attached to a foreign tokio runtime is never checked, nor is any runtime while another
 //!   runtime of the process runs;
 //! - every thread of the process that is not one of this runtime's workers, its driver
-//!   thread or its monitor thread is blocked in an untimed futex wait (read from `/proc/self/task/*/syscall`): a
-//!   thread that runs, sleeps, waits with a timeout or sits in any other system call may still
-//!   send on a channel or unpark a fiber, as may one this check cannot read; and read in two
-//!   passes, with no thread switched in between, since one thread may wake another it was
-//!   read after.
+//!   thread, its monitor thread or a harness's watchdog is blocked in an untimed futex wait
+//!   (read from `/proc/self/task/*/syscall`) that nothing but another thread can end: the
+//!   driver, never read as blocked, serves timers and sockets to any thread that has its
+//!   tokio handle, and its wake-up is one more futex wake. Two waits qualify: a wait without
+//!   deadline on a fibra primitive (a lock, a channel, a join: `OutsideWait`), which only a
+//!   fiber or a thread ends; and a wait the thread has been in since before the runtime was
+//!   built (not run since: the same count of switches), when the driver did not exist to be
+//!   handed its waker (a test harness's main thread waiting for the test). A thread that runs,
+//!   sleeps, waits with a timeout, in any other system call or in any other futex wait may
+//!   still send on a channel or unpark a fiber, as may one this check cannot read; and read
+//!   in two passes, with no thread switched in between, since one thread may wake another it
+//!   was read after.
 
 use super::record::Phase;
 use super::{report, Deadlock, Dump};
@@ -28,12 +33,13 @@ use crate::fiber::Core;
 use crate::sched::Shared;
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Runtimes of this process that have started and not begun to shut down.
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
-/// Threads outside any fiber blocked in a fibra wait.
-static OUTSIDE_WAITERS: AtomicUsize = AtomicUsize::new(0);
+/// The kernel ids of the threads outside any fiber in a fibra wait only a fiber or another
+/// thread can end (see `OutsideWait`).
+static OUTSIDE_WAITERS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 /// Per runtime: how often a worker woke from sleep, and what was reported last.
 pub(crate) struct GlobalCheck {
@@ -45,6 +51,8 @@ pub(crate) struct GlobalCheck {
     /// when one ends before it was counted.
     own_tasks: Arc<AtomicIsize>,
     counted: AtomicBool,
+    /// The threads asleep when the runtime was built.
+    asleep_at_start: Vec<Asleep>,
     /// The fibers of the last report, each with the generation of its wait then: the same
     /// deadlock is reported once, a new one among the same fibers (say after they caught
     /// their `Deadlocked` unwinds) again.
@@ -60,6 +68,7 @@ impl GlobalCheck {
             driver_tid,
             own_tasks: Arc::default(),
             counted: AtomicBool::new(true),
+            asleep_at_start: asleep_threads(),
             reported: Mutex::new(None),
         }
     }
@@ -87,20 +96,30 @@ impl Drop for GlobalCheck {
     }
 }
 
-/// Counts the calling thread as blocked in a fibra wait until dropped.
-pub(crate) struct OutsideWait(());
+/// Counts the calling thread, until dropped, as blocked in a fibra wait that only a fiber or
+/// another thread can end (never the driver): asleep in it, the thread is blocked until one
+/// of them acts.
+pub(crate) struct OutsideWait(i32);
 
 impl OutsideWait {
     pub(crate) fn enter() -> OutsideWait {
-        OUTSIDE_WAITERS.fetch_add(1, Ordering::SeqCst);
-        OutsideWait(())
+        let tid = current_tid();
+        outside_waiters().push(tid);
+        OutsideWait(tid)
     }
 }
 
 impl Drop for OutsideWait {
     fn drop(&mut self) {
-        OUTSIDE_WAITERS.fetch_sub(1, Ordering::SeqCst);
+        let mut waiters = outside_waiters();
+        if let Some(at) = waiters.iter().position(|&tid| tid == self.0) {
+            waiters.swap_remove(at);
+        }
     }
+}
+
+fn outside_waiters() -> MutexGuard<'static, Vec<i32>> {
+    OUTSIDE_WAITERS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// What a check asks of the worker that made it.
@@ -173,11 +192,10 @@ pub(crate) fn check(shared: &Shared, me: usize) -> Next {
     Next::Sleep
 }
 
-/// Whether a thread or task outside the fibers is known to be in a fibra wait, to hold a
-/// join, or to be able to run (another runtime, a tokio task).
+/// Whether a task outside the fibers is known to hold a join, or to be able to run (another
+/// runtime, a tokio task).
 fn outside_may_wake(shared: &Shared) -> bool {
-    OUTSIDE_WAITERS.load(Ordering::SeqCst) != 0
-        || RUNNING.load(Ordering::SeqCst) != 1
+    RUNNING.load(Ordering::SeqCst) != 1
         || shared.outside.has_joiners()
         || shared.tokio.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
         || driver_runs_foreign_tasks(shared)
@@ -233,8 +251,12 @@ fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
 }
 
 /// Each thread of the process but `own`, the runtime's driver and its monitor, with its
-/// count of switches, if every one of them is asleep in an untimed futex wait.
+/// count of switches, if every one of them is asleep in an untimed futex wait that only
+/// another thread can end (see the module documentation).
 fn blocked_foreign_threads(shared: &Shared, own: &[i32]) -> Option<Vec<(i32, u64)>> {
+    // Read before the threads: one seen here and then asleep, unswitched, in both passes
+    // slept in its `OutsideWait` all along.
+    let outside_waiters = outside_waiters().clone();
     let mut blocked = Vec::new();
     for task in fs::read_dir("/proc/self/task").ok()? {
         let tid = task.ok()?.file_name().to_str()?.parse::<i32>().ok()?;
@@ -250,12 +272,57 @@ fn blocked_foreign_threads(shared: &Shared, own: &[i32]) -> Option<Vec<(i32, u64
             continue;
         }
         let syscall = fs::read_to_string(format!("{path}/syscall")).ok()?;
-        if !in_untimed_futex_wait(&syscall) || super::sysmon::thread_state(tid)? != 'S' {
+        if !in_untimed_futex_wait(&syscall) {
             return None;
         }
-        blocked.push((tid, switches(&path)?));
+        let asleep = Asleep::read(tid)?;
+        if !outside_waiters.contains(&tid) && !shared.global.asleep_at_start.contains(&asleep) {
+            return None;
+        }
+        blocked.push((tid, asleep.switches));
     }
     Some(blocked)
+}
+
+/// A thread found asleep, told apart from a later thread given its id by when it started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Asleep {
+    tid: i32,
+    /// When the thread started, in clock ticks after boot.
+    started: u64,
+    /// How often it had been switched out, voluntarily or not.
+    switches: u64,
+}
+
+impl Asleep {
+    /// Thread `tid` of this process, if it can be read and is asleep ('S').
+    fn read(tid: i32) -> Option<Asleep> {
+        let path = format!("/proc/self/task/{tid}");
+        let stat = fs::read_to_string(format!("{path}/stat")).ok()?;
+        // The command name may hold spaces and parentheses: the state follows the last ')',
+        // and the start time is the 20th field after it.
+        let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+        if fields.next()? != "S" {
+            return None;
+        }
+        let started = fields.nth(18)?.parse().ok()?;
+        Some(Asleep {
+            tid,
+            started,
+            switches: switches(&path)?,
+        })
+    }
+}
+
+/// Every thread of the process asleep now.
+fn asleep_threads() -> Vec<Asleep> {
+    let Ok(tasks) = fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| task.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(Asleep::read)
+        .collect()
 }
 
 /// How often the thread at `path` has been switched out, voluntarily or not.

@@ -10,10 +10,19 @@ use std::sync::Arc;
 /// A cycle (fibers each waiting for a mutex, reentrant mutex, `RwLock` writer or join that
 /// the next one holds) is found when the worker of its last fiber to wait next looks: before
 /// that worker sleeps, or within a few milliseconds while it stays busy. Every fiber
-/// being asleep is found when the last worker goes to sleep. Calls between processes
-/// (`fibra::process::call`) are not part of the cycle check: a request may be forwarded, and
-/// the reply come from a process other than the one called, so processes calling each other
-/// are no certain deadlock (a call's timeout ends such a wait); the dump shows them.
+/// being asleep is found when the last worker goes to sleep, and reported only if nothing
+/// outside the fibers could wake one: no timer, blocking job, socket or future is waited for
+/// (see [`Runtime::holds`](crate::Runtime::holds)), no tokio task but the runtime's own runs
+/// on its driver, and every other thread of the process is blocked either in a wait without
+/// a deadline on a fibra lock, channel, join or other primitive, or in a wait it has been in
+/// since before the runtime was built. A thread blocked anywhere else (on a tokio timer or
+/// socket, which the runtime's own driver may serve, or on a `std` channel) may still wake a
+/// fiber, and keeps the check silent.
+///
+/// Calls between processes (`fibra::process::call`) are not part of the cycle check: a
+/// request may be forwarded, and the reply come from a process other than the one called, so
+/// processes calling each other are no certain deadlock (a call's timeout ends such a wait);
+/// the dump shows them.
 ///
 /// A lock's owner, for the cycle check, is the fiber that took it. The guards of `Mutex` and
 /// of `RwLock`'s writer are `Send` (async code holds them across `.await`), so a guard can be

@@ -6,8 +6,10 @@ use crate::cancel::{CancelCause, CancelScope};
 use crate::diag::Published;
 use crate::fiber::Fiber;
 use crate::sched::with_worker;
-use crate::wait::{current_waker, in_fiber, park_current, park_fiber_checking, Check, Key};
-use crate::wait::{WaitKind, WaitSite};
+use crate::wait::{
+    current_waker, in_fiber, park_current_until_as, park_fiber_checking, Check, Key,
+};
+use crate::wait::{Deadline, WaitKind, WaitSite};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -239,7 +241,7 @@ pub(crate) fn wait<T>(
             published = Published::new(site, false);
         }
         if !park_fiber_checking(Check::Before) {
-            park_current();
+            park_current_until_as(Deadline::NEVER, Some(site.kind()));
         }
     }
 }

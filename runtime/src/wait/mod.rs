@@ -105,8 +105,8 @@ pub use fibra_driver::Deadline;
 pub(crate) use lazy_timer::LazyTimers;
 pub use list::{Key, Popped, WaitList};
 pub(crate) use park::{
-    charge_and_maybe_yield, park_fiber, park_fiber_checking, running_fiber, suspend, with_waker,
-    Check, FiberTimer,
+    charge_and_maybe_yield, park_current_until_as, park_fiber, park_fiber_checking, running_fiber,
+    suspend, with_waker, Check, FiberTimer,
 };
 pub use park::{
     current_waker, in_fiber, park_current, park_current_at, park_current_until,

@@ -6,7 +6,7 @@
 //! thread's park state, so a wake that arrives after its waiter saw its completion and moved on
 //! to a join would look to loom like a join woken without its thread finishing.
 
-use super::WaitSite;
+use super::{WaitKind, WaitSite};
 use crate::diag::{OutsideWait, Published};
 use crate::fiber::{counted_running, Core, Fiber, Suspend};
 use crate::latch::Park;
@@ -112,28 +112,35 @@ pub(crate) fn with_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
 /// ```
 #[track_caller]
 pub fn park_current_until(deadline: impl Into<Deadline>) {
-    park_until(deadline.into(), Check::BeforeAndAfter);
+    park_until(deadline.into(), Check::BeforeAndAfter, None);
 }
 
-/// [`park_current_until`], cancellable where `check` says.
+/// [`park_current_until`] in a wait of `kind`, if one was named.
 #[track_caller]
-fn park_until(deadline: Deadline, check: Check) {
+pub(crate) fn park_current_until_as(deadline: Deadline, kind: Option<WaitKind>) {
+    park_until(deadline, Check::BeforeAndAfter, kind);
+}
+
+/// [`park_current_until`] in a wait of `kind`, if one was named, cancellable where `check`
+/// says.
+#[track_caller]
+fn park_until(deadline: Deadline, check: Check, kind: Option<WaitKind>) {
     #[cfg(loom)]
     {
         // loom has no clock: the models never time out.
-        let _ = (deadline, check);
+        let _ = (deadline, check, kind);
         return loom_waiter::park();
     }
     #[cfg_attr(loom, allow(unreachable_code))]
     if deadline.is_never() {
         // No timer (and no timer hold) for a wait that has no deadline.
         if !park_fiber_checking(check) {
-            park_thread(None);
+            park_thread(None, kind);
         }
         return;
     }
     if !in_fiber() {
-        park_thread(Some(deadline.remaining()));
+        park_thread(Some(deadline.remaining()), kind);
         return;
     }
     if deadline.has_passed() {
@@ -177,7 +184,7 @@ pub fn park_current_at(site: &WaitSite<'_>) {
     }
     #[cfg_attr(loom, allow(unreachable_code))]
     let Some(_published) = Published::new(site, false) else {
-        return park_thread(None);
+        return park_thread(None, Some(site.kind()));
     };
     park_fiber();
 }
@@ -196,7 +203,7 @@ pub fn park_current_at(site: &WaitSite<'_>) {
 pub fn park_current_until_at(deadline: impl Into<Deadline>, site: &WaitSite<'_>) {
     let deadline = deadline.into();
     let _published = Published::new(site, deadline.instant().is_some());
-    park_current_until(deadline);
+    park_until(deadline, Check::BeforeAndAfter, Some(site.kind()));
 }
 
 /// [`park_current_until_at`] whose wake-up is no cancellation point; the park still is one
@@ -238,7 +245,7 @@ pub fn park_current_until_at(deadline: impl Into<Deadline>, site: &WaitSite<'_>)
 pub fn park_current_until_at_checked_before(deadline: impl Into<Deadline>, site: &WaitSite<'_>) {
     let deadline = deadline.into();
     let _published = Published::new(site, deadline.instant().is_some());
-    park_until(deadline, Check::Before);
+    park_until(deadline, Check::Before, Some(site.kind()));
 }
 
 /// A deadline of the running fiber on the driver's timer wheel, with its hold: the one way a
@@ -306,18 +313,20 @@ pub fn park_current() {
     return loom_waiter::park();
     #[cfg_attr(loom, allow(unreachable_code))]
     if !park_fiber() {
-        park_thread(None);
+        park_thread(None, None);
     }
 }
 
-/// Blocks the calling thread, which runs no fiber, until it is unparked or `timeout` passes.
+/// Blocks the calling thread, which runs no fiber, until it is unparked or `timeout` passes,
+/// in a wait of `kind` if the caller named one: without a timeout, one that only a fiber or
+/// another thread can end counts as blocked for the global deadlock check.
 ///
 /// # Panics
 ///
 /// On a driver's own thread, whose reactor and timers would stop with it: whatever the wait
 /// waits for would never come if it needs one of them (tokio panics likewise when a task
 /// blocks in `block_on`).
-fn park_thread(timeout: Option<Duration>) {
+fn park_thread(timeout: Option<Duration>, kind: Option<WaitKind>) {
     assert!(
         !fibra_driver::on_driver_thread(),
         "fibra: a blocking fibra wait in a tokio task on fibra's driver thread, which runs every \
@@ -325,7 +334,8 @@ fn park_thread(timeout: Option<Duration>) {
          runs its task there); await the wait's async form instead, or do the waiting in a \
          fiber (fibra::spawn)"
     );
-    let _outside = OutsideWait::enter();
+    let _outside = (timeout.is_none() && kind.is_some_and(WaitKind::ended_by_callers_only))
+        .then(OutsideWait::enter);
     match timeout {
         Some(timeout) => thread::park_timeout(timeout),
         None => thread::park(),

@@ -11,6 +11,12 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// What a fiber is waiting for, as shown by [`dump`](crate::dump) and in deadlock reports.
+///
+/// A plain thread parked without a deadline in a wait of a primitive's kind (any kind but
+/// `Park`, `Sleep`, `BlockOn`, `Blocking` and `Io`) counts as blocked until a fiber or
+/// another thread ends the wait through that primitive, when
+/// [`Deadlock`](crate::Deadlock) looks for every fiber being asleep: name such a kind only
+/// for a wait nothing else (a timer, a socket, a future given the waker) can end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -65,6 +71,20 @@ pub enum WaitKind {
 }
 
 impl WaitKind {
+    /// Whether a wait of this kind ends only through its primitive, by a fiber or a thread
+    /// using it: never by the driver (a timer, a socket, a future), nor by anyone holding
+    /// the waiter's waker (a plain park).
+    pub(crate) fn ended_by_callers_only(self) -> bool {
+        !matches!(
+            self,
+            WaitKind::Park
+                | WaitKind::Sleep
+                | WaitKind::BlockOn
+                | WaitKind::Blocking
+                | WaitKind::Io
+        )
+    }
+
     fn describe(self) -> &'static str {
         match self {
             WaitKind::Park => "park",

@@ -3,7 +3,7 @@
 //! ends early (a timeout, a dropped future, a fiber unwinding from a cancelled park).
 
 use super::{
-    current_waker, park_current, park_current_until, Deadline, Key, WaitList, WaitSite, WakeList,
+    current_waker, park_current_until_as, Deadline, Key, WaitKind, WaitList, WaitSite, WakeList,
 };
 use crate::diag::Published;
 use crate::loom::sync::Lock;
@@ -192,23 +192,29 @@ impl<W: Waitable> Wait<W> {
     /// [`park_current_at`](super::park_current_at)): the form every blocking primitive uses.
     pub fn block_at(self, deadline: Deadline, site: &WaitSite<'_>) -> Result<W::Output, TimedOut> {
         let _published = Published::new(site, deadline.instant().is_some());
-        self.block(deadline)
+        self.block_as(deadline, Some(site.kind()))
     }
 
     /// Parks until the entry is woken and [`Waitable::woken`] finishes the wait, or until
     /// `deadline`, without recording the wait (see [`block_at`](Self::block_at)).
-    pub fn block(mut self, deadline: Deadline) -> Result<W::Output, TimedOut> {
+    pub fn block(self, deadline: Deadline) -> Result<W::Output, TimedOut> {
+        self.block_as(deadline, None)
+    }
+
+    /// [`block`](Self::block) in a wait of `kind`, if one was named.
+    fn block_as(
+        mut self,
+        deadline: Deadline,
+        kind: Option<WaitKind>,
+    ) -> Result<W::Output, TimedOut> {
         let waker = current_waker();
         loop {
             // Parking is fibra's cancellation point: a cancelled fiber unwinds
             // from here, and dropping `self` gives the entry back, passing on whatever the
-            // waiter had been granted. So does a fiber unwinding from a deadlock.
-            if deadline.instant().is_some() {
-                park_current_until(deadline);
-            } else {
-                // No timer to arm, and no hold: a hold says time will end the wait.
-                park_current();
-            }
+            // waiter had been granted. So does a fiber unwinding from a deadlock. No timer is
+            // armed, and no hold taken, for a wait without deadline: a hold says time will
+            // end the wait.
+            park_current_until_as(deadline, kind);
             let mut wakers = WakeList::new();
             let mut state = self.on.lock().lock();
             if let Some(output) =
