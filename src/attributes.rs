@@ -50,28 +50,13 @@ pub fn test<T>(workers: Option<usize>, timeout: Duration, body: impl FnOnce() ->
     let token = CancelToken::new();
     let cancel = token.clone();
     let watchdog = std::thread::spawn(move || {
-        if let Err(mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(timeout) {
-            eprintln!(
-                "fibra::test: `{name}` outlasted its timeout of {timeout:?}; cancelling it\n{}",
-                handle.dump()
-            );
-            cancel.cancel();
-        } else {
-            return;
-        }
-        // The body's unwinding, then the runtime's wait for detached fibers and theirs.
-        let unwinding = grace * 3;
-        if let Err(mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(unwinding) {
-            eprintln!(
-                "fibra::test: `{name}` outlasted its timeout of {timeout:?} and its fibers \
-                 could not be cancelled for {unwinding:?} (a call that blocks its thread?); \
-                 ending the test process"
-            );
-            std::process::exit(101);
-        }
+        fibra_runtime::__as_watchdog(|| watch(&name, timeout, grace, &watched, &handle, &cancel))
     });
     let (outcome, detached_left) = runtime.block_on(|| {
-        let outcome = crate::scope_with(ScopeOptions::new().token(token), |_| body());
+        // The token takes no hold: a deadlock in the test is found (and panics) while the
+        // watchdog waits, rather than at the timeout.
+        let options = ScopeOptions::new().__harness_token(token);
+        let outcome = crate::scope_with(options, |_| body());
         let left = timeout.saturating_sub(started.elapsed());
         (outcome, !Handle::current().drain_detached_timeout(left))
     });
@@ -86,5 +71,36 @@ pub fn test<T>(workers: Option<usize>, timeout: Duration, body: impl FnOnce() ->
         Err(_) => {
             panic!("fibra::test: the test outlasted its timeout of {timeout:?} and was cancelled")
         }
+    }
+}
+
+/// The watchdog of test `name`: cancels it at its timeout, and ends the process if it cannot
+/// be cancelled then; returns once `watched` says the test has finished.
+fn watch(
+    name: &str,
+    timeout: Duration,
+    grace: Duration,
+    watched: &mpsc::Receiver<()>,
+    handle: &Handle,
+    cancel: &CancelToken,
+) {
+    if let Err(mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(timeout) {
+        eprintln!(
+            "fibra::test: `{name}` outlasted its timeout of {timeout:?}; cancelling it\n{}",
+            handle.dump()
+        );
+        cancel.cancel();
+    } else {
+        return;
+    }
+    // The body's unwinding, then the runtime's wait for detached fibers and theirs.
+    let unwinding = grace * 3;
+    if let Err(mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(unwinding) {
+        eprintln!(
+            "fibra::test: `{name}` outlasted its timeout of {timeout:?} and its fibers \
+             could not be cancelled for {unwinding:?} (a call that blocks its thread?); \
+             ending the test process"
+        );
+        std::process::exit(101);
     }
 }

@@ -159,3 +159,41 @@ fn a_deadlock_in_a_test_panics() {
     let _held = lock.lock();
     drop(lock.lock());
 }
+
+const GLOBAL_DEADLOCK: &str = "a_global_deadlock_in_a_test_body_run_in_a_child";
+
+/// Run in a child only (see below): the body waits on a channel nobody can send on.
+#[fibra::test(timeout = "30s")]
+fn a_global_deadlock_in_a_test_body_run_in_a_child() {
+    if !in_child(GLOBAL_DEADLOCK) {
+        return;
+    }
+    let (writer, reader) = fibra::chan::bounded::<u32>(1);
+    let _nobody_sends = writer;
+    let _never = reader.recv();
+}
+
+/// Every fiber of a test asleep with nothing to wake one is reported and fails the test with
+/// the deadlock's panic, not at its timeout (before, the harness's hold for its own timeout
+/// and its watchdog's timed wait each kept the check silent until the timeout). In a child
+/// process: another test's threads could still wake a fiber, for all the check can tell.
+#[test]
+fn a_global_deadlock_in_a_test_fails_it_with_the_deadlock_not_the_timeout() {
+    let output = run_child(GLOBAL_DEADLOCK, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("fibra: all fibers are asleep - deadlock!")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\"main\" [parked on channel recv, "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("outlasted its timeout"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("1 failed"), "{stdout}");
+}

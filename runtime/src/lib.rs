@@ -67,6 +67,7 @@ mod erased;
 mod fiber;
 mod fiber_ctx;
 mod fiber_local;
+mod harness;
 mod holds;
 mod latch;
 #[doc(hidden)]
@@ -94,6 +95,8 @@ pub use diag::{
 pub use fiber::{Fiber, FiberId};
 pub use fiber_local::LocalKey;
 pub use fibra_driver::{HoldInfo, HoldKind};
+#[doc(hidden)]
+pub use harness::__as_watchdog;
 pub use metrics::{DriverMetrics, RuntimeMetrics, StackMetrics, WorkerMetrics};
 pub use runtime::{run, BackgroundRuntime, Handle, Runtime, RuntimeBuilder};
 #[doc(hidden)]

@@ -103,6 +103,8 @@ impl Error for Cancelled {}
 pub struct ScopeOptions {
     pub(crate) token: Option<CancelToken>,
     pub(crate) deadline: Deadline,
+    /// Whether the token, while it may fire, takes no hold on the runtime.
+    pub(crate) token_unheld: bool,
 }
 
 impl ScopeOptions {
@@ -136,6 +138,16 @@ impl ScopeOptions {
     pub fn token(mut self, token: CancelToken) -> ScopeOptions {
         self.token = Some(token);
         self
+    }
+
+    /// [`token`](Self::token) for a test harness's own timeout: the token takes no hold on the
+    /// runtime, so that a deadlock in the test is found while the harness waits to cancel it.
+    #[doc(hidden)]
+    pub fn __harness_token(self, token: CancelToken) -> ScopeOptions {
+        ScopeOptions {
+            token_unheld: true,
+            ..self.token(token)
+        }
     }
 
     /// Cancels the scope at `deadline` (an [`Instant`](std::time::Instant) or a [`Deadline`](crate::wait::Deadline)).

@@ -40,9 +40,9 @@ impl Trigger {
             _hold: None,
         };
         let kind = match (&options.token, options.deadline.is_never()) {
-            (None, true) => return trigger,
-            (_, false) => HoldKind::Timer,
-            (Some(_), true) => HoldKind::CancelToken,
+            (_, false) => Some(HoldKind::Timer),
+            (Some(_), true) if !options.token_unheld => Some(HoldKind::CancelToken),
+            _ => None,
         };
         if let Some(token) = options.token {
             match register(token, cancel) {
@@ -62,7 +62,9 @@ impl Trigger {
                 cancel.cancel(CancelCause::Deadline);
             }));
         }
-        trigger._hold = crate::holds::take(kind);
+        if let Some(kind) = kind {
+            trigger._hold = crate::holds::take(kind);
+        }
         trigger
     }
 }

@@ -14,7 +14,7 @@
 //!   attached to a foreign tokio runtime is never checked, nor is any runtime while another
 //!   runtime of the process runs;
 //! - every thread of the process that is not one of this runtime's workers, its driver
-//!   thread, its monitor thread or a harness's watchdog is blocked in an untimed futex wait
+//!   thread, its monitor thread or a test harness's watchdog (`LEFT_OUT`) is blocked in an untimed futex wait
 //!   (read from `/proc/self/task/*/syscall`) that nothing but another thread can end: the
 //!   driver, never read as blocked, serves timers and sockets to any thread that has its
 //!   tokio handle, and its wake-up is one more futex wake. Two waits qualify: a wait without
@@ -37,9 +37,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Runtimes of this process that have started and not begun to shut down.
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
-/// The kernel ids of the threads outside any fiber in a fibra wait only a fiber or another
-/// thread can end (see `OutsideWait`).
-static OUTSIDE_WAITERS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// The threads outside any fiber in a fibra wait only a fiber or another thread can end
+/// (see `OutsideWait`).
+static OUTSIDE_WAITERS: ThreadIds = ThreadIds::new();
+/// The threads no check reads (see `GlobalCheck::leaving_out_current_thread`): a test
+/// harness's watchdog, which wakes a fiber only by cancelling a test that outlasted its
+/// timeout, and whose timed wait would otherwise keep the check from ever finding the test's
+/// deadlock.
+static LEFT_OUT: ThreadIds = ThreadIds::new();
 
 /// Per runtime: how often a worker woke from sleep, and what was reported last.
 pub(crate) struct GlobalCheck {
@@ -88,6 +93,12 @@ impl GlobalCheck {
     pub(crate) fn woke(&self) {
         self.awakenings.fetch_add(1, Ordering::SeqCst);
     }
+
+    /// Runs `f` with the calling thread left out of every runtime's checks.
+    pub(crate) fn leaving_out_current_thread<T>(f: impl FnOnce() -> T) -> T {
+        let _left_out = LEFT_OUT.list_current();
+        f()
+    }
 }
 
 impl Drop for GlobalCheck {
@@ -99,27 +110,54 @@ impl Drop for GlobalCheck {
 /// Counts the calling thread, until dropped, as blocked in a fibra wait that only a fiber or
 /// another thread can end (never the driver): asleep in it, the thread is blocked until one
 /// of them acts.
-pub(crate) struct OutsideWait(i32);
+pub(crate) struct OutsideWait {
+    _listed: Listed,
+}
 
 impl OutsideWait {
     pub(crate) fn enter() -> OutsideWait {
-        let tid = current_tid();
-        outside_waiters().push(tid);
-        OutsideWait(tid)
-    }
-}
-
-impl Drop for OutsideWait {
-    fn drop(&mut self) {
-        let mut waiters = outside_waiters();
-        if let Some(at) = waiters.iter().position(|&tid| tid == self.0) {
-            waiters.swap_remove(at);
+        OutsideWait {
+            _listed: OUTSIDE_WAITERS.list_current(),
         }
     }
 }
 
-fn outside_waiters() -> MutexGuard<'static, Vec<i32>> {
-    OUTSIDE_WAITERS.lock().unwrap_or_else(|p| p.into_inner())
+/// Kernel thread ids, each listed while the guard that listed it lives.
+struct ThreadIds(Mutex<Vec<i32>>);
+
+impl ThreadIds {
+    const fn new() -> ThreadIds {
+        ThreadIds(Mutex::new(Vec::new()))
+    }
+
+    fn list_current(&'static self) -> Listed {
+        let tid = current_tid();
+        self.lock().push(tid);
+        Listed { ids: self, tid }
+    }
+
+    fn snapshot(&self) -> Vec<i32> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<i32>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A thread's place in a `ThreadIds`, given up on drop.
+struct Listed {
+    ids: &'static ThreadIds,
+    tid: i32,
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        let mut ids = self.ids.lock();
+        if let Some(at) = ids.iter().position(|&tid| tid == self.tid) {
+            ids.swap_remove(at);
+        }
+    }
 }
 
 /// What a check asks of the worker that made it.
@@ -250,17 +288,18 @@ fn foreign_thread_may_wake(shared: &Shared, me: usize) -> bool {
     second.iter().any(|thread| !first.contains(thread))
 }
 
-/// Each thread of the process but `own`, the runtime's driver and its monitor, with its
-/// count of switches, if every one of them is asleep in an untimed futex wait that only
+/// Each thread of the process but `own`, the runtime's driver, its monitor and the threads
+/// left out, with its count of switches, if every one of them is asleep in an untimed futex wait that only
 /// another thread can end (see the module documentation).
 fn blocked_foreign_threads(shared: &Shared, own: &[i32]) -> Option<Vec<(i32, u64)>> {
     // Read before the threads: one seen here and then asleep, unswitched, in both passes
     // slept in its `OutsideWait` all along.
-    let outside_waiters = outside_waiters().clone();
+    let outside_waiters = OUTSIDE_WAITERS.snapshot();
+    let left_out = LEFT_OUT.snapshot();
     let mut blocked = Vec::new();
     for task in fs::read_dir("/proc/self/task").ok()? {
         let tid = task.ok()?.file_name().to_str()?.parse::<i32>().ok()?;
-        if own.contains(&tid) || shared.global.driver_tid == Some(tid) {
+        if own.contains(&tid) || shared.global.driver_tid == Some(tid) || left_out.contains(&tid) {
             continue;
         }
         let path = format!("/proc/self/task/{tid}");
