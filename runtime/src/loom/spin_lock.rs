@@ -65,10 +65,23 @@ mod imp {
     }
 
     /// Access to the locked value; unlocks on drop.
+    ///
+    /// Shared between threads only when `T` is `Sync`, as `std::sync::MutexGuard`:
+    ///
+    /// ```compile_fail
+    /// fn shared<T: Sync>(_: &T) {}
+    /// let lock = fibra_runtime::loom::sync::SpinLock::new(std::cell::Cell::new(0));
+    /// shared(&lock.lock());
+    /// ```
     #[derive(Debug)]
     pub struct SpinGuard<'a, T> {
         lock: &'a SpinLock<T>,
     }
+
+    // SAFETY: a shared guard hands out `&T` (`Deref`) on every thread it is shared with, which
+    // needs `T: Sync`; without this impl the guard would be `Sync` whenever the lock is, that
+    // is for any `T: Send` (a `Cell` raced through two threads' `&Cell`).
+    unsafe impl<T: Sync> Sync for SpinGuard<'_, T> {}
 
     impl<T> Deref for SpinGuard<'_, T> {
         type Target = T;
