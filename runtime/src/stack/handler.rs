@@ -120,7 +120,11 @@ fn report_overflow(describe: Describe, usable: usize) -> ! {
     unsafe { libc::abort() }
 }
 
-/// Hands the signal to the action that was installed before ours, as the kernel would have.
+/// Hands the signal to the action that was installed before ours, as the kernel would have:
+/// ignored if it was sent and ignored, the default action for `SIG_DFL` (and for an ignored
+/// fault, which the kernel does not let a thread ignore), else its handler, run as the kernel
+/// runs it: reset to `SIG_DFL` first under `SA_RESETHAND`, with its `sa_mask` blocked and the
+/// signal itself too unless `SA_NODEFER`.
 fn chain(
     previous: &libc::sigaction,
     signal: libc::c_int,
@@ -129,9 +133,17 @@ fn chain(
     code: libc::c_int,
 ) {
     let handler = previous.sa_sigaction;
+    if handler == libc::SIG_IGN && code <= 0 {
+        return;
+    }
     if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
-        default_action(signal, code);
-    } else if previous.sa_flags & libc::SA_SIGINFO != 0 {
+        return default_action(signal, code);
+    }
+    if previous.sa_flags & libc::SA_RESETHAND != 0 {
+        set_default(signal);
+    }
+    let masked = HandlerMask::enter(previous, signal, context);
+    if previous.sa_flags & libc::SA_SIGINFO != 0 {
         // SAFETY: with SA_SIGINFO, `sa_sigaction` is a three-argument handler installed by
         // whoever owned the signal before us, and we pass it what the kernel passed us.
         let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
@@ -143,20 +155,69 @@ fn chain(
         let handler: extern "C" fn(libc::c_int) = unsafe { mem::transmute(handler) };
         handler(signal);
     }
+    drop(masked);
+}
+
+/// The signal mask a previous handler runs with, put back on drop: the interrupted code's
+/// (ours adds SIGSEGV and SIGBUS), its own `sa_mask` and, unless `SA_NODEFER`, the signal,
+/// as the kernel would have set it.
+struct HandlerMask {
+    saved: libc::sigset_t,
+}
+
+impl HandlerMask {
+    fn enter(
+        previous: &libc::sigaction,
+        signal: libc::c_int,
+        context: *mut libc::c_void,
+    ) -> HandlerMask {
+        // SAFETY: all-zero is a valid (empty) sigset_t, filled in below before use.
+        let mut saved: libc::sigset_t = unsafe { mem::zeroed() };
+        // SAFETY: for an SA_SIGINFO handler the kernel passes a valid `ucontext_t` whose
+        // `uc_sigmask` is the mask of the interrupted code.
+        let mut mask = unsafe { (*context.cast::<libc::ucontext_t>()).uc_sigmask };
+        // SAFETY: `mask`, `saved` and `previous.sa_mask` are valid sigset_t values;
+        // pthread_sigmask and the sigset functions are async-signal-safe.
+        unsafe {
+            // Linux numbers its signals 1 to 64.
+            for blocked in 1..=64 {
+                if libc::sigismember(&previous.sa_mask, blocked) == 1 {
+                    libc::sigaddset(&mut mask, blocked);
+                }
+            }
+            if previous.sa_flags & libc::SA_NODEFER == 0 {
+                libc::sigaddset(&mut mask, signal);
+            }
+            libc::pthread_sigmask(libc::SIG_SETMASK, &mask, &mut saved);
+        }
+        HandlerMask { saved }
+    }
+}
+
+impl Drop for HandlerMask {
+    fn drop(&mut self) {
+        // SAFETY: `saved` is the mask read in `enter`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.saved, ptr::null_mut()) };
+    }
 }
 
 /// Restores the default action, so the fault re-executes and kills the process with `signal`.
 fn default_action(signal: libc::c_int, code: libc::c_int) {
-    // SAFETY: all-zero is a valid sigaction meaning SIG_DFL.
-    let action: libc::sigaction = unsafe { mem::zeroed() };
-    // SAFETY: `action` is fully initialised; sigaction is async-signal-safe.
-    unsafe { libc::sigaction(signal, &action, ptr::null_mut()) };
+    set_default(signal);
     if code <= 0 {
         // A sent signal does not recur when the handler returns; raise it again (it is blocked
         // until we return, then delivered with the default action).
         // SAFETY: raise is async-signal-safe and has no preconditions.
         unsafe { libc::raise(signal) };
     }
+}
+
+/// Makes `SIG_DFL` the action for `signal`.
+fn set_default(signal: libc::c_int) {
+    // SAFETY: all-zero is a valid sigaction meaning SIG_DFL.
+    let action: libc::sigaction = unsafe { mem::zeroed() };
+    // SAFETY: `action` is fully initialised; sigaction is async-signal-safe.
+    unsafe { libc::sigaction(signal, &action, ptr::null_mut()) };
 }
 
 /// A fixed buffer for the report, written with a single `write(2)` so that reports from two
