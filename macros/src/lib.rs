@@ -70,7 +70,11 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// same timeout, and fail it the same way if they outlast it; a test stuck where it cannot be cancelled (a
 /// thread-blocking call) ends the test process after a further grace period, with a message on
 /// stderr. A deadlock found in the test panics (`fibra::Deadlock::Panic`) unless the
-/// environment variable `FIBRA_DEADLOCK` says otherwise.
+/// environment variable `FIBRA_DEADLOCK` says otherwise. A cycle is found wherever the test
+/// runs; "all fibers are asleep" only when nothing else in the process could wake a fiber,
+/// so in practice when the test runs alone (`cargo test NAME`, or `--test-threads=1`): the
+/// threads of other tests running beside it might, and keep that check silent; such a test
+/// then fails at its timeout, with the dump.
 ///
 /// (The examples below are compiled but not run as doctests: rustdoc leaves out `#[test]`
 /// functions. In a crate's tests they run as any test does.)
