@@ -211,8 +211,10 @@ mod tests {
     /// unwinds it, rather than leaving a watcher of an ended process on a live target.
     #[test]
     fn a_process_ended_while_busy_unwinds_at_monitor_and_leaves_no_watcher() {
+        // One worker: the busy process yields (no cancellation point) while the main one
+        // runs, wherever the two would have started.
         let runtime = fibra_runtime::Runtime::builder()
-            .workers(2)
+            .workers(1)
             .build()
             .unwrap();
         let status = runtime.block_on(|| {
@@ -226,9 +228,9 @@ mod tests {
                         (started.clone(), go.clone(), past.clone(), target.id());
                     move |_: Inbox<()>| {
                         started.store(true, Ordering::SeqCst);
-                        // Busy: no cancellation point until `monitor`.
+                        // Busy: no cancellation point until `monitor` (a yield is none).
                         while !go.load(Ordering::SeqCst) {
-                            std::hint::spin_loop();
+                            fibra_runtime::yield_now();
                         }
                         crate::monitor(&target);
                         past.store(true, Ordering::SeqCst);
