@@ -597,16 +597,7 @@ fn waits_something_outside_the_fibers_can_end_are_not_reported_as_all_asleep() {
         });
         return;
     }
-    for workers in [1, 2] {
-        let workers = workers.to_string();
-        let output = run_child(
-            TEST,
-            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
-        );
-        fibra_testing::assert_passed(&output);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!stderr.contains("deadlock"), "{stderr}");
-    }
+    passes_with_no_deadlock_reported(TEST);
 }
 
 /// A plain thread waits, through the tokio handle a fiber sees, for a timer on the runtime's
@@ -632,16 +623,7 @@ fn a_thread_waiting_for_a_timer_of_the_runtimes_driver_is_not_taken_for_blocked(
         assert_eq!(received, Some(7));
         return;
     }
-    for workers in [1, 2] {
-        let workers = workers.to_string();
-        let output = run_child(
-            TEST,
-            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
-        );
-        fibra_testing::assert_passed(&output);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!stderr.contains("deadlock"), "{stderr}");
-    }
+    passes_with_no_deadlock_reported(TEST);
 }
 
 /// A plain thread blocked in a fibra receive is blocked for good when only the fibers could
@@ -682,6 +664,21 @@ fn a_thread_blocked_in_a_fibra_receive_nobody_can_answer_is_part_of_all_asleep()
             stderr.contains("\"main\" [parked on channel recv, "),
             "{stderr}"
         );
+    }
+}
+
+/// Runs child test `test` on 1 and 2 workers under `Deadlock::Panic`: it passes, and no
+/// deadlock is reported.
+fn passes_with_no_deadlock_reported(test: &str) {
+    for workers in [1, 2] {
+        let workers = workers.to_string();
+        let output = run_child(
+            test,
+            &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+        );
+        fibra_testing::assert_passed(&output);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("deadlock"), "{stderr}");
     }
 }
 

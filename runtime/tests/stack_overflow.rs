@@ -43,24 +43,7 @@ fn fiber_stack_overflow_aborts_naming_the_fiber() {
 fn a_non_guard_fault_is_a_plain_sigsegv_not_a_stack_overflow() {
     const TEST: &str = "a_non_guard_fault_is_a_plain_sigsegv_not_a_stack_overflow";
     if in_child(TEST) {
-        let runtime = runtime(1);
-        runtime.block_on(|| {
-            // SAFETY: a fresh inaccessible page of our own.
-            let page = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    4096,
-                    libc::PROT_NONE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            assert_ne!(page, libc::MAP_FAILED);
-            // SAFETY: deliberately faults: the page is ours and PROT_NONE, so the volatile
-            // write traps before it can change anything.
-            unsafe { std::ptr::write_volatile(page.cast::<u8>(), 1) };
-        });
+        runtime(1).block_on(fault_outside_guards);
         unreachable!("writing a PROT_NONE page did not fault");
     }
     let stderr = assert_killed_by(&run_child(TEST, &[]), libc::SIGSEGV);
