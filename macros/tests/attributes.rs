@@ -180,15 +180,7 @@ fn a_global_deadlock_in_a_test_body_run_in_a_child() {
 #[test]
 fn a_global_deadlock_in_a_test_fails_it_with_the_deadlock_not_the_timeout() {
     let output = run_child(GLOBAL_DEADLOCK, &[]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(101), "{stderr}");
-    assert_eq!(
-        stderr
-            .matches("fibra: all fibers are asleep - deadlock!")
-            .count(),
-        1,
-        "{stderr}"
-    );
+    let stderr = fibra_testing::assert_all_asleep_reported(&output);
     assert!(
         stderr.contains("\"main\" [parked on channel recv, "),
         "{stderr}"

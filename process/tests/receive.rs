@@ -362,8 +362,7 @@ fn a_panicking_predicate_loses_no_lone_arrival() {
 fn a_receive_while_another_fiber_receives_from_the_same_inbox_panics_saying_so() {
     let status = program(1, |inbox: Inbox<u32>| {
         let inbox = std::rc::Rc::new(inbox);
-        let lent = inbox.clone();
-        let first = fibra_runtime::spawn_local(move || lent.recv().into_msg());
+        let first = receive_in_lent_fiber(&inbox);
         fibra_runtime::yield_now();
         let second = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inbox.try_recv()))
             .expect_err("a second receive at once panics");
@@ -373,6 +372,15 @@ fn a_receive_while_another_fiber_receives_from_the_same_inbox_panics_saying_so()
         assert_eq!(first.join().unwrap(), Some(7));
     });
     assert_eq!(status, 0);
+}
+
+/// Lends `inbox` to a new fiber on this worker (an `Inbox` is not `Send`, but `spawn_local`
+/// takes it), which receives one message from it.
+fn receive_in_lent_fiber(
+    inbox: &std::rc::Rc<Inbox<u32>>,
+) -> fibra_runtime::JoinHandle<Option<u32>> {
+    let lent = inbox.clone();
+    fibra_runtime::spawn_local(move || lent.recv().into_msg())
 }
 
 /// Sends `n` to `to` from a new process once `waiter` has parked: the send must wake it.
@@ -390,8 +398,7 @@ fn a_receive_after_a_lent_fiber_waited_first_is_woken() {
     let status = fibra_testing::bounded(Duration::from_secs(60), || {
         program(1, |inbox: Inbox<u32>| {
             let inbox = std::rc::Rc::new(inbox);
-            let lent = inbox.clone();
-            let first = fibra_runtime::spawn_local(move || lent.recv().into_msg());
+            let first = receive_in_lent_fiber(&inbox);
             fibra_testing::until_parked(first.fiber());
             inbox.pid().send(1);
             assert_eq!(first.join().unwrap(), Some(1));
@@ -411,8 +418,7 @@ fn a_lent_fiber_waiting_after_its_process_waited_is_woken() {
             send_once_parked(fibra_runtime::current(), inbox.pid(), 1);
             assert_eq!(inbox.recv().into_msg(), Some(1));
             let inbox = std::rc::Rc::new(inbox);
-            let lent = inbox.clone();
-            let second = fibra_runtime::spawn_local(move || lent.recv().into_msg());
+            let second = receive_in_lent_fiber(&inbox);
             fibra_testing::until_parked(second.fiber());
             inbox.pid().send(2);
             assert_eq!(second.join().unwrap(), Some(2));

@@ -67,13 +67,13 @@ impl Latch {
         }
     }
 
-    /// Called by the fiber when it runs again after [`Park::Suspend`]. The dispatch consumed the
-    /// token; unparks that arrived in between merged with it.
     /// Whether the fiber is suspended and nobody has woken it yet.
     pub(crate) fn is_suspended(&self) -> bool {
         self.state.load(Ordering::Acquire) == WAITING
     }
 
+    /// Called by the fiber when it runs again after [`Park::Suspend`]. The dispatch consumed the
+    /// token; unparks that arrived in between merged with it.
     pub(crate) fn resumed(&self) {
         // Acquire pairs with the dispatching waker's release.
         let previous = self.state.swap(IDLE, Ordering::Acquire);

@@ -521,15 +521,7 @@ fn main_blocked_on_a_channel_nobody_else_holds_is_reported_as_all_asleep() {
             TEST,
             &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
         );
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(101), "{stderr}");
-        assert_eq!(
-            stderr
-                .matches("fibra: all fibers are asleep - deadlock!")
-                .count(),
-            1,
-            "{stderr}"
-        );
+        let stderr = fibra_testing::assert_all_asleep_reported(&output);
         assert!(stderr.contains("fibra dump: 1 fibers"), "{stderr}");
         assert!(
             stderr.contains("\"main\" [parked on channel recv, "),
@@ -647,19 +639,12 @@ fn a_thread_blocked_in_a_fibra_receive_nobody_can_answer_is_part_of_all_asleep()
     }
     for workers in WORKER_COUNTS {
         let workers = workers.to_string();
-        let output = run_child_bounded(
+        let output = fibra_testing::run_child_within(
             TEST,
             &[("FIBRA_DEADLOCK", "panic"), ("FIBRA_WORKERS", &workers)],
+            Duration::from_secs(60),
         );
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(101), "{stderr}");
-        assert_eq!(
-            stderr
-                .matches("fibra: all fibers are asleep - deadlock!")
-                .count(),
-            1,
-            "{stderr}"
-        );
+        let stderr = fibra_testing::assert_all_asleep_reported(&output);
         assert!(
             stderr.contains("\"main\" [parked on channel recv, "),
             "{stderr}"
@@ -679,26 +664,6 @@ fn passes_with_no_deadlock_reported(test: &str) {
         fibra_testing::assert_passed(&output);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("deadlock"), "{stderr}");
-    }
-}
-
-/// [`run_child`] for a child whose regression is a hang: fails, killing the child, if it has
-/// not ended within a minute (a hang guard far above what it needs, not a timing assertion;
-/// the child cannot bound itself, since a thread of its own waiting with a timeout would
-/// keep every global check silent).
-fn run_child_bounded(test: &str, vars: &[(&str, &str)]) -> std::process::Output {
-    let child = fibra_testing::spawn_child(test, vars);
-    let pid = child.id();
-    let (done, output) = std::sync::mpsc::channel();
-    std::thread::spawn(move || done.send(child.wait_with_output()));
-    match output.recv_timeout(Duration::from_secs(60)) {
-        Ok(output) => output.expect("waiting for the child"),
-        Err(_) => {
-            // SAFETY: `kill` has no memory preconditions; `pid` is our child's, not yet
-            // reaped (its waiter has not returned), so it names no other process.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            panic!("the child hung: it did not end within a minute");
-        }
     }
 }
 
@@ -770,13 +735,7 @@ fn a_lock_whose_holder_parks_for_good_is_reported_as_all_asleep() {
         unreachable!("the main fiber unwinds from its lock");
     }
     let output = run_child(TEST, &[("FIBRA_DEADLOCK", "panic")]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(101), "{stderr}");
-    assert_eq!(
-        stderr.matches("all fibers are asleep").count(),
-        1,
-        "{stderr}"
-    );
+    let stderr = fibra_testing::assert_all_asleep_reported(&output);
     assert!(stderr.contains("[parked on mutex"), "{stderr}");
     assert!(stderr.contains("[parked on park"), "{stderr}");
 }

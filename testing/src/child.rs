@@ -5,6 +5,9 @@
 use std::env;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
 
 const ROLE: &str = "FIBRA_TEST_CHILD";
 
@@ -57,6 +60,32 @@ pub fn spawn_child(test: &str, vars: &[(&str, &str)]) -> Child {
         .expect("spawning the test binary")
 }
 
+/// As [`run_child`], for a child whose regression is a hang: panics, killing the child, if it
+/// has not ended within `limit` (a hang guard far above what the child needs, never a timing
+/// assertion). Use it where the child cannot bound itself: a thread of its own waiting with a
+/// timeout would keep fibra's global deadlock check silent, for example.
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// let output = fibra_testing::run_child_within("deadlock::reported", &[], Duration::from_secs(60));
+/// fibra_testing::assert_passed(&output);
+/// ```
+pub fn run_child_within(test: &str, vars: &[(&str, &str)], limit: Duration) -> Output {
+    let child = spawn_child(test, vars);
+    let pid = child.id();
+    let (done, output) = mpsc::channel();
+    thread::spawn(move || done.send(child.wait_with_output()));
+    match output.recv_timeout(limit) {
+        Ok(output) => output.expect("waiting for the child"),
+        Err(_) => {
+            // SAFETY: `kill` has no memory preconditions; `pid` is our child's, not yet reaped
+            // (its waiter has not returned), so it names no other process.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            panic!("the child hung: it did not end within {limit:?}");
+        }
+    }
+}
+
 fn child_command(test: &str, vars: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env::current_exe().expect("test binary path"));
     command
@@ -85,6 +114,22 @@ pub fn assert_killed_by(output: &Output, signal: libc::c_int) -> String {
         Some(signal),
         "child status {:?}, stderr:\n{stderr}",
         output.status
+    );
+    stderr
+}
+
+/// Asserts that the child ended as fibra's global deadlock check under `Deadlock::Panic` ends
+/// a program (the main fiber unwound, exit status 101) and reported "all fibers are asleep"
+/// exactly once; returns its stderr, which holds the report's dump.
+pub fn assert_all_asleep_reported(output: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("fibra: all fibers are asleep - deadlock!")
+            .count(),
+        1,
+        "{stderr}"
     );
     stderr
 }

@@ -8,7 +8,10 @@ mod hang_guard;
 mod runtimes;
 mod temp_dir;
 
-pub use child::{assert_killed_by, assert_passed, in_child, is_child, run_child, spawn_child};
+pub use child::{
+    assert_all_asleep_reported, assert_killed_by, assert_passed, in_child, is_child, run_child,
+    run_child_within, spawn_child,
+};
 pub use hang_guard::bounded;
 pub use runtimes::{
     cancel_after, let_others_run, on, on_each_worker_count, parked_wait, runtime, until_parked,
