@@ -40,9 +40,11 @@
 //! - Timer channels: [`close_after`] and [`close_at`] give a `Reader<()>` that closes when the
 //!   time comes (a timeout usable in `select!`); [`tick`] delivers periodic ticks.
 //! - Blocking operations (`send`, `recv`, their timeouts, `select`) are cancellation points: a
-//!   fiber whose scope is cancelled unwinds out of them, and nothing is lost — a value already
-//!   handed to a cancelled receive goes back to the channel. `try_*` and the async forms are
-//!   not cancellation points (an async operation is cancelled by dropping its future).
+//!   fiber whose scope is cancelled unwinds out of them, and nothing is lost — an operation
+//!   that was already being completed (a value handed to the receive, a send's value taken)
+//!   completes and is returned, and the fiber unwinds at its next cancellation point. `try_*`
+//!   and the async forms are not cancellation points (an async operation is cancelled by
+//!   dropping its future).
 //!
 //! The [`op`] module exposes operations as values and the one wait they all share, for
 //! writing a wait over several channels of your own (as `select!` does).

@@ -86,8 +86,8 @@ fn an_uncancelled_scope_is_unaffected() {
 }
 
 /// Receives cancelled at varying moments while a thread keeps sending: every value the sender
-/// delivered is received exactly once — a value handed to a receive that was cancelled before
-/// it could return goes back to the channel.
+/// delivered is received exactly once — a receive cancelled while a value was handed to it
+/// returns the value.
 #[test]
 fn cancelled_receives_lose_no_delivered_value() {
     const N: u64 = 5000;
@@ -105,9 +105,9 @@ fn cancelled_receives_lose_no_delivered_value() {
             round += 1;
             let options = ScopeOptions::new().timeout(Duration::from_micros(round % 40));
             // One receive per round: it returns its value (recorded at once: recording is not
-            // a cancellation point), or is cancelled (and a value it had already been handed
-            // goes back to the channel). The scope's own result is not used: a cancellation
-            // that arrives after the body returned still makes it `Err`.
+            // a cancellation point), or is cancelled (before anything was handed to it). The
+            // scope's own result is not used: a cancellation that arrives after the body
+            // returned still makes it `Err`.
             let _ = scope_with(options, |_| {
                 if let Some(v) = rx.recv() {
                     got.lock().unwrap().push(v);

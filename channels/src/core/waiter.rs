@@ -42,6 +42,17 @@ pub(crate) enum Ended {
     Retry,
 }
 
+/// How far claimers have got with a waiter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Nobody has claimed it (or it has withdrawn).
+    Unclaimed,
+    /// A claimer is mid-handoff: it finishes, then wakes the waiter.
+    Claimed,
+    /// A claimer has finished with it.
+    Ended(Ended),
+}
+
 /// One blocked caller's selection state. Lives on the caller's stack (or in the caller's
 /// future) for the whole time any wait-queue entry points to it. Its waker is in each of its
 /// entries (moved in when a single operation registers, cloned per operation by a select), and
@@ -98,12 +109,22 @@ impl Waiter {
         self.state.store(RETRY, Ordering::Release);
     }
 
+    /// Whether a claimer has claimed the waiter, or finished with it (then, how the wait
+    /// ended).
+    pub(crate) fn progress(&self) -> Progress {
+        match self.state.load(Ordering::Acquire) {
+            WAITING | ABORTED => Progress::Unclaimed,
+            RETRY => Progress::Ended(Ended::Retry),
+            state if state % 2 == 0 => Progress::Ended(Ended::Done((state - 4) / 2)),
+            _ => Progress::Claimed,
+        }
+    }
+
     /// How the wait ended, once a claimer has finished with it.
     pub(crate) fn ended(&self) -> Option<Ended> {
-        match self.state.load(Ordering::Acquire) {
-            RETRY => Some(Ended::Retry),
-            state if state > RETRY && state % 2 == 0 => Some(Ended::Done((state - 4) / 2)),
-            _ => None,
+        match self.progress() {
+            Progress::Ended(ended) => Some(ended),
+            Progress::Unclaimed | Progress::Claimed => None,
         }
     }
 

@@ -1,13 +1,13 @@
 //! The one registration-and-wait routine every blocking `recv`, `send`, `*_timeout`, async
 //! operation and `select` is built on, and the one park of all of them: registers one waiter
 //! on every operation, parks until exactly one completes (or a deadline passes), and removes
-//! the other registrations. The park is the cancellation point: a cancelled fiber unwinds out
-//! of it, and the registration guard withdraws the waiter on the way out, so nothing is lost —
-//! a value already handed to a cancelled receive goes back to the channel. Only a wait that
-//! has not completed unwinds: once woken, a wait that completed returns its outcome even if a
-//! cancellation woke it too (a send that delivered reports so, a receive returns its value),
-//! and the caller's next cancellation point unwinds. While the caller is already unwinding no
-//! park starts another unwind (the runtime's park never does).
+//! the other registrations. The park is the cancellation point: a cancelled fiber withdraws
+//! its waiter and unwinds out of it, and the registration guard removes the registrations on
+//! the way out. Only a wait that nobody has claimed unwinds, so nothing is lost: a wait that a
+//! channel is completing (mid-handoff) waits for it, and a wait that completed returns its
+//! outcome even if a cancellation woke it too (a send that delivered reports so, a receive
+//! returns its value); the caller's next cancellation point unwinds. While the caller is
+//! already unwinding no park starts another unwind (the runtime's park never does).
 //!
 //! While it parks, the wait records its site for `fibra::dump` and deadlock reports: a wait
 //! over one slot records that operation's kind (a receive, a send) and channel, a wait over
@@ -20,9 +20,9 @@ use super::in_wait::InWait;
 use super::operation::sealed::TOKEN;
 use super::operation::Operation;
 use crate::core::chan::Registration;
-use crate::core::waiter::{Ended, Waiter};
+use crate::core::waiter::{Ended, Progress, Waiter};
 use fibra_runtime::wait::{
-    current_waker, park_current_until_at_checked_before, Deadline, WaitKind, WaitSite,
+    current_waker, park_current_until_at_checked_if, Deadline, WaitKind, WaitSite,
 };
 use std::task::Waker;
 
@@ -109,11 +109,12 @@ impl Drop for Registered<'_> {
             unregister_all(self.ops, self.waiter, self.count);
             return;
         }
-        // Withdrawn, or unwinding out of the park (cancelled before anything completed): make
-        // sure nobody claims us from here on. If a claim came first (it was under way when the
-        // park unwound), unregistering every operation (including the claimed one) takes each
-        // channel's lock after the claimer's, so it has finished when this returns — and its
-        // outcome must not be lost with the unwinding caller.
+        // Withdrawn, or unwinding out of the park: make sure nobody claims us from here on. A
+        // cancellation unwinds only a waiter it withdrew, but another unwind (a deadlock
+        // verdict) can come while a claim is under way: unregistering every operation
+        // (including the claimed one) takes each channel's lock after the claimer's, so it has
+        // finished when this returns — and its outcome must not be lost with the unwinding
+        // caller.
         let _ = self.waiter.try_abort();
         unregister_all(self.ops, self.waiter, self.count);
         if let Some(oper) = self.waiter.done() {
@@ -127,8 +128,9 @@ impl Drop for Registered<'_> {
 /// Registers the caller on every operation (`None` slots are skipped), parks until one of
 /// them completes or `deadline` (an `Instant` or a [`Deadline`]) passes, and removes the other
 /// registrations. The one blocking wait of every channel operation and of `select`; it is a
-/// cancellation point: a cancelled fiber unwinds from it unless an operation completed first
-/// (then the wait returns it, and the caller's next cancellation point unwinds).
+/// cancellation point: a cancelled fiber unwinds from it unless a channel had begun completing
+/// an operation first (then the wait returns as if not cancelled, and the caller's next
+/// cancellation point unwinds).
 ///
 /// Call it after [`Operation::try_now`] found every operation not ready; if one became ready
 /// meanwhile this returns [`Woken::Retry`]. An operation that has completed already (a
@@ -213,27 +215,30 @@ enum Parked {
 }
 
 /// Parks until `waiter` is done (or woken to retry) or `deadline` passes. A waiter claimed
-/// before it could withdraw is waited for until done (its claimer is mid-handoff). A
-/// cancelled fiber unwinds out of the park, but only before it suspends: once woken it looks
-/// at the waiter first, so an operation that completed is returned, whatever else woke the
-/// fiber. The caller's registration guard cleans up after an unwind. It
-/// parks at once, without yielding first: the caller already retried before registering (see
-/// the toolkit's patience policy, `fibra_runtime::wait`). Each park records the wait on `ops`.
+/// before it could withdraw is waited for until done (its claimer is mid-handoff), whatever
+/// the deadline. A cancelled fiber unwinds out of the park only once it has withdrawn the
+/// waiter, before it suspends: a waiter already claimed goes on waiting, and an operation that
+/// completed is returned (once woken the fiber looks at the waiter first), whatever else woke
+/// the fiber; the caller's next cancellation point unwinds. The caller's registration guard
+/// cleans up after an unwind. It parks at once, without yielding first: the caller already
+/// retried before registering (see the toolkit's patience policy, `fibra_runtime::wait`).
+/// Each park records the wait on `ops`.
 #[inline]
 #[track_caller]
-fn block(waiter: &Waiter, ops: &[Option<&dyn Operation>], mut deadline: Deadline) -> Parked {
+fn block(waiter: &Waiter, ops: &[Option<&dyn Operation>], deadline: Deadline) -> Parked {
     loop {
-        if let Some(ended) = waiter.ended() {
-            return parked(ended);
-        }
-        if !deadline.has_passed() {
-            park_current_until_at_checked_before(deadline, &site(ops));
-        } else if waiter.try_abort().is_ok() {
-            return Parked::Deadline;
-        } else {
-            // Claimed meanwhile: the claimer wakes us once done.
-            deadline = Deadline::NEVER;
-        }
+        let until = match waiter.progress() {
+            Progress::Ended(ended) => return parked(ended),
+            // The claimer wakes us once done.
+            Progress::Claimed => Deadline::NEVER,
+            Progress::Unclaimed if !deadline.has_passed() => deadline,
+            Progress::Unclaimed => match waiter.try_abort() {
+                Ok(()) => return Parked::Deadline,
+                // Claimed meanwhile.
+                Err(()) => continue,
+            },
+        };
+        park_current_until_at_checked_if(until, &site(ops), || waiter.try_abort().is_ok());
     }
 }
 
@@ -277,12 +282,18 @@ pub fn cancellation_point() {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::{wait, Woken};
+    use crate::core::chan::Registration;
+    use crate::core::waiter::Waiter;
+    use crate::op::in_wait::WaitMark;
+    use crate::op::operation::sealed::{Identity, RetryBy, Sealed, Token, TOKEN};
     use crate::op::{Attempt, Operation, RecvOp, SendOp};
     use crate::{bounded, Reader};
-    use fibra_runtime::wait::Deadline;
+    use fibra_runtime::wait::{Deadline, WaitKind};
     use fibra_runtime::{CancelToken, ScopeOptions};
     use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::rc::Rc;
+    use std::sync::{Mutex, MutexGuard};
+    use std::task::Waker;
     use std::time::{Duration, Instant};
 
     fn yield_many() {
@@ -393,6 +404,259 @@ mod tests {
             assert_eq!(received, Some(Some(7)));
             assert_eq!(rx.try_recv(), Err(crate::TryRecvError::Empty));
         });
+    }
+
+    /// A wait queue with room for one waiter, whose claimer the test drives by hand: a
+    /// stand-in for a channel whose sender, on another thread, is in the middle of a handoff.
+    #[derive(Default)]
+    struct HandOff(Mutex<HandOffState>);
+
+    #[derive(Default)]
+    struct HandOffState {
+        registered: Option<Entry>,
+        /// Claimed, the handoff under way.
+        claimed: Option<Entry>,
+        delivered: Option<u32>,
+    }
+
+    struct Entry {
+        waiter: *const Waiter,
+        oper: usize,
+        waker: Waker,
+    }
+
+    // SAFETY: `waiter` points at a `Waiter`, which is `Sync`; it is only dereferenced under the
+    // hand-off's lock while the entry is in it, and the waiter's owner empties the hand-off
+    // under that lock (`unregister`) before the waiter can go, so any thread holding the lock
+    // and finding the entry there may use it.
+    unsafe impl Send for Entry {}
+
+    impl HandOff {
+        fn lock(&self) -> MutexGuard<'_, HandOffState> {
+            self.0.lock().unwrap()
+        }
+
+        fn is_registered(&self) -> bool {
+            self.lock().registered.is_some()
+        }
+
+        /// Claims the registered waiter: the handoff is under way until [`HandOff::finish`].
+        fn claim(&self) {
+            let mut state = self.lock();
+            let entry = state.registered.take().expect("a waiter is registered");
+            // SAFETY: the entry was in the hand-off, under the lock we hold (see `Entry`).
+            assert!(unsafe { &*entry.waiter }.try_claim(entry.oper));
+            state.claimed = Some(entry);
+        }
+
+        /// Completes the claimed handoff with `value`, as a sender would; false if the waiter
+        /// went first (its owner unwound and unregistered).
+        fn finish(&self, value: u32) -> bool {
+            let mut state = self.lock();
+            let Some(entry) = state.claimed.take() else {
+                return false;
+            };
+            state.delivered = Some(value);
+            // SAFETY: the entry was in the hand-off, under the lock we hold (see `Entry`), and
+            // this is the one finish of the claim won in `claim`.
+            unsafe { (*entry.waiter).finish(entry.oper) };
+            drop(state);
+            entry.waker.wake();
+            true
+        }
+    }
+
+    /// A receive from a [`HandOff`].
+    struct Handed<'a> {
+        hand_off: &'a HandOff,
+        mark: WaitMark,
+    }
+
+    impl Sealed for Handed<'_> {
+        fn wait_mark(&self) -> &WaitMark {
+            &self.mark
+        }
+
+        fn has_completed(&self, _: Token) -> bool {
+            self.hand_off.lock().delivered.is_some()
+        }
+
+        fn register(&self, waiter: &Waiter, oper: usize, waker: Waker) -> Registration {
+            self.hand_off.lock().registered = Some(Entry {
+                waiter,
+                oper,
+                waker,
+            });
+            Registration::Waiting(Deadline::NEVER)
+        }
+
+        fn unregister(&self, _: &Waiter, _: usize) {
+            let mut state = self.hand_off.lock();
+            state.registered = None;
+            state.claimed = None;
+        }
+
+        fn abandon(&self, _: Token) {}
+
+        fn retry_by(&self) -> RetryBy<'_> {
+            RetryBy::Nobody
+        }
+
+        fn waits_on(&self) -> (WaitKind, &dyn Identity) {
+            (WaitKind::Recv, self.hand_off)
+        }
+    }
+
+    impl Operation for Handed<'_> {
+        fn try_now(&self) -> Attempt {
+            match self.has_completed(TOKEN) {
+                true => Attempt::Completed,
+                false => Attempt::NotReady,
+            }
+        }
+
+        fn outcome(&self) -> Attempt {
+            Attempt::Completed
+        }
+    }
+
+    /// An operation nobody claims, whose registration runs `on_register` (something that
+    /// happens meanwhile on other threads) and answers what it returns.
+    struct Meanwhile<'a> {
+        on_register: &'a dyn Fn() -> Registration,
+        mark: WaitMark,
+    }
+
+    impl Sealed for Meanwhile<'_> {
+        fn wait_mark(&self) -> &WaitMark {
+            &self.mark
+        }
+
+        fn has_completed(&self, _: Token) -> bool {
+            false
+        }
+
+        fn register(&self, _: &Waiter, _: usize, _: Waker) -> Registration {
+            (self.on_register)()
+        }
+
+        fn unregister(&self, _: &Waiter, _: usize) {}
+
+        fn abandon(&self, _: Token) {}
+
+        fn retry_by(&self) -> RetryBy<'_> {
+            RetryBy::Nobody
+        }
+
+        fn waits_on(&self) -> (WaitKind, &dyn Identity) {
+            (WaitKind::Select, &self.mark)
+        }
+    }
+
+    impl Operation for Meanwhile<'_> {
+        fn try_now(&self) -> Attempt {
+            Attempt::NotReady
+        }
+
+        fn outcome(&self) -> Attempt {
+            Attempt::Completed
+        }
+    }
+
+    /// When a wait's only operation is claimed, and its scope cancelled, before the claimer
+    /// completes it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Window {
+        /// While the wait is parked (the cancellation wakes it).
+        WhileParked,
+        /// While it registers, before it first parks.
+        WhileRegistering,
+        /// While it registers, and another operation is then found ready.
+        BeforeAnotherWasReady,
+        /// While it registers, with its deadline passed already.
+        PastItsDeadline,
+    }
+
+    /// Runs a wait on a [`Handed`] receive in a fiber of its own, inside a scope cancelled by a
+    /// token, on the caller's worker (the only one); claims the waiter and cancels the scope in
+    /// `window`, lets the waiting fiber run, then finishes the handoff of a value. Returns
+    /// whether the handoff could finish, what the wait returned with the value received, and
+    /// whether the waiting fiber's next cancellation point unwound.
+    fn handed_over_while_cancelled(window: Window) -> (bool, Option<(Woken, Option<u32>)>, bool) {
+        let hand_off = HandOff::default();
+        let token = CancelToken::new();
+        fibra_runtime::scope(|s| {
+            let waiting = s.spawn(|| {
+                let mut waited = None;
+                let options = ScopeOptions::new().token(token.clone());
+                let unwound = fibra_runtime::scope_with(options, |_| {
+                    let handed = Handed {
+                        hand_off: &hand_off,
+                        mark: WaitMark::default(),
+                    };
+                    // What the other operation, if any, answers once the claim came.
+                    let registration = match window {
+                        Window::WhileParked => None,
+                        Window::BeforeAnotherWasReady => Some(Registration::Ready),
+                        Window::WhileRegistering | Window::PastItsDeadline => {
+                            Some(Registration::Waiting(Deadline::NEVER))
+                        }
+                    };
+                    let claim_and_cancel = || {
+                        hand_off.claim();
+                        token.cancel();
+                        registration.expect("only a wait with another operation registers it")
+                    };
+                    let meanwhile = registration.map(|_| Meanwhile {
+                        on_register: &claim_and_cancel,
+                        mark: WaitMark::default(),
+                    });
+                    let deadline = match window {
+                        Window::PastItsDeadline => Deadline::at(Instant::now()),
+                        _ => Deadline::NEVER,
+                    };
+                    let ops: [Option<&dyn Operation>; 2] =
+                        [Some(&handed), meanwhile.as_ref().map(|m| m as _)];
+                    let woken = wait(&ops, deadline);
+                    waited = Some((woken, hand_off.lock().delivered));
+                    fibra_runtime::checkpoint();
+                });
+                (waited, unwound.is_err())
+            });
+            if window == Window::WhileParked {
+                while !hand_off.is_registered() {
+                    fibra_runtime::yield_now();
+                }
+                hand_off.claim();
+                token.cancel();
+            }
+            // The waiting fiber runs meanwhile, cancelled, its waiter claimed.
+            yield_many();
+            let finished = hand_off.finish(7);
+            let (waited, unwound) = waiting.join().unwrap();
+            (finished, waited, unwound)
+        })
+    }
+
+    /// A wait whose operation a claimer had claimed but not yet completed when its scope was
+    /// cancelled used to unwind at the park, withdrawing its registration: the claimer could
+    /// not finish (a real sender's value went back to the channel, or its delivery was reported
+    /// as cancelled). It waits for the handoff and returns it; the next cancellation point
+    /// unwinds.
+    #[test]
+    fn a_wait_claimed_before_its_cancellation_returns_the_handoff() {
+        let windows = [
+            Window::WhileParked,
+            Window::WhileRegistering,
+            Window::BeforeAnotherWasReady,
+            Window::PastItsDeadline,
+        ];
+        let outcomes = windows.map(|window| {
+            let outcome = fibra_testing::on(1, || handed_over_while_cancelled(window));
+            (window, outcome)
+        });
+        let returned = (true, Some((Woken::Selected(0), Some(7))), true);
+        assert_eq!(outcomes, windows.map(|window| (window, returned)));
     }
 
     #[test]

@@ -30,8 +30,8 @@ pub use group::CancelGroup;
 pub(crate) use hint::CancelHint;
 pub use options::{CancelCause, Cancelled, ScopeOptions};
 pub(crate) use point::{
-    cancelled_unstarted, check_current, check_current_scope, check_fiber, check_thread,
-    take_yield_request, Cancellation,
+    cancelled_unstarted, check_current, check_current_scope, check_fiber, check_running_if,
+    check_thread, take_yield_request, Cancellation,
 };
 pub use point::{check_cancel, is_cancellation, is_cancelled, shield};
 pub use tokio_util::sync::CancellationToken as CancelToken;

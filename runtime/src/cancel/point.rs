@@ -55,6 +55,31 @@ pub(crate) fn check_fiber(core: &Core) -> bool {
     core.cancel_hint.is_raised() && check_hinted(core)
 }
 
+/// A cancellation point of the running fiber, if the caller is one, at which it unwinds only
+/// if `may_unwind` agrees: for a wait whose outcome another thread may commit meanwhile.
+/// `may_unwind` runs only when the fiber's scope is cancelled (otherwise this is one load of
+/// the hint), and not while the fiber's `Core` is borrowed; when it returns false the
+/// cancellation stays pending, its hint up, for the fiber's next cancellation point.
+#[inline]
+pub(crate) fn check_running_if(may_unwind: impl FnOnce() -> bool) {
+    let pending = with_running(|core| {
+        core.filter(|core| core.cancel_hint.is_raised())
+            .and_then(pending_hinted)
+    });
+    if let Some(pending) = pending {
+        if may_unwind() {
+            unwind(pending);
+        }
+    }
+}
+
+/// The cancellation of `core`, whose hint is up, without unwinding.
+#[cold]
+#[inline(never)]
+fn pending_hinted(core: &Core) -> Option<(u64, CancelCause)> {
+    retake_hint(core).1
+}
+
 #[cold]
 #[inline(never)]
 fn check_hinted(core: &Core) -> bool {

@@ -110,7 +110,7 @@ pub(crate) use park::{
 };
 pub use park::{
     current_waker, in_fiber, park_current, park_current_at, park_current_until,
-    park_current_until_at, park_current_until_at_checked_before,
+    park_current_until_at, park_current_until_at_checked_before, park_current_until_at_checked_if,
 };
 pub use patience::{yield_cost, Backoff, RetryBudget, RETRY_TURNS};
 pub use site::{Holder, WaitKind, WaitSite};

@@ -248,6 +248,65 @@ pub fn park_current_until_at_checked_before(deadline: impl Into<Deadline>, site:
     park_until(deadline, Check::Before, Some(site.kind()));
 }
 
+/// [`park_current_until_at_checked_before`] for a wait that another thread may commit while
+/// it parks (a handoff begun, to be finished and then woken): a cancelled fiber unwinds only if
+/// `may_unwind` returns true. `may_unwind` withdraws the wait, and returns false when the wait
+/// was committed first: the fiber then parks on until the committing thread wakes it, and the
+/// cancellation takes effect at the fiber's next cancellation point. `may_unwind` runs only
+/// when the fiber's scope is cancelled, before the fiber suspends; a cancellation that comes
+/// later wakes the fiber, and the caller, looking at its condition and parking again, asks
+/// again.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU8, Ordering::{AcqRel, Acquire, Release}};
+/// use fibra::wait::{Deadline, WaitKind, WaitSite};
+///
+/// const WAITING: u8 = 0;
+/// const WITHDRAWN: u8 = 1;
+/// const CLAIMED: u8 = 2;
+/// const DELIVERED: u8 = 3;
+/// let token = fibra::CancelToken::new();
+/// let state = AtomicU8::new(WAITING);
+/// let one_worker = fibra::Runtime::builder().workers(1).build().unwrap();
+/// let (delivered, cancelled) = one_worker.block_on(|| {
+///     fibra::scope(|s| {
+///         let (me, token, state) = (fibra::current(), &token, &state);
+///         // On the one worker the deliverer runs once the waiter has parked.
+///         s.spawn(move || {
+///             assert_eq!(state.compare_exchange(WAITING, CLAIMED, AcqRel, Acquire), Ok(WAITING));
+///             token.cancel();
+///             fibra::yield_now(); // the cancelled waiter finds its wait claimed and parks on
+///             state.store(DELIVERED, Release);
+///             me.unpark();
+///         });
+///         let mut delivered = false;
+///         let scope = fibra::ScopeOptions::new().token(token.clone());
+///         let cancelled = fibra::scope_with(scope, |_| {
+///             let site = WaitSite::new(WaitKind::Event, state);
+///             let withdraw = || state.compare_exchange(WAITING, WITHDRAWN, AcqRel, Acquire).is_ok();
+///             while state.load(Acquire) != DELIVERED {
+///                 fibra::wait::park_current_until_at_checked_if(Deadline::NEVER, &site, withdraw);
+///             }
+///             delivered = true;
+///             fibra::checkpoint(); // the cancellation takes effect here
+///         });
+///         (delivered, cancelled.is_err())
+///     })
+/// });
+/// assert_eq!((delivered, cancelled), (true, true));
+/// ```
+#[track_caller]
+pub fn park_current_until_at_checked_if(
+    deadline: impl Into<Deadline>,
+    site: &WaitSite<'_>,
+    may_unwind: impl FnOnce() -> bool,
+) {
+    crate::cancel::check_running_if(may_unwind);
+    let deadline = deadline.into();
+    let _published = Published::new(site, deadline.instant().is_some());
+    park_until(deadline, Check::Never, Some(site.kind()));
+}
+
 /// A deadline of the running fiber on the driver's timer wheel, with its hold: the one way a
 /// fiber's timed wait is timed. Dropping it deregisters the timer and releases the hold.
 pub(crate) struct FiberTimer {
@@ -355,6 +414,8 @@ pub(crate) enum Check {
     /// Only before suspending: the caller looks at its condition first once woken, so a wait
     /// that was satisfied returns its result even if a cancellation woke it too.
     Before,
+    /// Neither: the caller has made its own cancellation point just before.
+    Never,
 }
 
 /// [`park_fiber`], cancellable where `check` says.
@@ -367,9 +428,11 @@ fn park_fiber_with(check: Check, timed: Option<Timed>) -> bool {
     let Some(fiber) = running_ptr() else {
         return false;
     };
+    if check != Check::Never {
+        // SAFETY: the running fiber's `Core` is alive while it runs (see `park_noted`).
+        crate::cancel::check_fiber(unsafe { &*fiber });
+    }
     // SAFETY: the running fiber's `Core` is alive while it runs (see `park_noted`).
-    crate::cancel::check_fiber(unsafe { &*fiber });
-    // SAFETY: as above.
     let to_list = crate::diag::check_due(unsafe { &*fiber });
     if to_list || timed.is_some() || thread::panicking() {
         park_noted(fiber, check, timed, to_list);
