@@ -588,6 +588,27 @@ fn a_loop_of_ready_block_ons_is_cancelled() {
     assert!(outcome.is_err());
 }
 
+/// A park whose timeout had already passed returned before its cancellation point and cost no
+/// reduction: a loop of them was never cancelled, and its worker's other fibers never ran.
+#[test]
+fn a_loop_of_parks_timed_out_at_once_is_cancelled() {
+    let outcome = bounded(MINUTE, || {
+        on(1, || {
+            let token = fibra_runtime::CancelToken::new();
+            let canceller = {
+                let token = token.clone();
+                fibra_runtime::spawn(move || token.cancel())
+            };
+            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| loop {
+                park_timeout(Duration::ZERO);
+            });
+            canceller.join().unwrap();
+            outcome
+        })
+    });
+    assert!(outcome.is_err());
+}
+
 /// A cancelled `block_on` does not poll its future, even one that would be ready at once.
 #[test]
 fn a_cancelled_block_on_takes_nothing_from_its_future() {

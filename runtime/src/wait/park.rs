@@ -144,6 +144,9 @@ fn park_until(deadline: Deadline, check: Check, kind: Option<WaitKind>) {
         return;
     }
     if deadline.has_passed() {
+        // Still the cancellation point and the reduction of a park, as for one that finds its
+        // token: a loop of them must be cancellable and let the worker's other fibers run.
+        crate::checkpoint();
         return;
     }
     park_fiber_with(
