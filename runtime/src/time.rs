@@ -7,7 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// Suspends the calling fiber for at least `duration` (never less); on a plain thread, sleeps
-/// the thread. `Duration::MAX` sleeps for good, without overflow.
+/// the thread. `Duration::MAX` sleeps for good, without overflow. Every call is a cancellation
+/// point, `Duration::ZERO` included.
 ///
 /// ```
 /// let start = std::time::Instant::now();
@@ -20,7 +21,7 @@ pub fn sleep(duration: Duration) {
 }
 
 /// Suspends the calling fiber until `deadline` (never before); on a plain thread, sleeps the
-/// thread.
+/// thread. Every call is a cancellation point, a deadline already passed included.
 ///
 /// ```
 /// let deadline = std::time::Instant::now() + std::time::Duration::from_millis(2);
@@ -38,6 +39,12 @@ fn sleep_at(deadline: Deadline) {
         while !deadline.has_passed() {
             thread::sleep(deadline.remaining());
         }
+        return;
+    }
+    // A cancellation point costing a reduction even when the deadline has passed, so a loop
+    // of such sleeps can be cancelled and shares its worker; that sleep needs no timer.
+    crate::checkpoint();
+    if deadline.has_passed() {
         return;
     }
     let mut timer = FiberTimer::at(deadline);

@@ -609,6 +609,31 @@ fn a_loop_of_parks_timed_out_at_once_is_cancelled() {
     assert!(outcome.is_err());
 }
 
+/// A sleep until an instant the driver's clock had already passed returned without parking,
+/// so it was no cancellation point and cost no reduction: a loop of them was never cancelled,
+/// and its worker's other fibers never ran.
+#[test]
+fn a_loop_of_sleeps_until_the_past_is_cancelled() {
+    let outcome = bounded(MINUTE, || {
+        on(1, || {
+            let past = Instant::now();
+            // The driver's clock passes `past` (rounded up to its tick) before the loop starts.
+            sleep(Duration::from_millis(2));
+            let token = fibra_runtime::CancelToken::new();
+            let canceller = {
+                let token = token.clone();
+                fibra_runtime::spawn(move || token.cancel())
+            };
+            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| loop {
+                sleep_until(past);
+            });
+            canceller.join().unwrap();
+            outcome
+        })
+    });
+    assert!(outcome.is_err());
+}
+
 /// A cancelled `block_on` does not poll its future, even one that would be ready at once.
 #[test]
 fn a_cancelled_block_on_takes_nothing_from_its_future() {
