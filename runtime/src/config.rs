@@ -99,11 +99,17 @@ impl Requested {
                 .unwrap_or(DEFAULT_MAIN_STACK_SIZE),
             reductions: self.reductions.map_or(DEFAULT_REDUCTIONS, |r| r.max(1)),
             warm_stacks: self.warm_stacks.unwrap_or(DEFAULT_WARM_STACKS),
-            blocking_threads: self
-                .blocking_threads
-                .filter(|&n| n > 0)
-                .or_else(|| from_env(&var, "FIBRA_BLOCKING_THREADS", parse_count, "64"))
-                .unwrap_or(DEFAULT_BLOCKING_THREADS),
+            blocking_threads: match self.blocking_threads {
+                // The same mistake as `FIBRA_BLOCKING_THREADS=0`: reported alike, and the
+                // default, as for `workers(0)`.
+                Some(0) => {
+                    report_ignored("blocking_threads(0)", "64");
+                    DEFAULT_BLOCKING_THREADS
+                }
+                Some(threads) => threads,
+                None => from_env(&var, "FIBRA_BLOCKING_THREADS", parse_count, "64")
+                    .unwrap_or(DEFAULT_BLOCKING_THREADS),
+            },
             shutdown_timeout: self.shutdown_timeout,
             guard: from_env(&var, "FIBRA_STACK_GUARD", parse_guard, "auto")
                 .unwrap_or(GuardMode::Auto),
@@ -306,6 +312,11 @@ mod tests {
             ..Requested::default()
         };
         assert_eq!(resolve(given, &env).blocking_threads, 3);
+        let zero = Requested {
+            blocking_threads: Some(0),
+            ..Requested::default()
+        };
+        assert_eq!(resolve(zero, &env).blocking_threads, 64);
     }
 
     #[test]

@@ -184,7 +184,8 @@ impl RuntimeBuilder {
 
     /// Bound on blocking-pool threads (default 64, or `FIBRA_BLOCKING_THREADS`), used by
     /// [`blocking`](crate::blocking). Ignored with [`tokio_handle`](Self::tokio_handle), whose
-    /// runtime's pool is used.
+    /// runtime's pool is used. `blocking_threads(0)` is reported in one line on stderr and the
+    /// default used, as `FIBRA_BLOCKING_THREADS=0` is.
     ///
     /// ```
     /// let runtime = fibra::Runtime::builder().blocking_threads(4).build().unwrap();

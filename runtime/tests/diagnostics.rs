@@ -75,6 +75,36 @@ fn workers_zero_from_the_builder_or_the_environment_means_the_default_and_is_rep
 }
 
 #[test]
+fn blocking_threads_zero_from_the_builder_is_reported_like_the_environments() {
+    const TEST: &str = "blocking_threads_zero_from_the_builder_is_reported_like_the_environments";
+    if in_child(TEST) {
+        let builder = fibra_runtime::Runtime::builder();
+        let builder = match std::env::var("ZERO_FROM").unwrap().as_str() {
+            "builder" => builder.blocking_threads(0),
+            _ => builder,
+        };
+        let runtime = builder.build().unwrap();
+        assert_eq!(runtime.block_on(|| fibra_runtime::blocking(|| 6 * 7)), 42);
+        return;
+    }
+    let reports = |vars: &[(&str, &str)]| -> Vec<String> {
+        stderr_of(TEST, vars)
+            .lines()
+            .filter(|l| l.starts_with("fibra:"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        reports(&[("ZERO_FROM", "builder")]),
+        ["fibra: ignoring blocking_threads(0): not a valid value; using 64"]
+    );
+    assert_eq!(
+        reports(&[("ZERO_FROM", "env"), ("FIBRA_BLOCKING_THREADS", "0")]),
+        ["fibra: ignoring FIBRA_BLOCKING_THREADS=\"0\": not a valid value; using 64"]
+    );
+}
+
+#[test]
 fn a_bad_stack_size_in_the_environment_falls_back_to_one_mib() {
     const TEST: &str = "a_bad_stack_size_in_the_environment_falls_back_to_one_mib";
     if in_child(TEST) {
