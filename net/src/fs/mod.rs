@@ -23,11 +23,13 @@ mod file;
 mod pool;
 
 pub use file::{File, OpenOptions, CHUNK};
-pub use std::fs::{DirEntry, FileType, Metadata, Permissions};
+pub use std::fs::{FileType, Metadata, Permissions};
 
 use pool::on_pool;
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Reads the whole file at `path` (std's [`std::fs::read`]) in one pool round trip.
 ///
@@ -87,8 +89,13 @@ pub fn write<P: AsRef<Path>, C: AsRef<[u8]>>(path: P, contents: C) -> io::Result
 /// ```
 pub fn read_dir<P: AsRef<Path>>(path: P) -> io::Result<ReadDir> {
     let path = path.as_ref().to_owned();
-    let entries =
-        on_pool(move || std::fs::read_dir(path).map(|entries| entries.collect::<Vec<_>>()))?;
+    let entries = on_pool(move || {
+        std::fs::read_dir(path).map(|entries| {
+            entries
+                .map(|entry| entry.map(DirEntry::listed))
+                .collect::<Vec<_>>()
+        })
+    })?;
     Ok(ReadDir {
         entries: entries.into_iter(),
     })
@@ -105,6 +112,74 @@ impl Iterator for ReadDir {
 
     fn next(&mut self) -> Option<io::Result<DirEntry>> {
         self.entries.next()
+    }
+}
+
+/// An entry of a directory read by [`read_dir`]: std's [`std::fs::DirEntry`], with the calls
+/// that may touch the disk on the blocking pool. Its type was looked up with the listing, so
+/// [`file_type`](Self::file_type) costs no pool round trip when that succeeded.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("fibra-doc-dir-entry-{}", std::process::id()));
+/// fibra::run(|| {
+///     fibra::fs::create_dir_all(&dir).unwrap();
+///     fibra::fs::write(dir.join("file"), b"four").unwrap();
+///     let entry = fibra::fs::read_dir(&dir).unwrap().next().unwrap().unwrap();
+///     assert_eq!(entry.file_name(), "file");
+///     assert!(entry.file_type().unwrap().is_file());
+///     assert_eq!(entry.metadata().unwrap().len(), 4);
+///     fibra::fs::remove_dir_all(&dir).unwrap();
+/// });
+/// ```
+#[derive(Debug)]
+pub struct DirEntry {
+    std: Arc<std::fs::DirEntry>,
+    /// `None` when the lookup failed: asked again, it reports its error.
+    file_type: Option<FileType>,
+}
+
+impl DirEntry {
+    /// Runs on the pool with the listing: the type usually comes with the entry, and looking
+    /// it up otherwise is a `stat` that must not run on a worker.
+    fn listed(std: std::fs::DirEntry) -> DirEntry {
+        DirEntry {
+            file_type: std.file_type().ok(),
+            std: Arc::new(std),
+        }
+    }
+
+    /// The entry's full path: the directory's path joined with its name.
+    pub fn path(&self) -> PathBuf {
+        self.std.path()
+    }
+
+    /// The entry's name in its directory.
+    pub fn file_name(&self) -> OsString {
+        self.std.file_name()
+    }
+
+    /// The entry's metadata, not following a symlink ([`std::fs::DirEntry::metadata`]), read
+    /// on the blocking pool.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` when the entry was removed since the listing, and the OS's other errors.
+    pub fn metadata(&self) -> io::Result<Metadata> {
+        let std = self.std.clone();
+        on_pool(move || std.metadata())
+    }
+
+    /// The entry's type, not following a symlink ([`std::fs::DirEntry::file_type`]).
+    ///
+    /// # Errors
+    ///
+    /// The OS's errors, when the type was not had with the listing and cannot be now.
+    pub fn file_type(&self) -> io::Result<FileType> {
+        if let Some(file_type) = self.file_type {
+            return Ok(file_type);
+        }
+        let std = self.std.clone();
+        on_pool(move || std.file_type())
     }
 }
 
@@ -145,4 +220,31 @@ path_functions! {
     fn symlink_metadata(path: P) -> Metadata;
     /// The canonical absolute form of `path` ([`std::fs::canonicalize`]).
     fn canonicalize(path: P) -> PathBuf;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::pool::trips;
+
+    #[test]
+    fn a_dir_entrys_metadata_is_read_on_the_pool() {
+        let dir = std::env::temp_dir().join(format!("fibra-net-unit-entry-{}", std::process::id()));
+        let runtime = fibra_runtime::Runtime::builder()
+            .workers(1)
+            .build()
+            .unwrap();
+        runtime.block_on(move || {
+            create_dir_all(&dir).unwrap();
+            write(dir.join("file"), b"four").unwrap();
+            let entry = read_dir(&dir).unwrap().next().unwrap().unwrap();
+            let before = trips::so_far();
+            let metadata = entry.metadata().unwrap();
+            assert_eq!(trips::so_far() - before, 1);
+            assert_eq!(metadata.len(), 4);
+            assert!(entry.file_type().unwrap().is_file());
+            assert_eq!(entry.path(), dir.join("file"));
+            remove_dir_all(&dir).unwrap();
+        });
+    }
 }
