@@ -302,7 +302,12 @@ impl Write for File {
 impl Seek for File {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         self.settle()?;
-        (&*self.std).seek(pos)
+        match pos {
+            // The end is the file's size, which a network or FUSE file system may have to ask
+            // its server for.
+            SeekFrom::End(_) => self.on_file(move |mut file| file.seek(pos)),
+            SeekFrom::Start(_) | SeekFrom::Current(_) => (&*self.std).seek(pos),
+        }
     }
 }
 
@@ -453,6 +458,21 @@ mod tests {
             assert_eq!(total, SIZE);
             // One trip per chunk and one that finds the end.
             assert_eq!(trips::so_far() - before, SIZE / CHUNK + 1);
+            std::fs::remove_file(&path).unwrap();
+        });
+    }
+
+    #[test]
+    fn a_seek_from_the_end_asks_for_the_size_on_the_pool() {
+        let path = temp("seek-end");
+        fibra_runtime::run(move || {
+            let mut file = File::create(&path).unwrap();
+            file.write_all(b"0123456789").unwrap();
+            file.flush().unwrap();
+            let before = trips::so_far();
+            assert_eq!(file.seek(SeekFrom::End(-3)).unwrap(), 7);
+            assert_eq!(trips::so_far() - before, 1);
+            assert_eq!(file.seek(SeekFrom::Current(1)).unwrap(), 8);
             std::fs::remove_file(&path).unwrap();
         });
     }
