@@ -12,8 +12,9 @@ use std::panic;
 /// the calling fiber until it returns; a panic in `f` resumes in the fiber. On a plain thread,
 /// which may block anyway, `f` simply runs there.
 ///
-/// A cancellation while waiting drops a job that has not started; one already running
-/// finishes and its result is discarded.
+/// A cancellation point: a caller already cancelled unwinds before `f` is queued. A
+/// cancellation while waiting drops a job that has not started; one already running finishes
+/// and its result is discarded.
 ///
 /// ```
 /// fibra::run(|| {
@@ -33,6 +34,9 @@ where
     let Some(shared) = shared else {
         return f();
     };
+    // Before the job is queued: a pool thread may start it before a cancellation found only
+    // afterwards could abort it.
+    crate::cancel::check_current();
     let queued = QueuedJob::new(&shared.blocking);
     let job = spawn_blocking(&shared.tokio, move || {
         let _running = queued.start();

@@ -289,6 +289,44 @@ fn a_panic_in_a_blocking_job_resumes_in_the_fiber() {
     });
 }
 
+/// A fiber whose scope was already cancelled handed its job to the pool before its
+/// cancellation point: a pool thread could start it before the abort that followed, so the
+/// job of a cancelled caller might run. It is now dropped in the fiber, never queued.
+#[test]
+fn a_cancelled_fibers_blocking_job_never_reaches_the_pool() {
+    /// Records, when dropped, whether that happened in a fiber.
+    struct Probe(Arc<Mutex<Option<bool>>>);
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() = Some(fibra_runtime::wait::in_fiber());
+        }
+    }
+
+    let dropped_in_fiber = on(1, || {
+        let ran = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(Mutex::new(None));
+        let token = fibra_runtime::CancelToken::new();
+        let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token.clone()), |_| {
+            token.cancel();
+            let (probe, ran) = (Probe(dropped.clone()), ran.clone());
+            blocking(move || {
+                let _probe = probe;
+                ran.store(true, Ordering::SeqCst);
+            });
+        });
+        assert!(outcome.is_err());
+        // A job that reached the pool is dropped there, once run or aborted.
+        while dropped.lock().unwrap().is_none() {
+            sleep(Duration::from_millis(1));
+        }
+        assert!(!ran.load(Ordering::SeqCst));
+        let dropped_in_fiber = dropped.lock().unwrap().unwrap();
+        dropped_in_fiber
+    });
+    assert!(dropped_in_fiber);
+}
+
 #[test]
 fn a_sleep_of_duration_max_neither_overflows_nor_panics() {
     let runtime = runtime(1);
