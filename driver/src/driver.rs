@@ -5,8 +5,10 @@ use std::cell::Cell;
 use std::fmt;
 use std::fs;
 use std::io;
+use std::panic;
 use std::sync::{mpsc, Arc, OnceLock};
 use std::thread;
+use std::time::Duration;
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::oneshot;
 
@@ -57,6 +59,13 @@ pub fn on_driver_thread() -> bool {
 }
 
 /// The calling thread's kernel id, read from `/proc/thread-self` (a link to `<pid>/task/<tid>`).
+/// Whether `handle`'s runtime has timers. tokio has no question for it, but making a timer
+/// without them panics at once.
+fn has_timers(handle: &Handle) -> bool {
+    let _context = handle.enter();
+    panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
+}
+
 fn kernel_tid() -> Option<i32> {
     let link = fs::read_link("/proc/thread-self").ok()?;
     link.file_name()?.to_str()?.parse().ok()
@@ -151,7 +160,8 @@ impl Driver {
     ///
     /// When `handle` is a current-thread runtime: fibra's workers would block its one thread,
     /// and then nothing drives its reactor. Use a multi-thread runtime, or let fibra start its
-    /// own driver.
+    /// own driver. When `handle`'s runtime has no timers (tokio's panic saying so is printed by
+    /// the panic hook on the way).
     ///
     /// ```
     /// let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
@@ -166,6 +176,15 @@ impl Driver {
                  block its only thread and nothing would drive its reactor; use a multi-thread \
                  tokio runtime (#[tokio::main(flavor = \"multi_thread\")]) or leave out \
                  `tokio_handle` so that fibra starts its own driver",
+            ));
+        }
+        if !has_timers(&handle) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot attach fibra to a tokio runtime without timers: every timed wait of a \
+                 fiber is a timer on it; build the runtime with `enable_all()` (or \
+                 `enable_time()`), or leave out `tokio_handle` so that fibra starts its own \
+                 driver",
             ));
         }
         Ok(Driver {

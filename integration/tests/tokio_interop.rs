@@ -88,6 +88,25 @@ async fn attaching_to_a_current_thread_runtime_is_refused_with_advice() {
     assert!(message.contains("multi-thread"), "{message}");
 }
 
+/// A runtime without timers was accepted, and the first timed wait of a fiber then panicked
+/// inside its worker's scheduling loop (where timed parks are armed), aborting the process.
+#[test]
+fn attaching_to_a_runtime_without_timers_is_refused_with_advice() {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_io()
+        .build()
+        .unwrap();
+    let error = Runtime::builder()
+        .tokio_handle(tokio.handle().clone())
+        .build()
+        .unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    let message = error.to_string();
+    assert!(message.contains("without timers"), "{message}");
+    assert!(message.contains("enable_time"), "{message}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn block_on_of_a_fibra_runtime_runs_inside_spawn_blocking() {
     let value = tokio::task::spawn_blocking(|| {

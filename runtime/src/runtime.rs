@@ -310,7 +310,8 @@ impl RuntimeBuilder {
     /// its reactor, timers and blocking pool serve the fibers.
     ///
     /// [`build`](Self::build) fails for a current-thread runtime, whose one thread fibra's
-    /// workers would block.
+    /// workers would block, and for one without timers, which every timed wait of a fiber
+    /// needs.
     ///
     /// The tokio runtime must outlive this one, as it must outlive its own tasks: once it is
     /// shut down, a fiber's timer or socket wait panics with tokio's message that its runtime
@@ -335,7 +336,7 @@ impl RuntimeBuilder {
     /// # Errors
     ///
     /// When a worker or the driver thread cannot be spawned, or the attached tokio runtime is
-    /// a current-thread one.
+    /// a current-thread one or has no timers.
     ///
     /// ```
     /// let runtime = fibra::Runtime::builder().build()?;
