@@ -137,6 +137,14 @@ fn generate(
             format!("{name} takes a plain `fn`: in a fiber, blocking calls suspend only the fiber (use `fibra::block_on` to wait for a future)"),
         ));
     }
+    if let Some(constness) = &function.sig.constness {
+        return Err(syn::Error::new_spanned(
+            constness,
+            format!(
+                "{name} takes a plain `fn`, not a `const fn`: its body runs in a runtime it starts"
+            ),
+        ));
+    }
     if !function.sig.inputs.is_empty() {
         return Err(syn::Error::new_spanned(
             &function.sig.inputs,
@@ -185,4 +193,42 @@ fn generate(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{generate, Kind, Options};
+
+    /// The error `generate` gives for `function`, and the column it points at.
+    fn refused(function: &str, kind: Kind) -> (String, usize) {
+        let options = Options {
+            workers: None,
+            timeout_ms: 1_000,
+        };
+        let error = generate(options, syn::parse_str(function).unwrap(), kind)
+            .err()
+            .unwrap_or_else(|| panic!("`{function}` is accepted"));
+        (error.to_string(), error.span().start().column)
+    }
+
+    /// A `const fn` was accepted and failed in the expansion, with rustc's "cannot call
+    /// non-const function `fibra::__private::main`" pointing at the attribute.
+    #[test]
+    fn a_const_fn_is_refused_at_const() {
+        for (kind, name) in [
+            (Kind::Main, "#[fibra::main]"),
+            (Kind::Test, "#[fibra::test]"),
+        ] {
+            assert_eq!(
+                refused("const fn main() {}", kind),
+                (
+                    format!(
+                        "{name} takes a plain `fn`, not a `const fn`: its body runs in a runtime \
+                         it starts"
+                    ),
+                    0
+                )
+            );
+        }
+    }
 }
