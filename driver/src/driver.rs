@@ -58,7 +58,6 @@ pub fn on_driver_thread() -> bool {
     ON_DRIVER_THREAD.with(Cell::get)
 }
 
-/// The calling thread's kernel id, read from `/proc/thread-self` (a link to `<pid>/task/<tid>`).
 /// Whether `handle`'s runtime has timers. tokio has no question for it, but making a timer
 /// without them panics at once.
 fn has_timers(handle: &Handle) -> bool {
@@ -66,6 +65,7 @@ fn has_timers(handle: &Handle) -> bool {
     panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
 }
 
+/// The calling thread's kernel id, read from `/proc/thread-self` (a link to `<pid>/task/<tid>`).
 fn kernel_tid() -> Option<i32> {
     let link = fs::read_link("/proc/thread-self").ok()?;
     link.file_name()?.to_str()?.parse().ok()

@@ -3,6 +3,7 @@
 // tokio compiles its networking out under `--cfg loom`; these tests need it.
 #![cfg(not(loom))]
 
+use fibra_runtime::wait::{park_current_until_at_checked_if, WaitKind, WaitSite};
 use fibra_runtime::{
     block_on, blocking, current, park_timeout, scope, sleep, sleep_until, HoldKind, ScopeOptions,
     WaitExt,
@@ -645,6 +646,30 @@ fn a_loop_of_parks_timed_out_at_once_is_cancelled() {
         })
     });
     assert!(outcome.is_err());
+}
+
+/// A park that leaves its cancellation point to its caller (`park_current_until_at_checked_if`,
+/// whose wait another thread may have committed) does not unwind when its deadline has
+/// passed: the caller said no, and the cancellation waits for the next point.
+#[test]
+fn a_timed_out_park_whose_caller_refused_to_unwind_returns() {
+    let (asked, returned, cancelled) = on(1, || {
+        let token = fibra_runtime::CancelToken::new();
+        token.cancel();
+        let (mut asked, mut returned) = (0, false);
+        let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| {
+            let event = ();
+            let site = WaitSite::new(WaitKind::Event, &event);
+            park_current_until_at_checked_if(Instant::now(), &site, || {
+                asked += 1;
+                false
+            });
+            returned = true;
+            fibra_runtime::checkpoint();
+        });
+        (asked, returned, outcome.is_err())
+    });
+    assert_eq!((asked, returned, cancelled), (1, true, true));
 }
 
 /// A sleep until an instant the driver's clock had already passed returned without parking,

@@ -144,9 +144,14 @@ fn park_until(deadline: Deadline, check: Check, kind: Option<WaitKind>) {
         return;
     }
     if deadline.has_passed() {
-        // Still the cancellation point and the reduction of a park, as for one that finds its
-        // token: a loop of them must be cancellable and let the worker's other fibers run.
-        crate::checkpoint();
+        // Still the reduction of a park, and its cancellation point where `check` has one, as
+        // for a park that finds its token: a loop of them must be cancellable and let the
+        // worker's other fibers run. A caller that made its own point (`Check::Never`) may not
+        // unwind here: its wait may have been committed since.
+        match check {
+            Check::Never => charge_and_maybe_yield(),
+            Check::Before | Check::BeforeAndAfter => crate::checkpoint(),
+        }
         return;
     }
     park_fiber_with(
