@@ -6,6 +6,11 @@
 //! own multi-thread tokio runtime does). So tokio libraries work inside fibers, and async code
 //! can start fibers and await them.
 //!
+//! The examples name tokio itself, so an application depends on tokio beside fibra, with the
+//! features it uses: `#[tokio::main]` and `tokio::runtime::Runtime::new` need `macros` and
+//! `rt-multi-thread` (`tokio = { version = "1", features = ["full"] }` covers every example
+//! here).
+//!
 //! ## Calling fibra from tokio
 //!
 //! An async application keeps its threads for tokio, so fibra's worker 0 cannot be the
@@ -70,6 +75,49 @@
 //!     assert_eq!(answer.await.unwrap(), 42);
 //!     tokio::task::spawn_blocking(move || fibers.shut_down()).await.unwrap();
 //! }
+//! ```
+//!
+//! ### Channels and locks between fibers and tasks
+//!
+//! A [`chan`](crate::chan) channel or a [`sync`](crate::sync) primitive can connect fibers and
+//! tasks. In async code use the `_async` form of each wait — for example
+//! [`Reader::recv_async`](crate::chan::Reader::recv_async),
+//! [`Writer::send_async`](crate::chan::Writer::send_async),
+//! [`Mutex::lock_async`](crate::sync::Mutex::lock_async) — which suspends only the task. The
+//! blocking forms (`recv`, `send`, `lock`, [`sleep`](crate::sleep),
+//! [`JoinHandle::join`](crate::JoinHandle::join), [`block_on`](crate::block_on)) called in a
+//! task are not an error: outside a fiber they block the calling thread, here a tokio worker,
+//! so the other tasks queued on that worker wait too, and on a current-thread runtime a wait
+//! for one of them never ends.
+//!
+//! ```
+//! use fibra::sync::Mutex;
+//! use std::sync::Arc;
+//!
+//! let fibers = fibra::Runtime::builder().workers(2).build().unwrap().into_background().unwrap();
+//! let tokio = tokio::runtime::Runtime::new().unwrap();
+//! let (tx, rx) = fibra::chan::bounded(1);
+//! let seen = Arc::new(Mutex::new(Vec::new()));
+//! // A fiber sends with the blocking `send`…
+//! let producer = fibers.handle().spawn(move || {
+//!     for n in 1..=3 {
+//!         tx.send(n).unwrap();
+//!     }
+//! });
+//! // …and a task receives and locks with the `_async` forms.
+//! let consumer = tokio.spawn({
+//!     let seen = seen.clone();
+//!     async move {
+//!         while let Some(n) = rx.recv_async().await {
+//!             seen.lock_async().await.push(n);
+//!         }
+//!     }
+//! });
+//! tokio.block_on(async {
+//!     producer.await.unwrap();
+//!     consumer.await.unwrap();
+//! });
+//! assert_eq!(*seen.lock(), [1, 2, 3]);
 //! ```
 //!
 //! ## Calling tokio from fibra
