@@ -7,10 +7,12 @@
 //! - a `Scenario` is a list of named steps, each a closure over a `Vu` (an HTTP/1.1 client with
 //!   keep-alive connections, raw TCP, think time and checks); each step gets its own latency
 //!   histogram in the report;
-//! - `Load` runs it with some VUs for a duration, a number of iterations or k6-style stages,
-//!   in the closed model (each VU starts its next iteration when the last one ended) or the
-//!   open model (`.rate(n)`: iterations start on a schedule and latency is measured from the
-//!   intended start, so a stalled server shows in the percentiles);
+//! - `Load` runs it with some VUs (`.vus(n)`; 1 unless given) for a duration (`.duration(d)`),
+//!   a number of iterations (`.iterations(n)`) or k6-style stages (`.stages(…)`) — 10 s when
+//!   none of these is given — in the closed model (each VU starts its next iteration when the
+//!   last one ended) or the open model (`.rate(n)`: iterations start on a schedule and latency
+//!   is measured from the intended start, so a stalled server shows in the percentiles);
+//!   `.stop_on(token)` ends a run early when a [`CancelToken`](crate::CancelToken) fires;
 //! - the `Report` has HDR histograms and counters, a text summary, JSON and an HTML page, and
 //!   `Threshold`s such as `p99<50ms` or `errors<1%` to fail a CI run. Thresholds measure the
 //!   HTTP requests; a run that made none (raw TCP steps only) is measured by its step runs.
@@ -58,8 +60,9 @@
 //!
 //! For a protocol other than HTTP, a step opens its own connection with `Vu::connect` (bounded
 //! by the run's request timeout) and speaks over it with `Read`/`Write`. Such traffic is not
-//! counted as requests; each step run is timed, and its errors counted, in the step's row of
-//! the report, which thresholds then measure.
+//! counted as requests (the summary's request, byte, connection and latency lines stay at
+//! zero); each step run is timed, and its errors counted, in the step's row of the report,
+//! which thresholds then measure.
 //!
 //! ```
 //! use fibra::net::TcpListener;
@@ -86,6 +89,7 @@
 //!     });
 //!     let mut report = Load::new(scenario).vus(4).iterations(40).run();
 //!     assert_eq!(report.stats.requests, 0);
+//!     assert_eq!((report.stats.bytes_in, report.stats.connections), (0, 0));
 //!     assert_eq!(report.stats.steps[0].count, 40);
 //!     assert_eq!(report.stats.checks["echoed"].pass, 40);
 //!     let thresholds: Vec<Threshold> =
