@@ -102,7 +102,7 @@ fn calls_outside_a_runtime_panic_at_the_callers_line_naming_the_function() {
         let (message, file, line) = panic_of(call);
         assert!(
             message.starts_with(&format!("{called} called outside a fiber"))
-                || message == format!("{called} called outside a fibra runtime"),
+                || message.starts_with(&format!("{called} called outside a fibra runtime;")),
             "{called}: {message}"
         );
         assert_eq!(
@@ -115,6 +115,16 @@ fn calls_outside_a_runtime_panic_at_the_callers_line_naming_the_function() {
             "{called} reported line {line}"
         );
     }
+}
+
+#[test]
+fn spawning_outside_a_runtime_says_how_to_reach_one() {
+    let (message, _, _) = panic_of(|| drop(fibra_runtime::spawn(|| ())));
+    assert_eq!(
+        message,
+        "fibra::spawn() called outside a fibra runtime; from another thread or a tokio task, \
+         spawn through the runtime's Handle (Runtime::handle, BackgroundRuntime::handle)"
+    );
 }
 
 #[test]

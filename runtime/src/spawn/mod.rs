@@ -441,7 +441,12 @@ pub(crate) fn current_handle(called: &str) -> Handle {
     // Not `unwrap_or_else`: a closure would report its own line instead of the caller's.
     match Handle::try_current() {
         Some(handle) => handle,
-        None => panic!("{called}() called outside a fibra runtime"),
+        // The usual way here is a tokio task or a thread of an application that has a fibra
+        // runtime, so the message names the way in from there.
+        None => panic!(
+            "{called}() called outside a fibra runtime; from another thread or a tokio task, \
+             spawn through the runtime's Handle (Runtime::handle, BackgroundRuntime::handle)"
+        ),
     }
 }
 
