@@ -13,7 +13,8 @@
 //!   not hold its fiber forever.
 //! - **Structured connections.** Spawning the connection fibers in a [`scope_with`] means the
 //!   server function returns only after every connection has ended, and a connection may
-//!   borrow from the server (here a shared counter).
+//!   borrow from the server (here a shared counter). The other side of it: a panic in one
+//!   connection ends them all unless it is caught (see "A panic in one connection" below).
 //! - **A graceful stop.** A [`CancelToken`](crate::CancelToken) given to the scope stops the
 //!   accept loop and every connection at their next cancellation point (every I/O call is
 //!   one); destructors run as they unwind, so sockets are closed.
@@ -199,6 +200,89 @@
 //!     // Not waited for: the runtime cancels it when `main` returns.
 //!     drop(on_ctrl_c);
 //! }
+//! ```
+//!
+//! ## A panic in one connection
+//!
+//! A scope is all or nothing: a child's panic cancels its siblings and the scope body, and
+//! the scope re-raises it (see [the cancellation chapter](crate::guide::cancellation)). In
+//! the examples above, a bug that panics while serving one client therefore closes every
+//! other connection and the listener, and `serve` panics — unlike a thread per connection,
+//! or a `tokio::spawn` per connection, where the panic ends only that one. To keep the
+//! service up, catch the panic around each connection's work. A cancellation is an unwind
+//! as well, and must go on: [`is_cancellation`](crate::is_cancellation) tells the two apart.
+//! The runtime's panic hook has already reported the panic, naming the fiber.
+//!
+//! ```
+//! use fibra::net::{TcpListener, TcpStream};
+//! use fibra::{CancelToken, ScopeOptions};
+//! use std::io::{BufRead, BufReader, Write};
+//! use std::panic::{self, AssertUnwindSafe};
+//!
+//! /// Answers each line with its length; the line "boom" hits a bug.
+//! fn connection(conn: TcpStream) -> std::io::Result<()> {
+//!     let mut line = String::new();
+//!     let mut reader = BufReader::new(&conn);
+//!     loop {
+//!         line.clear();
+//!         if reader.read_line(&mut line)? == 0 {
+//!             return Ok(());
+//!         }
+//!         assert_ne!(line, "boom\n", "a bug in the handler");
+//!         (&conn).write_all(format!("{}\n", line.len()).as_bytes())?;
+//!     }
+//! }
+//!
+//! /// Serves one connection; a panic in it ends this connection alone.
+//! fn contained(conn: TcpStream) {
+//!     match panic::catch_unwind(AssertUnwindSafe(|| connection(conn))) {
+//!         Err(payload) if fibra::is_cancellation(&*payload) => panic::resume_unwind(payload),
+//!         Err(_) => eprintln!("a connection panicked; the others go on"),
+//!         Ok(Err(error)) => eprintln!("connection: {error}"),
+//!         Ok(Ok(())) => {}
+//!     }
+//! }
+//!
+//! fn serve(listener: TcpListener, stop: CancelToken) {
+//!     let _ = fibra::scope_with(ScopeOptions::new().token(stop), |s| {
+//!         for conn in listener.incoming().flatten() {
+//!             s.spawn(move || contained(conn));
+//!         }
+//!     });
+//! }
+//!
+//! fn ask(conn: &TcpStream, line: &str) -> String {
+//!     let mut conn = conn;
+//!     conn.write_all(line.as_bytes()).unwrap();
+//!     let mut answer = String::new();
+//!     BufReader::new(conn).read_line(&mut answer).unwrap();
+//!     answer
+//! }
+//!
+//! fibra::run(|| {
+//!     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+//!     let addr = listener.local_addr().unwrap();
+//!     let stop = CancelToken::new();
+//!     let server = fibra::spawn({
+//!         let stop = stop.clone();
+//!         move || serve(listener, stop)
+//!     });
+//!
+//!     let calm = TcpStream::connect(addr).unwrap();
+//!     assert_eq!(ask(&calm, "hi\n"), "3\n");
+//!     // This client's connection panics and is closed...
+//!     let unlucky = TcpStream::connect(addr).unwrap();
+//!     (&unlucky).write_all(b"boom\n").unwrap();
+//!     let closed = BufReader::new(&unlucky).read_line(&mut String::new());
+//!     assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+//!     // ...while the other connection and the listener go on.
+//!     assert_eq!(ask(&calm, "still here\n"), "11\n");
+//!     let late = TcpStream::connect(addr).unwrap();
+//!     assert_eq!(ask(&late, "late\n"), "5\n");
+//!
+//!     stop.cancel();
+//!     server.join().unwrap(); // `serve` returned: the panic did not reach it
+//! });
 //! ```
 //!
 //! ## Idle limits: per read or per exchange
