@@ -995,3 +995,40 @@ fn a_captured_value_whose_drop_panics_fails_the_join_of_an_unstarted_fiber() {
         );
     });
 }
+
+#[test]
+fn a_map_cancelled_from_outside_unwinds_with_the_cancellation_not_a_panic() {
+    let maps: [(&str, Map); 3] = [
+        ("parallel_map", |items, f| parallel_map(items, f)),
+        ("parallel_map_limited", |items, f| {
+            parallel_map_limited(items, 2, f)
+        }),
+        ("parallel_chunks", |items, f| parallel_chunks(items, f)),
+    ];
+    for (name, map) in maps {
+        for workers in fibra_testing::WORKER_COUNTS {
+            let returned = AtomicBool::new(false);
+            let outcome = on(workers, || {
+                let token = CancelToken::new();
+                scope_with(ScopeOptions::new().token(token.clone()), |_| {
+                    map(0..8, &|x| {
+                        if x == 0 {
+                            token.cancel();
+                        }
+                        sleep(HOUR);
+                    });
+                    returned.store(true, Ordering::SeqCst);
+                })
+            });
+            assert_eq!(
+                outcome.map_err(|cancelled| cancelled.cause()),
+                Err(CancelCause::Token),
+                "{name}, {workers} workers"
+            );
+            assert!(
+                !returned.load(Ordering::SeqCst),
+                "{name}, {workers} workers"
+            );
+        }
+    }
+}

@@ -99,7 +99,7 @@ where
             }
         });
     }
-    filled(slots).collect()
+    filled(called, slots)
 }
 
 /// Maps `f` over `items` in a few fibers (four per worker) that take the items in blocks, in
@@ -181,10 +181,7 @@ where
     });
     let source = source.into_inner();
     if !slots.keep_all(source.next) {
-        // A fiber unwound without a panic (which the scope would have re-raised): the
-        // caller's scope is being cancelled.
-        crate::cancel::check_current_scope();
-        panic!("{called}: an item's fiber was cancelled, so the map has no result for it");
+        unmapped(called);
     }
     // SAFETY: `keep_all` found every slot below `source.next` (the items taken, at most the
     // capacity `len`) written, and gave up dropping them: they are the vector's now.
@@ -326,13 +323,25 @@ impl<T> Drop for Written<'_, '_, T> {
     }
 }
 
-/// The values of slots that every fiber of a finished scope has filled, in order.
-fn filled<T>(slots: Vec<Mutex<Option<T>>>) -> impl Iterator<Item = T> {
-    slots.into_iter().map(|slot| {
-        slot.into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .expect("every item was mapped")
-    })
+/// The values of the slots of a finished scope, in order; unwinds as [`unmapped`] if one is
+/// empty.
+fn filled<T>(called: &str, slots: Vec<Mutex<Option<T>>>) -> Vec<T> {
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(|| unmapped(called))
+        })
+        .collect()
+}
+
+/// An item has no result though the map's scope ended without a panic (which it would have
+/// re-raised): an item's fiber was cancelled, so the caller's scope is, and the caller unwinds
+/// with that cancellation (unless it is shielded) rather than with a panic of its own.
+fn unmapped(called: &str) -> ! {
+    crate::cancel::check_current_scope();
+    panic!("{called}: an item's fiber was cancelled, so the map has no result for it");
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
