@@ -1,11 +1,12 @@
 //! A scoped join of a panicked child: the same outcome whether the child panicked before the
-//! join or while the body waited in it, under 1, 2 and 4 workers; and a recorded panic whose
-//! drop parks.
+//! join or while the body waited in it, under 1, 2 and 4 workers, also when the panic lands
+//! between the join's look at the child and its park; and a recorded panic whose drop parks.
 
-use fibra_runtime::{checkpoint, park, scope, yield_now};
+use fibra_runtime::{checkpoint, current_worker, park, scope, yield_now};
 use fibra_testing::{on, WORKER_COUNTS};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// What a body saw and what its scope returned.
 #[derive(Debug, PartialEq, Eq)]
@@ -162,4 +163,73 @@ fn a_replaced_panic_that_parks_as_it_drops_stops_no_sibling() {
         .recv_timeout(Duration::from_secs(30))
         .expect("the scope ended");
     assert_eq!(raised, Err(Some(0)));
+}
+
+/// One scope whose body joins a child that panics on another worker (when it got one) while
+/// the body is in its join, `delay` spins after the body let it go: whether the join returned
+/// the panic and the scope its value.
+fn join_a_child_panicking_elsewhere(delay: u32) -> bool {
+    let started = AtomicUsize::new(usize::MAX);
+    let go = AtomicBool::new(false);
+    let body_worker = current_worker();
+    let ended = panic::catch_unwind(AssertUnwindSafe(|| {
+        scope(|s| {
+            let child = s.spawn(|| {
+                let me = current_worker();
+                started.store(me.unwrap_or(0), Ordering::SeqCst);
+                while !go.load(Ordering::SeqCst) {
+                    if me == body_worker {
+                        yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+                panic::resume_unwind(Box::new("boom"));
+            });
+            // Spins a while before each yield, so that another worker often takes the child
+            // (then it panics while the body runs); after a yield it may start here.
+            while started.load(Ordering::SeqCst) == usize::MAX {
+                for _ in 0..1_000 {
+                    std::hint::spin_loop();
+                }
+                yield_now();
+            }
+            go.store(true, Ordering::SeqCst);
+            for _ in 0..delay {
+                std::hint::spin_loop();
+            }
+            let joined = child.join().map_err(|error| message(&*error.into_panic()));
+            joined == Err("boom".to_owned())
+        })
+    }));
+    ended.unwrap_or(false)
+}
+
+#[test]
+fn a_panic_between_the_joins_look_and_its_park_is_returned_by_the_join() {
+    for workers in WORKER_COUNTS {
+        let failed = on(workers, || {
+            // Unparks the body all the while, so that it goes round the join's loop (look at
+            // the child, then park) again and again as the child panics.
+            let stop = Arc::new(AtomicBool::new(false));
+            let unparker = {
+                let (stop, body) = (stop.clone(), fibra_runtime::current());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        body.unpark();
+                    }
+                })
+            };
+            let failed = (0..20_000u32)
+                .filter(|round| !join_a_child_panicking_elsewhere(round % 64 * 8))
+                .count();
+            stop.store(true, Ordering::Relaxed);
+            unparker.join().expect("the unparking thread");
+            failed
+        });
+        assert_eq!(
+            failed, 0,
+            "{workers} workers: scopes unwound by a joined panic"
+        );
+    }
 }

@@ -216,11 +216,20 @@ pub(crate) fn wait<T>(
     // A fiber of this runtime is never left waiting by shutdown (it is abandoned with the
     // fiber it waits for), so only other callers register to be told about it.
     let shared = &*joined.fiber().0.shared;
-    let ours = in_fiber()
+    let fiber = in_fiber();
+    let ours = fiber
         && with_worker(|local| local.is_some_and(|local| std::ptr::eq(&**local.shared(), shared)));
     let waker = current_waker();
     let mut published = None;
     loop {
+        // The join's cancellation point, looked at before the poll and acted on after it: a
+        // scoped child's panic cancels its joiner as it stores its result (under the packet's
+        // lock), so a cancellation seen here that came with the result finds the result in
+        // the poll. The outcome of a join must not depend on whether the fiber finished
+        // before or during it, and a join never unwinds for a fiber that has finished. A
+        // cancellation that comes after this look wakes the park below, and the next turn of
+        // the loop sees it.
+        let cancelled = fiber && crate::cancel::is_cancelled();
         let result = if ours {
             joined.poll_take(&waker)
         } else {
@@ -234,13 +243,13 @@ pub(crate) fn wait<T>(
             }
             return result;
         }
-        // A result that is there once woken is returned, even if a cancellation woke us too
-        // (a scoped child's panic cancels the joiner): the outcome of a join must not depend
-        // on whether the fiber finished before or during it.
+        if cancelled {
+            crate::cancel::check_current();
+        }
         if published.is_none() {
             published = Published::new(site, false);
         }
-        if !park_fiber_checking(Check::Before) {
+        if !park_fiber_checking(Check::Never) {
             park_current_until_as(Deadline::NEVER, Some(site.kind()));
         }
     }

@@ -422,7 +422,10 @@ pub(crate) enum Check {
     /// Only before suspending: the caller looks at its condition first once woken, so a wait
     /// that was satisfied returns its result even if a cancellation woke it too.
     Before,
-    /// Neither: the caller has made its own cancellation point just before.
+    /// Neither: the caller is its own cancellation point, made just before the park or
+    /// looked at before its condition, so that a wait committed meanwhile (a channel's
+    /// handoff under way, a scoped child's panic that cancels its joiner as it stores its
+    /// result) is not unwound. A cancellation that comes later wakes the park.
     Never,
 }
 
