@@ -1032,3 +1032,41 @@ fn a_map_cancelled_from_outside_unwinds_with_the_cancellation_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn parallel_map_limited_takes_no_item_after_a_panic_cancelled_its_fibers() {
+    for workers in fibra_testing::WORKER_COUNTS {
+        let item_one_started = AtomicBool::new(false);
+        let mapped_after = AtomicUsize::new(0);
+        let outcome = on(workers, || {
+            panic::catch_unwind(AssertUnwindSafe(|| {
+                parallel_map_limited(0..100u32, 2, |x| match x {
+                    0 => {
+                        while !item_one_started.load(Ordering::SeqCst) {
+                            fibra_runtime::yield_now();
+                        }
+                        panic!("item 0");
+                    }
+                    // Ends only once the panic has cancelled its fiber, with no cancellation
+                    // point on the way: the fiber's next item is where it must stop.
+                    1 => {
+                        item_one_started.store(true, Ordering::SeqCst);
+                        while !fibra_runtime::is_cancelled() {
+                            fibra_runtime::yield_now();
+                        }
+                    }
+                    _ => {
+                        mapped_after.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+            }))
+        });
+        let payload = outcome.unwrap_err();
+        assert_eq!(
+            payload.downcast_ref::<&str>(),
+            Some(&"item 0"),
+            "{workers} workers"
+        );
+        assert_eq!(mapped_after.load(Ordering::SeqCst), 0, "{workers} workers");
+    }
+}

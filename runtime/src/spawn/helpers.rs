@@ -42,7 +42,9 @@ where
     map_limited("fibra::parallel_map", items, usize::MAX, f)
 }
 
-/// [`parallel_map`] with at most `limit` items in flight at once.
+/// [`parallel_map`] with at most `limit` items in flight at once: `limit` fibers take the items
+/// one after another. The first panic cancels the other fibers (each stops before its next
+/// item, or at a cancellation point of one) and is re-raised once all have ended.
 ///
 /// # Panics
 ///
@@ -91,6 +93,9 @@ where
             for _ in 0..limit {
                 let (next, slots) = (&next, &slots);
                 s.spawn(move || loop {
+                    // A fiber that a panic (or the caller's scope) cancelled takes no more
+                    // items, whether or not `f` has a cancellation point.
+                    crate::cancel::check_current();
                     let Some((index, item)) = lock(next).next() else {
                         break;
                     };
