@@ -86,3 +86,37 @@ fn a_race_cancelled_from_outside_unwinds_its_caller() {
         );
     });
 }
+
+#[test]
+fn a_race_whose_body_panics_cancels_its_racers_and_re_raises_the_panic() {
+    let dropped = fibra_testing::bounded(Duration::from_secs(60), || {
+        let dropped = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = dropped.clone();
+        on_each_worker_count(move |workers| {
+            let before = counter.load(Ordering::SeqCst);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                race_with(|racers| {
+                    let guard = Counted(counter.clone());
+                    racers.enter(move || {
+                        let _guard = guard;
+                        sleep(HOUR)
+                    });
+                    panic!("body");
+                })
+            }));
+            let payload = outcome.unwrap_err();
+            assert_eq!(
+                payload.downcast_ref::<&str>(),
+                Some(&"body"),
+                "{workers} workers"
+            );
+            assert_eq!(
+                counter.load(Ordering::SeqCst),
+                before + 1,
+                "{workers} workers"
+            );
+        });
+        dropped.load(Ordering::SeqCst)
+    });
+    assert_eq!(dropped, fibra_testing::WORKER_COUNTS.len());
+}

@@ -4,6 +4,7 @@ use super::scope::{cancel_scope_of, run_scope, Scope};
 use crate::cancel::{CancelCause, CancelScope};
 use std::cell::Cell;
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 /// Runs every closure in a fiber of its own; the first to finish wins, the others are cancelled
@@ -49,7 +50,8 @@ where
 ///
 /// # Panics
 ///
-/// If `body` enters no racer; outside a fiber; with a racer's or `body`'s panic.
+/// If `body` enters no racer; outside a fiber; with a racer's or `body`'s panic (a `body` that
+/// panics ends the race: the racers it entered are cancelled and joined first).
 ///
 /// ```
 /// use std::time::Duration;
@@ -194,7 +196,12 @@ where
             winner: winner.clone(),
             entered: Cell::new(false),
         };
-        body(&racers);
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| body(&racers))) {
+            // Nobody waits for a winner of a race whose body unwound: its racers are
+            // cancelled, not run to their ends, before the unwind goes on.
+            racers.cancel.cancel(CancelCause::Internal);
+            panic::resume_unwind(payload);
+        }
         entered = racers.entered.get();
     });
     let winner = winner.lock().unwrap_or_else(|p| p.into_inner()).take();
