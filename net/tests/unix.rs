@@ -365,3 +365,34 @@ fn a_connect_to_a_full_backlog_is_cancellable_and_gets_through_after_an_accept()
         drop((first, queued));
     });
 }
+
+/// std's blocking receive on a datagram socket whose read half is shut down returns `Ok(0)` at
+/// once, and one already waiting then returns so; in non-blocking mode it says `WouldBlock`.
+/// The kernel's non-blocking receive says `WouldBlock` in either mode, and the socket stays
+/// readable, so a receive that waits for a datagram instead must look at the shutdown itself.
+#[test]
+fn a_receive_on_a_datagram_socket_whose_read_half_is_shut_down_ends_as_stds() {
+    fibra_testing::bounded(Duration::from_secs(60), || {
+        fibra_testing::on_each_worker_count(|_| {
+            let (a, _b) = UnixDatagram::pair().unwrap();
+            let a = Arc::new(a);
+            let waiting = {
+                let a = a.clone();
+                fibra_runtime::spawn(move || {
+                    let (n, from) = a.recv_from(&mut [0; 8]).unwrap();
+                    (n, from.is_unnamed())
+                })
+            };
+            fibra_testing::until_parked(waiting.fiber());
+            a.shutdown(Shutdown::Read).unwrap();
+            assert_eq!(waiting.join().unwrap(), (0, true));
+            assert_eq!(a.recv(&mut [0; 8]).unwrap(), 0);
+            a.set_nonblocking(true).unwrap();
+            let error = a.recv(&mut [0; 8]).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        });
+        let (a, _b) = UnixDatagram::pair().unwrap();
+        a.shutdown(Shutdown::Both).unwrap();
+        assert_eq!(a.recv(&mut [0; 8]).unwrap(), 0, "on a plain thread");
+    });
+}

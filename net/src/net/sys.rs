@@ -142,13 +142,30 @@ pub(crate) fn unix_sockaddr(addr: &UnixSocketAddr) -> io::Result<SockAddr> {
 
 /// An unnamed Unix address. std makes none from parts; an unbound socket's own address is
 /// one, made once.
-fn unnamed() -> io::Result<UnixSocketAddr> {
+pub(crate) fn unnamed() -> io::Result<UnixSocketAddr> {
     static UNNAMED: OnceLock<UnixSocketAddr> = OnceLock::new();
     if let Some(addr) = UNNAMED.get() {
         return Ok(addr.clone());
     }
     let addr = std::os::unix::net::UnixDatagram::unbound()?.local_addr()?;
     Ok(UNNAMED.get_or_init(|| addr).clone())
+}
+
+/// Whether `socket`'s read half is shut down (by `shutdown(Read)` or `shutdown(Both)` through
+/// any descriptor of the socket), which its poll reports as `POLLRDHUP`.
+pub(crate) fn read_shut_down(socket: impl AsFd) -> io::Result<bool> {
+    let mut entry = libc::pollfd {
+        fd: socket.as_fd().as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: `entry` is one valid, initialised `pollfd` that lives across the call, and we
+    // pass a count of 1; `socket` is borrowed, so the descriptor stays open meanwhile. A zero
+    // timeout never blocks.
+    if unsafe { libc::poll(&mut entry, 1, 0) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(entry.revents & libc::POLLRDHUP != 0)
 }
 
 fn result(returned: isize) -> io::Result<usize> {

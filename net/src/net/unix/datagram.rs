@@ -137,16 +137,19 @@ impl UnixDatagram {
         })
     }
 
-    /// Receives one datagram, waiting for one.
+    /// Receives one datagram, waiting for one. Once the read half is
+    /// [shut down](Self::shutdown) and nothing is queued, it returns `Ok(0)` (from an unnamed
+    /// address) at once, as std's does.
     ///
     /// # Errors
     ///
     /// The OS's `recvfrom` errors; `WouldBlock` when the read timeout expired.
     pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        let (n, from) = self.read_io(crate::source::never, |socket| {
-            sys::recv_from(socket, buf, 0)
-        })?;
-        Ok((n, sys::unix_addr(&from)?))
+        match self.receive(|socket| sys::recv_from(socket, buf, 0))? {
+            Some((n, from)) => Ok((n, sys::unix_addr(&from)?)),
+            // The kernel names no sender then, which std gives as an unnamed address.
+            None => Ok((0, sys::unnamed()?)),
+        }
     }
 
     /// Sends `buf` to the connected peer.
@@ -164,7 +167,29 @@ impl UnixDatagram {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_io(crate::source::never, |socket| sys::recv(socket, buf, 0))
+        Ok(self
+            .receive(|socket| sys::recv(socket, buf, 0))?
+            .unwrap_or(0))
+    }
+
+    /// Runs the receive `op` until it does not say `WouldBlock`; `None` when there is no
+    /// datagram and the read half is shut down, where std's blocking receive returns at once
+    /// with nothing. The kernel's non-blocking receive says `WouldBlock` then (as std's does in
+    /// non-blocking mode) while the socket stays readable, so a wait would retry for ever.
+    fn receive<R>(
+        &self,
+        mut op: impl FnMut(&std::os::unix::net::UnixDatagram) -> io::Result<R>,
+    ) -> io::Result<Option<R>> {
+        self.read_io(crate::source::never, |socket| match op(socket) {
+            Err(error)
+                if error.kind() == io::ErrorKind::WouldBlock
+                    && !self.source.is_nonblocking()
+                    && sys::read_shut_down(socket)? =>
+            {
+                Ok(None)
+            }
+            result => result.map(Some),
+        })
     }
 }
 
