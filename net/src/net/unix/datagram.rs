@@ -8,8 +8,9 @@ use std::os::unix::net::SocketAddr;
 use std::path::Path;
 
 /// A Unix domain datagram socket: [`std::os::unix::net::UnixDatagram`]'s shape, where
-/// receiving parks the calling fiber until a datagram arrives. A cancelled `recv` took no
-/// datagram.
+/// receiving parks the calling fiber until a datagram arrives, and sending to a receiver whose
+/// queue is full parks it until there is room. A cancelled `recv` took no datagram; a cancelled
+/// send sent nothing (a datagram goes whole or not at all).
 ///
 /// ```
 /// use fibra::net::UnixDatagram;

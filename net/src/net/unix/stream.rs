@@ -15,6 +15,9 @@ const LAST_PAUSE: Duration = Duration::from_millis(16);
 
 /// A Unix domain stream socket: [`std::os::unix::net::UnixStream`]'s shape, with `Read` and
 /// `Write` (also for `&UnixStream`) that park the calling fiber until the socket is ready.
+/// Every call is a cancellation point; a cancelled `read` consumed nothing, while a cancelled
+/// `write_all` may already have sent a prefix of its buffer (the writes that completed before
+/// the cancellation).
 ///
 /// ```
 /// use fibra::net::UnixStream;
