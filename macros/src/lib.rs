@@ -62,7 +62,8 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Options: `flavor = "multi_thread"` (the default) with `workers = N`, or
 /// `flavor = "current_thread"` for one worker thread, as for [`#[fibra::main]`](macro@main);
-/// and `timeout = "10s"` (`ms`, `s` or `m`; default 60 s).
+/// and `timeout = "10s"` (`ms`, `s` or `m`; default 60 s). It adds `#[test]` itself, and refuses
+/// a second one; other attributes (`#[should_panic]`, `#[ignore]`) go with the test.
 ///
 /// When the timeout passes, a dump of the test's fibers (`fibra::dump`: what
 /// each waits for, and on which line) is printed on stderr, the fibers are cancelled and the
@@ -151,6 +152,15 @@ fn generate(
             format!("{name} functions take no arguments"),
         ));
     }
+    if kind == Kind::Test {
+        if let Some(test) = function.attrs.iter().find(|attr| is_std_test(attr.path())) {
+            return Err(syn::Error::new_spanned(
+                test,
+                "#[fibra::test] adds `#[test]` itself: remove this one, which would run the test \
+                 a second time",
+            ));
+        }
+    }
     let ItemFn {
         attrs,
         vis,
@@ -195,6 +205,21 @@ fn generate(
     })
 }
 
+/// Whether `path` names the standard `#[test]` attribute: `test`, or a path to it through
+/// `core` or `std`.
+fn is_std_test(path: &syn::Path) -> bool {
+    let idents: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    match idents.as_slice() {
+        [only] => only == "test",
+        [first, .., last] => last == "test" && (first == "core" || first == "std"),
+        [] => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{generate, Kind, Options};
@@ -230,5 +255,28 @@ mod tests {
                 )
             );
         }
+    }
+
+    /// A second `#[test]` beside `#[fibra::test]` ran the test twice (rustc only warned).
+    #[test]
+    fn a_second_test_attribute_is_refused() {
+        for attribute in [
+            "#[test]",
+            "#[::core::prelude::v1::test]",
+            "#[std::prelude::v1::test]",
+        ] {
+            let (message, _) = refused(&format!("{attribute} fn twice() {{}}"), Kind::Test);
+            assert_eq!(
+                message,
+                "#[fibra::test] adds `#[test]` itself: remove this one, which would run the test \
+                 a second time"
+            );
+        }
+        let options = Options {
+            workers: None,
+            timeout_ms: 1_000,
+        };
+        let other = syn::parse_str("#[should_panic] #[my::test] fn other() {}").unwrap();
+        assert!(generate(options, other, Kind::Test).is_ok());
     }
 }
