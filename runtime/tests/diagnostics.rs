@@ -11,6 +11,15 @@ fn stderr_of(test: &str, vars: &[(&str, &str)]) -> String {
     stderr
 }
 
+/// The lines fibra reports on the stderr of child test `test`, run with `vars`.
+fn reports_of(test: &str, vars: &[(&str, &str)]) -> Vec<String> {
+    stderr_of(test, vars)
+        .lines()
+        .filter(|l| l.starts_with("fibra:"))
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
 fn a_bad_worker_count_in_the_environment_is_reported_in_one_line_and_ignored() {
     const TEST: &str = "a_bad_worker_count_in_the_environment_is_reported_in_one_line_and_ignored";
@@ -55,21 +64,13 @@ fn workers_zero_from_the_builder_or_the_environment_means_the_default_and_is_rep
         runtime.block_on(|| ());
         return;
     }
-    let reports = |vars: &[(&str, &str)]| -> Vec<String> {
-        let stderr = stderr_of(TEST, vars);
-        stderr
-            .lines()
-            .filter(|l| l.starts_with("fibra:"))
-            .map(str::to_owned)
-            .collect()
-    };
     let using = format!("not a valid value; using {parallelism} (available parallelism)");
     assert_eq!(
-        reports(&[("ZERO_FROM", "builder")]),
+        reports_of(TEST, &[("ZERO_FROM", "builder")]),
         [format!("fibra: ignoring workers(0): {using}")]
     );
     assert_eq!(
-        reports(&[("ZERO_FROM", "env"), ("FIBRA_WORKERS", "0")]),
+        reports_of(TEST, &[("ZERO_FROM", "env"), ("FIBRA_WORKERS", "0")]),
         [format!("fibra: ignoring FIBRA_WORKERS=\"0\": {using}")]
     );
 }
@@ -87,19 +88,15 @@ fn blocking_threads_zero_from_the_builder_is_reported_like_the_environments() {
         assert_eq!(runtime.block_on(|| fibra_runtime::blocking(|| 6 * 7)), 42);
         return;
     }
-    let reports = |vars: &[(&str, &str)]| -> Vec<String> {
-        stderr_of(TEST, vars)
-            .lines()
-            .filter(|l| l.starts_with("fibra:"))
-            .map(str::to_owned)
-            .collect()
-    };
     assert_eq!(
-        reports(&[("ZERO_FROM", "builder")]),
+        reports_of(TEST, &[("ZERO_FROM", "builder")]),
         ["fibra: ignoring blocking_threads(0): not a valid value; using 64"]
     );
     assert_eq!(
-        reports(&[("ZERO_FROM", "env"), ("FIBRA_BLOCKING_THREADS", "0")]),
+        reports_of(
+            TEST,
+            &[("ZERO_FROM", "env"), ("FIBRA_BLOCKING_THREADS", "0")]
+        ),
         ["fibra: ignoring FIBRA_BLOCKING_THREADS=\"0\": not a valid value; using 64"]
     );
 }

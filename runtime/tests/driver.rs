@@ -565,6 +565,29 @@ impl std::future::Future for WakesItself {
     }
 }
 
+/// On one worker, in a scope that another fiber of the worker cancels, runs in a loop the step
+/// that `prepare` (run first, before that fiber exists) returns, and asserts that the scope ended
+/// cancelled: the step must be a cancellation point that lets the other fiber have its turn, or
+/// the loop runs until the hang guard fails the test.
+fn ends_cancelled<F: FnMut()>(prepare: impl FnOnce() -> F + Send + 'static) {
+    let outcome = bounded(MINUTE, || {
+        on(1, || {
+            let mut step = prepare();
+            let token = fibra_runtime::CancelToken::new();
+            let canceller = {
+                let token = token.clone();
+                fibra_runtime::spawn(move || token.cancel())
+            };
+            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| loop {
+                step();
+            });
+            canceller.join().unwrap();
+            outcome
+        })
+    });
+    assert!(outcome.is_err(), "{outcome:?}");
+}
+
 /// A future that wakes itself while polled was polled again at once, for as long as it asked:
 /// the worker's other fibers never ran, and here the one that would end it starved.
 #[test]
@@ -589,63 +612,33 @@ fn block_on_of_a_future_that_wakes_itself_lets_the_workers_other_fibers_run() {
 /// never ended it.
 #[test]
 fn block_on_of_a_future_that_wakes_itself_is_cancelled() {
-    let outcome = bounded(MINUTE, || {
-        on(1, || {
-            let token = fibra_runtime::CancelToken::new();
-            let canceller = {
-                let token = token.clone();
-                fibra_runtime::spawn(move || token.cancel())
-            };
-            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| {
-                block_on(WakesItself::default())
-            });
-            canceller.join().unwrap();
-            outcome
-        })
+    ends_cancelled(|| {
+        || {
+            block_on(WakesItself::default());
+        }
     });
-    assert!(outcome.is_err(), "{outcome:?}");
 }
 
 /// A `block_on` of a future ready at its first poll was no cancellation point and cost no
 /// reduction: a loop of them was never cancelled, and its worker's other fibers never ran.
 #[test]
 fn a_loop_of_ready_block_ons_is_cancelled() {
-    let outcome = bounded(MINUTE, || {
-        on(1, || {
-            let token = fibra_runtime::CancelToken::new();
-            let canceller = {
-                let token = token.clone();
-                fibra_runtime::spawn(move || token.cancel())
-            };
-            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| loop {
-                block_on(std::future::ready(()));
-            });
-            canceller.join().unwrap();
-            outcome
-        })
+    ends_cancelled(|| {
+        || {
+            block_on(std::future::ready(()));
+        }
     });
-    assert!(outcome.is_err());
 }
 
 /// A park whose timeout had already passed returned before its cancellation point and cost no
 /// reduction: a loop of them was never cancelled, and its worker's other fibers never ran.
 #[test]
 fn a_loop_of_parks_timed_out_at_once_is_cancelled() {
-    let outcome = bounded(MINUTE, || {
-        on(1, || {
-            let token = fibra_runtime::CancelToken::new();
-            let canceller = {
-                let token = token.clone();
-                fibra_runtime::spawn(move || token.cancel())
-            };
-            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| loop {
-                park_timeout(Duration::ZERO);
-            });
-            canceller.join().unwrap();
-            outcome
-        })
+    ends_cancelled(|| {
+        || {
+            park_timeout(Duration::ZERO);
+        }
     });
-    assert!(outcome.is_err());
 }
 
 /// A park that leaves its cancellation point to its caller (`park_current_until_at_checked_if`,
@@ -677,24 +670,14 @@ fn a_timed_out_park_whose_caller_refused_to_unwind_returns() {
 /// and its worker's other fibers never ran.
 #[test]
 fn a_loop_of_sleeps_until_the_past_is_cancelled() {
-    let outcome = bounded(MINUTE, || {
-        on(1, || {
-            let past = Instant::now();
-            // The driver's clock passes `past` (rounded up to its tick) before the loop starts.
-            sleep(Duration::from_millis(2));
-            let token = fibra_runtime::CancelToken::new();
-            let canceller = {
-                let token = token.clone();
-                fibra_runtime::spawn(move || token.cancel())
-            };
-            let outcome = fibra_runtime::scope_with(ScopeOptions::new().token(token), |_| loop {
-                sleep_until(past);
-            });
-            canceller.join().unwrap();
-            outcome
-        })
+    ends_cancelled(|| {
+        let past = Instant::now();
+        // The driver's clock passes `past` (rounded up to its tick) before the loop starts.
+        sleep(Duration::from_millis(2));
+        move || {
+            sleep_until(past);
+        }
     });
-    assert!(outcome.is_err());
 }
 
 /// A cancelled `block_on` does not poll its future, even one that would be ready at once.
